@@ -1,0 +1,54 @@
+# The course's commands. `make demo` and `make test` set everything up on a fresh clone
+# (a virtual environment in .venv with pinned dependencies) and then run.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+JOBS ?= 2
+LAB ?= 17.01
+
+.PHONY: help install demo test lint sync lab docs check clean
+
+help:
+	@echo "make demo   - install, then run every lab against the reference and grade the samples"
+	@echo "make test   - install, then run all tests (reference, labs, drift, docs, lint)"
+	@echo "make lab    - open the labs in JupyterLab"
+	@echo "make check LAB=17.01 - self-check your implementation for one lab"
+	@echo "make docs   - build the Spanish and English sites into site/"
+	@echo "make sync   - regenerate stubs, student notebooks and reference outputs from solutions/"
+
+# Reinstall only when the dependency list changes.
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "Installing pinned dependencies into $(VENV) (first run only)..."
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[course,dev]' 2>&1 \
+		| grep -v "is ignored: it is neither" || true
+	@$(BIN)/python -c "import minimodel, torch, nbgrader" 
+	@touch $@
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/python -m minimodel.labrun --impl reference --figures build/figures
+
+test: install
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -n $(JOBS) tests
+
+lint: install
+	$(BIN)/ruff check .
+
+sync: install
+	$(BIN)/python -m grader.sync
+
+lab: install
+	$(BIN)/jupyter lab labs/
+
+docs: install
+	$(BIN)/python docs_site/build.py
+
+check: install
+	$(BIN)/minimodel check $(LAB)
+
+clean:
+	rm -rf build site .pytest_cache

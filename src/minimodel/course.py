@@ -1,0 +1,63 @@
+"""The course map: every lab, its lesson page, and the encoding files the student completes.
+
+One list serves the generators (stubs, notebooks), the self-check, the demo and the grader, so a
+new lab is added here once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Lab:
+    """One lab of the course.
+
+    Attributes:
+        id: lesson number as students say it, ``"17.01"``.
+        slug: file-name form, ``"17_01_sinusoidal"``: the notebook is ``labs/<slug>.ipynb``, its
+            source ``solutions/labs/<slug>.py``, its visible tests ``tests/student/test_<slug>.py``.
+        title_es, title_en: the lesson's title in each language.
+        page: path of the lesson page inside ``docs_es/`` and ``docs_en/``.
+        modules: encoding files of ``minimodel.positional`` the student completes in this lab.
+    """
+
+    id: str
+    slug: str
+    title_es: str
+    title_en: str
+    page: str
+    modules: tuple[str, ...]
+
+
+LABS: tuple[Lab, ...] = (
+    Lab(
+        id="17.01",
+        slug="17_01_sinusoidal",
+        title_es="Codificación posicional sinusoidal",
+        title_en="Sinusoidal positional encoding",
+        page="17/01-sinusoidal.md",
+        modules=("sinusoidal",),
+    ),
+)
+
+
+def find_lab(key: str) -> Lab:
+    """The lab named by its id (``"17.01"``), its slug, or a unique prefix of the slug."""
+    matches = [lab for lab in LABS if key in (lab.id, lab.slug) or lab.slug.startswith(key)]
+    if len(matches) != 1:
+        from minimodel.messages import bilingual
+
+        known = ", ".join(lab.id for lab in LABS)
+        raise KeyError(
+            bilingual(
+                f"No hay un laboratorio {key!r}. Laboratorios: {known}.",
+                f"There is no lab {key!r}. Labs: {known}.",
+            )
+        )
+    return matches[0]
+
+
+def encoding_modules() -> tuple[str, ...]:
+    """Every file of ``minimodel.positional`` that students complete, in course order."""
+    return tuple(module for lab in LABS for module in lab.modules)

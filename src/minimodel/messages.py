@@ -1,0 +1,26 @@
+"""Bilingual messages: every error and report the course shows speaks Spanish and English."""
+
+from __future__ import annotations
+
+import os
+
+LANGUAGES = ("es", "en")
+
+
+def bilingual(es: str, en: str) -> str:
+    """One message in both languages, Spanish first: ``"[es] ...\\n[en] ..."``."""
+    return f"[es] {es}\n[en] {en}"
+
+
+def language() -> str:
+    """The reader's language: ``MINIMODEL_LANG`` if set, else ``en`` for an English locale, else ``es``."""
+    chosen = os.environ.get("MINIMODEL_LANG", "").lower()
+    if chosen in LANGUAGES:
+        return chosen
+    locale = os.environ.get("LC_ALL") or os.environ.get("LANG") or ""
+    return "en" if locale.lower().startswith("en") else "es"
+
+
+def pick(es: str, en: str, lang: str | None = None) -> str:
+    """The message in one language (the reader's, unless ``lang`` is given)."""
+    return en if (lang or language()) == "en" else es
