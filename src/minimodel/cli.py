@@ -1,0 +1,32 @@
+"""The ``minimodel`` command: one subcommand per job.
+
+Each subcommand lives in its own module and exposes ``add_arguments(parser)`` and
+``run(args) -> int``; registering one is a line in ``SUBCOMMANDS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("minimodel.selfcheck.command", "self-check a lab / autocomprobar un laboratorio"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="minimodel", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        module = importlib.import_module(module_name)
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(command)
+        command.set_defaults(_run=module.run)
+    args = parser.parse_args(argv)
+    return args._run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
