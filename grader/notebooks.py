@@ -1,0 +1,99 @@
+"""Generate the student notebooks in ``labs/`` from the lab sources in ``solutions/labs/``.
+
+A lab source is a Jupytext percent file (``solutions/labs/<slug>.py``) whose cells carry short
+nbgrader metadata (``grade_id`` plus ``solution``/``grade``/``locked``/``points``). This module
+completes that metadata, gives every cell a stable id, and runs nbgrader's
+``generate_assignment`` in a scratch course folder: solutions and hidden tests are removed,
+outputs stripped, checksums added. The result is written with sorted keys so it diffs cleanly.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import jupytext
+import nbformat
+
+from minimodel.course import LABS
+
+CODE_STUB = "# TU CÓDIGO AQUÍ / YOUR CODE HERE\nraise NotImplementedError()"
+TEXT_STUB = "*[es] Escribe aquí tu respuesta. · [en] Write your answer here.*"
+NBGRADER_DEFAULTS = {"grade": False, "solution": False, "locked": False, "task": False}
+
+
+def source_notebook(path: Path) -> nbformat.NotebookNode:
+    """Read a lab source into a notebook with complete nbgrader metadata and stable cell ids."""
+    notebook = jupytext.read(path)
+    for index, cell in enumerate(notebook.cells):
+        meta = cell.metadata.get("nbgrader")
+        if meta is None:
+            cell.id = f"cell-{index:02d}"
+            continue
+        meta = {**NBGRADER_DEFAULTS, **meta, "schema_version": 3}
+        if meta["solution"]:
+            meta["locked"] = False
+        if meta["grade"] and "points" not in meta:
+            raise ValueError(f"{path.name}: graded cell {meta.get('grade_id')!r} has no points")
+        cell.metadata["nbgrader"] = meta
+        cell.id = meta["grade_id"]
+    notebook.metadata = {
+        "kernelspec": notebook.metadata.get("kernelspec", {}),
+        "language_info": {"name": "python"},
+    }
+    return notebook
+
+
+def _clean(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Drop everything that is not content: outputs, counts, volatile metadata."""
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+        cell.metadata = {key: cell.metadata[key] for key in ("nbgrader", "tags") if key in cell.metadata}
+    return notebook
+
+
+def release_text(source: Path) -> str:
+    """The student notebook (as text) that nbgrader releases for one lab source."""
+    slug = source.stem
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        (root / "source" / slug).mkdir(parents=True)
+        nbformat.write(source_notebook(source), root / "source" / slug / f"{slug}.ipynb")
+        _run_nbgrader(root, slug)
+        released = nbformat.read(root / "release" / slug / f"{slug}.ipynb", as_version=4)
+    return nbformat.writes(_clean(released), version=4) + "\n"
+
+
+def _run_nbgrader(root: Path, slug: str) -> None:
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config import Config
+
+    # nbgrader runs the `alembic` executable: make the environment's scripts findable.
+    scripts = str(Path(sys.executable).parent)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+    config = Config()
+    config.CourseDirectory.root = str(root)
+    config.CourseDirectory.db_url = f"sqlite:///{root / 'gradebook.db'}"
+    config.GenerateAssignment.create_assignment = True
+    config.ClearSolutions.code_stub = {"python": CODE_STUB}
+    config.ClearSolutions.text_stub = TEXT_STUB
+    api = NbGraderAPI(config=config)
+    api.log.setLevel(logging.ERROR)
+    result = api.generate_assignment(slug, force=True)
+    if not result["success"]:
+        raise RuntimeError(f"nbgrader generate_assignment failed for {slug}:\n{result['log']}")
+
+
+def generate(sources_dir: Path, labs_dir: Path) -> dict[Path, str]:
+    """Map each student notebook path to the text ``make sync`` writes there.
+
+    A lab whose source is not written yet is left out here; ``tests/test_course_map.py`` reports it.
+    """
+    sources = [sources_dir / f"{lab.slug}.py" for lab in LABS]
+    return {labs_dir / f"{src.stem}.ipynb": release_text(src) for src in sources if src.exists()}

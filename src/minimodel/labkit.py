@@ -1,0 +1,36 @@
+"""Small helpers the lab notebooks share: problem size and where figures go.
+
+- ``MINIMODEL_LAB_SIZE=test`` shrinks every lab (fewer positions, shorter training) so the test
+  run executes all of them quickly; the default ``full`` is the size students run.
+- ``MINIMODEL_FIGURES=<folder>`` makes ``save_figure`` also write each figure there as PNG
+  (``make demo`` collects them in ``build/figures/``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+SIZES = ("full", "test")
+
+
+def lab_size() -> str:
+    """``"full"`` (default) or ``"test"``, from ``MINIMODEL_LAB_SIZE``."""
+    size = os.environ.get("MINIMODEL_LAB_SIZE", "full")
+    return size if size in SIZES else "full"
+
+
+def sized(full: int, test: int) -> int:
+    """``full`` at the student's size, ``test`` in the test run."""
+    return test if lab_size() == "test" else full
+
+
+def save_figure(fig, name: str) -> Path | None:
+    """Save ``fig`` as ``<name>.png`` into ``$MINIMODEL_FIGURES`` when that is set."""
+    folder = os.environ.get("MINIMODEL_FIGURES")
+    if not folder:
+        return None
+    path = Path(folder) / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    return path
