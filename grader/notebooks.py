@@ -53,7 +53,9 @@ def _clean(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
-        cell.metadata = {key: cell.metadata[key] for key in ("nbgrader", "tags") if key in cell.metadata}
+        cell.metadata = {
+            key: cell.metadata[key] for key in ("nbgrader", "tags") if key in cell.metadata
+        }
     return notebook
 
 

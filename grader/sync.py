@@ -43,7 +43,9 @@ def main(argv: list[str] | None = None) -> int:
             old = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
             diff = difflib.unified_diff(old, files[path].splitlines(), str(path), "generated", n=1)
             print("\n".join(list(diff)[:40]))
-        print(f"{len(stale)} generated file(s) out of date; run `make sync`." if stale else "in sync")
+        print(
+            f"{len(stale)} generated file(s) out of date; run `make sync`." if stale else "in sync"
+        )
         return 1 if stale else 0
     for path in stale:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -38,8 +38,10 @@ def sinusoidal_pe(T: int, d: int, base: float = 10000.0) -> np.ndarray:
             bilingual(f"base debe ser > 1; recibí {base}.", f"base must be > 1; got {base}.")
         )
     ### BEGIN SOLUTION
-    ### HINT es: calcula los ángulos p * w_i con forma (T, d/2) en float64 y llena las columnas pares con senos y las impares con cosenos.
-    ### HINT en: compute the angles p * w_i with shape (T, d/2) in float64, then fill even columns with sines and odd columns with cosines.
+    ### HINT es: calcula los ángulos p * w_i con forma (T, d/2) en float64 y llena
+    ### HINT es: las columnas pares con senos y las impares con cosenos.
+    ### HINT en: compute the angles p * w_i with shape (T, d/2) in float64, then fill
+    ### HINT en: even columns with sines and odd columns with cosines.
     # float64 angles: at p ~ 4000, a float32 angle is already off by ~2e-4 rad.
     inv_freq = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)  # (d/2,)
     angles = np.arange(T, dtype=np.float64)[:, None] * inv_freq[None, :]  # (T, d/2)
@@ -102,8 +104,10 @@ class SinusoidalPositionalEncoding(nn.Module):
                 )
             )
         ### BEGIN SOLUTION
-        ### HINT es: toma las filas offset .. offset+T-1 de self.pe, pásalas al dtype y al dispositivo de x y súmalas.
-        ### HINT en: take rows offset .. offset+T-1 of self.pe, move them to x's dtype and device, and add them.
+        ### HINT es: toma las filas offset .. offset+T-1 de self.pe, pásalas al dtype y
+        ### HINT es: al dispositivo de x y súmalas.
+        ### HINT en: take rows offset .. offset+T-1 of self.pe, move them to x's dtype
+        ### HINT en: and device, and add them.
         rows = self.pe[offset : offset + T].to(device=x.device, dtype=x.dtype)  # (T, d_model)
         return x + rows
         ### END SOLUTION

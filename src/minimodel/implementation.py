@@ -25,7 +25,7 @@ REFERENCE_DIR = REPO_ROOT / "solutions" / "positional"
 
 
 def resolve(choice: str | None = None) -> Path:
-    """Folder of the chosen implementation (``choice`` defaults to ``$MINIMODEL_IMPL`` or ``src``)."""
+    """Folder of the chosen implementation (default: ``$MINIMODEL_IMPL``, else ``src``)."""
     choice = choice if choice is not None else os.environ.get(ENV_VAR, "src")
     if choice in ("", "src"):
         return STUBS_DIR

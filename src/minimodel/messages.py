@@ -13,7 +13,7 @@ def bilingual(es: str, en: str) -> str:
 
 
 def language() -> str:
-    """The reader's language: ``MINIMODEL_LANG`` if set, else ``en`` for an English locale, else ``es``."""
+    """The reader's language: ``$MINIMODEL_LANG``, else ``en`` for English locales, else ``es``."""
     chosen = os.environ.get("MINIMODEL_LANG", "").lower()
     if chosen in LANGUAGES:
         return chosen
