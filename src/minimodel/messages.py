@@ -24,3 +24,17 @@ def language() -> str:
 def pick(es: str, en: str, lang: str | None = None) -> str:
     """The message in one language (the reader's, unless ``lang`` is given)."""
     return en if (lang or language()) == "en" else es
+
+
+def split_bilingual(text: str) -> tuple[str, str]:
+    """Undo ``bilingual``: the Spanish and English parts of a message (both = text if plain)."""
+    es, en, current = [], [], None
+    for line in text.splitlines():
+        if line.startswith("[es] "):
+            current, line = es, line[5:]
+        elif line.startswith("[en] "):
+            current, line = en, line[5:]
+        (current if current is not None else es).append(line)
+    if current is None:
+        return text, text
+    return "\n".join(es).strip() or text, "\n".join(en).strip() or text

@@ -1,0 +1,114 @@
+"""Bilingual comparisons for checks: say what is wrong (type, shape, dtype or values) and where."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from minimodel.messages import bilingual
+
+
+class CheckFailure(AssertionError):
+    """A check that ran and found a wrong result; carries the reason in both languages."""
+
+    def __init__(self, es: str, en: str) -> None:
+        super().__init__(bilingual(es, en))
+        self.es, self.en = es, en
+
+
+def _as_numpy(value: object) -> np.ndarray | None:
+    if isinstance(value, torch.Tensor):
+        return value.detach().to("cpu", torch.float64).numpy()
+    if isinstance(value, np.ndarray):
+        return np.asarray(value, dtype=np.float64)
+    return None
+
+
+def expect_array(
+    actual: object,
+    expected: np.ndarray | torch.Tensor,
+    *,
+    name: str,
+    atol: float = 1e-6,
+    rtol: float = 1e-5,
+    check_dtype: bool = True,
+    mistakes: dict[str, tuple[np.ndarray, str, str]] | None = None,
+) -> None:
+    """Raise ``CheckFailure`` unless ``actual`` matches ``expected`` in kind, shape, dtype, values.
+
+    ``mistakes`` maps a mistake's name to ``(what that mistake would produce, es, en)``: when the
+    values are wrong and match one of them, its explanation is added to the message.
+    """
+    kind = "torch.Tensor" if isinstance(expected, torch.Tensor) else "np.ndarray"
+    if type(actual) is not type(expected):
+        raise CheckFailure(
+            f"{name} debe devolver un {kind}; devolvió {type(actual).__name__}.",
+            f"{name} must return a {kind}; it returned {type(actual).__name__}.",
+        )
+    if tuple(actual.shape) != tuple(expected.shape):
+        raise CheckFailure(
+            f"{name}: forma {tuple(actual.shape)}, se esperaba {tuple(expected.shape)}.",
+            f"{name}: shape {tuple(actual.shape)}, expected {tuple(expected.shape)}.",
+        )
+    if check_dtype and actual.dtype != expected.dtype:
+        raise CheckFailure(
+            f"{name}: dtype {actual.dtype}, se esperaba {expected.dtype}.",
+            f"{name}: dtype {actual.dtype}, expected {expected.dtype}.",
+        )
+    got, want = _as_numpy(actual), _as_numpy(expected)
+    close = np.isclose(got, want, atol=atol, rtol=rtol)
+    if close.all():
+        return
+    index = tuple(int(i) for i in np.argwhere(~close)[0])
+    es = (
+        f"{name}: {int((~close).sum())} de {close.size} valores no coinciden; el primero en "
+        f"{index}: {got[index]:.6g} en vez de {want[index]:.6g} (tolerancia {atol:g})."
+    )
+    en = (
+        f"{name}: {int((~close).sum())} of {close.size} values differ; the first at "
+        f"{index}: {got[index]:.6g} instead of {want[index]:.6g} (tolerance {atol:g})."
+    )
+    for wrong, why_es, why_en in (mistakes or {}).values():
+        if wrong.shape == got.shape and np.allclose(got, wrong, atol=10 * atol, rtol=rtol):
+            es, en = f"{es} {why_es}", f"{en} {why_en}"
+            break
+    raise CheckFailure(es, en)
+
+
+def expect_raises(
+    error: type[BaseException], call: Callable[[], object], *, name: str, case: str
+) -> None:
+    """Raise ``CheckFailure`` unless ``call()`` raises ``error`` (``case`` describes the input)."""
+    try:
+        call()
+    except error:
+        return
+    raise CheckFailure(
+        f"{name} debe lanzar {error.__name__} cuando {case}, y no lo hizo.",
+        f"{name} must raise {error.__name__} when {case}, and it did not.",
+    )
+
+
+@dataclass(frozen=True)
+class Check:
+    """One visible check: ``target`` is the function under test, as the student knows it."""
+
+    name: str
+    target: str
+    es: str
+    en: str
+    run: Callable[[], None] = field(repr=False)
+
+
+class CheckList(list):
+    """The checks of one lab, in order; ``@checks.add(target, es, en)`` registers a function."""
+
+    def add(self, target: str, es: str, en: str) -> Callable[[Callable[[], None]], Callable]:
+        def register(function: Callable[[], None]) -> Callable[[], None]:
+            self.append(Check(function.__name__, target, es, en, function))
+            return function
+
+        return register
