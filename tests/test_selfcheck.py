@@ -1,0 +1,109 @@
+"""`minimodel check` never crashes on a broken student file and says what is wrong, per function."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from minimodel.course import find_lab
+from minimodel.implementation import REFERENCE_DIR
+from minimodel.selfcheck.runner import run_checks
+
+LAB = find_lab("17.01")
+
+
+def student_copy(tmp_path: Path, old: str, new: str) -> Path:
+    """A copy of the reference with one edit, as a student's folder."""
+    folder = tmp_path / "student"
+    folder.mkdir()
+    text = (REFERENCE_DIR / "sinusoidal.py").read_text()
+    assert old in text
+    (folder / "sinusoidal.py").write_text(text.replace(old, new, 1))
+    return folder
+
+
+def statuses(results):
+    return {result.check.name: result.status for result in results}
+
+
+def test_reference_passes_everything():
+    assert set(statuses(run_checks(LAB, "reference")).values()) == {"pass"}
+
+
+def test_untouched_stubs_are_all_not_implemented():
+    results = run_checks(LAB, "src")
+    assert set(statuses(results).values()) == {"todo"}
+    assert "Falta implementar sinusoidal_pe" in results[0].detail_es
+    assert "sinusoidal_pe is not implemented yet" in results[0].detail_en
+
+
+def test_concatenated_layout_is_diagnosed(tmp_path):
+    folder = student_copy(
+        tmp_path,
+        "pe[:, 0::2] = np.sin(angles)\n    pe[:, 1::2] = np.cos(angles)",
+        "pe[:, : d // 2] = np.sin(angles)\n    pe[:, d // 2 :] = np.cos(angles)",
+    )
+    results = {r.check.name: r for r in run_checks(LAB, str(folder))}
+    assert results["table_values"].status == "fail"
+    assert "concatenada" in results["table_values"].detail_es
+    assert "concatenated" in results["table_values"].detail_en
+    assert results["module_offset"].status == "fail"
+
+
+def test_syntax_error_is_reported_not_raised(tmp_path):
+    folder = student_copy(tmp_path, "return pe\n", "return pe)\n")
+    results = run_checks(LAB, str(folder))
+    assert set(statuses(results).values()) == {"error"}
+    assert "sintaxis" in results[0].detail_es and "syntax error" in results[0].detail_en
+
+
+def test_infinite_loop_times_out_and_the_rest_still_runs(tmp_path):
+    folder = student_copy(
+        tmp_path,
+        "    ### BEGIN SOLUTION\n",
+        "    ### BEGIN SOLUTION\n    while T == 50:\n        pass\n",
+    )
+    found = statuses(run_checks(LAB, str(folder), timeout=3))
+    assert found.pop("table_values") == "timeout"
+    assert set(found.values()) == {"pass"}
+
+
+def test_exit_in_student_code_costs_only_those_checks(tmp_path):
+    folder = student_copy(tmp_path, "return x + rows", "import os; os._exit(3)")
+    found = statuses(run_checks(LAB, str(folder)))
+    assert {found[name] for name in ("module_adds_rows", "module_offset", "module_dtype")} == {
+        "error"
+    }
+    assert found["table_values"] == "pass"
+
+
+@pytest.mark.parametrize(
+    ("lang", "word"), [("es", "comprobaciones superadas"), ("en", "checks passed")]
+)
+def test_command_reports_in_the_students_language(lang, word):
+    env = {**os.environ, "MINIMODEL_LANG": lang}
+    out = subprocess.run(
+        [sys.executable, "-m", "minimodel.cli", "check", "17.01", "--impl", "src"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 1 and word in out.stdout and "sinusoidal_pe" in out.stdout
+
+
+def test_command_exits_zero_when_all_pass():
+    out = subprocess.run(
+        [sys.executable, "-m", "minimodel.cli", "check", "17.01", "--impl", "reference"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_missing_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"(?s)\[es\].*\[en\]"):
+        run_checks(LAB, str(tmp_path / "nowhere"))
