@@ -32,6 +32,14 @@ class Lab:
 
 LABS: tuple[Lab, ...] = (
     Lab(
+        id="17.00",
+        slug="17_00_why_position",
+        title_es="Por qué hace falta la posición",
+        title_en="Why position is needed",
+        page="17/00-why-position.md",
+        modules=("equivariance",),
+    ),
+    Lab(
         id="17.01",
         slug="17_01_sinusoidal",
         title_es="Codificación posicional sinusoidal",

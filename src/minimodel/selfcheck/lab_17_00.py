@@ -1,0 +1,106 @@
+"""Visible checks for lab 17.00 (why position). Students may read these; the grader's differ."""
+
+from __future__ import annotations
+
+import torch
+
+from minimodel.selfcheck.compare import CheckFailure, CheckList
+
+checks = CheckList()
+TARGET = "permutation_equivariance_gap"
+
+
+def _gap(layer, x, perm) -> float:
+    from minimodel.positional.equivariance import permutation_equivariance_gap
+
+    return permutation_equivariance_gap(layer, x, perm)
+
+
+def _expect_number(value: object, expected: float, *, name: str, atol: float = 1e-6) -> None:
+    """Fail unless ``value`` is a Python float within ``atol`` of ``expected``."""
+    if not isinstance(value, float):
+        raise CheckFailure(
+            f"{name} debe devolver un float de Python (usa .item()); devolvió "
+            f"{type(value).__name__}.",
+            f"{name} must return a Python float (use .item()); it returned "
+            f"{type(value).__name__}.",
+        )
+    if abs(value - expected) > atol:
+        raise CheckFailure(
+            f"{name} = {value:.6g}, se esperaba {expected:.6g} (tolerancia {atol:g}).",
+            f"{name} = {value:.6g}, expected {expected:.6g} (tolerance {atol:g}).",
+        )
+
+
+def _sequence(B: int = 3, T: int = 6, d: int = 4) -> torch.Tensor:
+    return torch.randn(B, T, d, generator=torch.Generator().manual_seed(0))
+
+
+@checks.add(TARGET, "una capa que no mira el orden da 0", "a layer blind to order gives 0")
+def identity_is_equivariant() -> None:
+    x, perm = _sequence(), torch.tensor([3, 0, 5, 1, 4, 2])
+    value = _gap(lambda z: 2 * z + 1, x, perm)
+    if isinstance(value, float) and value > 1e-6:
+        raise CheckFailure(
+            f"Para f(x) = 2x + 1, que trata cada fila por separado, el desvío debe ser 0 y "
+            f"devolviste {value:.4g}. Compara f(x[:, perm]) con f(x)[:, perm]: hay que permutar "
+            "también la salida, y sobre el eje de las posiciones (dim 1), no el del lote.",
+            f"For f(x) = 2x + 1, which treats each row on its own, the gap must be 0 and you "
+            f"returned {value:.4g}. Compare f(x[:, perm]) with f(x)[:, perm]: the output must be "
+            "permuted too, along the position axis (dim 1), not the batch axis.",
+        )
+    _expect_number(value, 0.0, name="permutation_equivariance_gap(2x + 1)")
+
+
+@checks.add(TARGET, "mide una capa que suma su posición", "measures a layer that adds its position")
+def position_ramp() -> None:
+    x, perm = _sequence(), torch.tensor([3, 0, 5, 1, 4, 2])
+    ramp = torch.arange(6, dtype=torch.float32)[:, None]  # row t gets + t
+    # f(Px)[t] - (Pf(x))[t] = t - perm[t]: the largest |t - perm[t]| is |2 - 5| = 3.
+    value = _gap(lambda z: z + ramp, x, perm)
+    _expect_number(value, 3.0, name="permutation_equivariance_gap(x + t)", atol=1e-5)
+
+
+@checks.add(TARGET, "usa perm y no su inversa", "uses perm, not its inverse")
+def direction_of_perm() -> None:
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0]).reshape(1, 4, 1)
+    weights = torch.tensor([1.0, 10.0, 100.0, 1000.0])[:, None]  # f(z)[t] = w_t * z[t]
+    perm = torch.tensor([1, 2, 3, 0])  # a cycle: its inverse [3, 0, 1, 2] is another permutation
+    # |f(Px)[t] - (Pf(x))[t]| = x[perm[t]] * |w_t - w_perm[t]|: 18, 270, 3600, 999 -> 3600.
+    # Reading perm the other way round gives 3996.
+    value = _gap(lambda z: z * weights, x, perm)
+    if isinstance(value, float) and abs(value - 3996.0) < 1e-3:
+        raise CheckFailure(
+            "Devolviste 3996, el valor de la permutación inversa. x[:, perm] pone en la fila t "
+            "la fila perm[t] de x; permuta la salida igual: f(x)[:, perm].",
+            "You returned 3996, the value of the inverse permutation. x[:, perm] puts row "
+            "perm[t] of x in row t; permute the output the same way: f(x)[:, perm].",
+        )
+    _expect_number(value, 3600.0, name="permutation_equivariance_gap(w_t x_t)", atol=1e-3)
+
+
+@checks.add(TARGET, "atención sin posiciones: casi 0", "attention without positions: almost 0")
+def attention_is_equivariant() -> None:
+    torch.manual_seed(1)
+    attention = torch.nn.MultiheadAttention(8, num_heads=2, batch_first=True)
+    x, perm = torch.randn(2, 7, 8), torch.randperm(7)
+    value = _gap(lambda z: attention(z, z, z, need_weights=False)[0], x, perm)
+    _expect_number(value, 0.0, name="permutation_equivariance_gap(attention)", atol=1e-5)
+
+
+@checks.add(
+    TARGET, "atención con máscara causal: no equivariante", "causal attention: not equivariant"
+)
+def causal_attention_is_not() -> None:
+    torch.manual_seed(2)
+    attention = torch.nn.MultiheadAttention(8, num_heads=2, batch_first=True)
+    mask = torch.ones(7, 7, dtype=torch.bool).triu(1)
+    x, perm = torch.randn(2, 7, 8), torch.tensor([6, 5, 4, 3, 2, 1, 0])
+
+    def causal(z: torch.Tensor) -> torch.Tensor:
+        return attention(z, z, z, attn_mask=mask, need_weights=False)[0]
+
+    value = _gap(causal, x, perm)
+    with torch.no_grad():
+        expected = (causal(x[:, perm]) - causal(x)[:, perm]).abs().max().item()
+    _expect_number(value, expected, name="permutation_equivariance_gap(causal)", atol=1e-5)
