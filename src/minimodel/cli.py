@@ -13,6 +13,10 @@ import sys
 # name -> (module, help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": ("minimodel.selfcheck.command", "self-check a lab / autocomprobar un laboratorio"),
+    "train": ("minimodel.train", "train a Mini-GPT / entrenar un Mini-GPT"),
+    "evaluate": ("minimodel.evaluate", "loss by position and length / pérdida por posición"),
+    "compare": ("minimodel.compare", "train and compare encodings / comparar codificaciones"),
+    "generate": ("minimodel.generate", "generate text with a KV cache / generar texto"),
 }
 
 

@@ -1,0 +1,220 @@
+"""Comparing encodings: train one Mini-GPT per encoding, same seed and data, evaluate all lengths.
+
+Writes into the output folder:
+
+- ``results.csv``: one row per (encoding, seed, evaluation length): mean loss and its standard
+  error over the evaluation sequences, loss per position bucket, answer accuracy, training cost;
+- ``loss_vs_position.png``: loss at each position of the longest sequences (smoothed);
+- ``loss_vs_length.png``: mean loss against the evaluation length (error bars: spread over
+  seeds, or over sequences with a single seed);
+- ``retrieval.csv`` for the passkey task;
+- one folder per run with its checkpoint, so an interrupted comparison resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from minimodel.data import load_data
+from minimodel.device import resolve_device
+from minimodel.evaluate import FACTORS, evaluate_lengths, retrieval_by_depth
+from minimodel.model import ENCODINGS, GPTConfig
+from minimodel.train import TrainConfig, add_model_arguments, configs_from_args, train
+
+# The default comparison fits 20 minutes on 2 CPU cores for all six encodings.
+DEFAULT_STEPS = 1200
+
+
+def compare(
+    model_config: GPTConfig,
+    train_config: TrainConfig,
+    data,
+    out: str | Path,
+    encodings=ENCODINGS,
+    seeds=(0,),
+    factors=FACTORS,
+    n_eval: int = 16,
+    device="cpu",
+    progress: bool = True,
+) -> list[dict]:
+    """Train and evaluate every encoding for every seed; write the results into ``out``.
+
+    Only ``positional`` (and ``seed``) change between runs; everything else is ``model_config``
+    and ``train_config``. Returns the rows written to ``results.csv``.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    device = resolve_device(device)
+    rows, curves, retrieval = [], {}, []
+    T = model_config.block_size
+    for seed in seeds:
+        for encoding in encodings:
+            label = f"[{encoding} seed {seed}] "
+            result = train(
+                replace(model_config, positional=encoding),
+                replace(train_config, seed=seed),
+                data,
+                out / f"{encoding}-seed{seed}",
+                device,
+                resume=True,
+                progress=progress,
+                label=label,
+            )
+            model = result["model"]
+            for r in evaluate_lengths(model, data, factors, n_eval, device):
+                row = {
+                    "encoding": encoding,
+                    "seed": seed,
+                    "params": model.num_parameters(),
+                    "train_steps": result["step"],
+                    "train_seconds": round(result["seconds"], 1),
+                    "tokens_per_s": round(result["tokens_per_s"]),
+                    "train_loss": round(result["train_loss"], 4),
+                    "eval_length": r["eval_length"],
+                    "mean_loss": round(r["mean_loss"], 4),
+                    "mean_loss_se": round(r["mean_loss_se"], 4),
+                    "accuracy": round(r["accuracy"], 4),
+                }
+                for (a, b), loss in r["buckets"].items():
+                    row[f"loss_{a}_{b}"] = round(loss, 4)
+                rows.append(row)
+                if r["eval_length"] == max(factors) * T:
+                    curves.setdefault(encoding, []).append(r["per_position"])
+            if hasattr(data, "n_digits"):
+                for r in retrieval_by_depth(model, data, factors, n=2 * n_eval, device=device):
+                    retrieval.append({"encoding": encoding, "seed": seed, **r})
+    _write_csv(out / "results.csv", rows)
+    if retrieval:
+        _write_csv(out / "retrieval.csv", retrieval)
+    plot_loss_vs_position(curves, T, out / "loss_vs_position.png")
+    plot_loss_vs_length(rows, T, out / "loss_vs_length.png")
+    return rows
+
+
+def _write_csv(path: Path, rows: list[dict]) -> None:
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, columns)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def mean_and_spread(rows: list[dict], encoding: str, length: int) -> tuple[float, float]:
+    """Mean loss of ``encoding`` at ``length`` over seeds, and its spread: the standard deviation
+    across seeds when there are several, else the standard error across evaluation sequences."""
+    got = [r for r in rows if r["encoding"] == encoding and r["eval_length"] == length]
+    values = torch.tensor([r["mean_loss"] for r in got])
+    spread = float(values.std()) if len(got) > 1 else got[0]["mean_loss_se"]
+    return float(values.mean()), spread
+
+
+def summary(rows: list[dict], block_size: int) -> str:
+    """Mean loss per encoding and evaluation length, ``mean ± spread``, and its ratio to 1x."""
+    lengths = sorted({r["eval_length"] for r in rows})
+    encodings = list(dict.fromkeys(r["encoding"] for r in rows))
+    seeds = sorted({r["seed"] for r in rows})
+    spread = "std over seeds" if len(seeds) > 1 else "s.e. over sequences"
+    lines = [
+        f"mean loss (± {spread}; seeds {seeds}); ratio to the loss at {block_size}",
+        f"{'encoding':<11}" + "".join(f"{L:>22}" for L in lengths),
+    ]
+    for encoding in encodings:
+        cells, base = [], None
+        for L in lengths:
+            mean, err = mean_and_spread(rows, encoding, L)
+            base = base or mean
+            cells.append(f"{mean:.3f}±{err:.3f} (x{mean / base:.2f})")
+        lines.append(f"{encoding:<11}" + "".join(f"{c:>22}" for c in cells))
+    return "\n".join(lines)
+
+
+def _smooth(curve: torch.Tensor, window: int) -> torch.Tensor:
+    """Trailing moving average over ``window`` positions that skips NaNs (no target there)."""
+    known = ~curve.isnan()
+    kernel = torch.ones(1, 1, window)
+
+    def moving_sum(t: torch.Tensor) -> torch.Tensor:
+        return F.conv1d(F.pad(t[None, None], (window - 1, 0)), kernel)[0, 0]
+
+    average = moving_sum(curve.nan_to_num(0.0)) / moving_sum(known.float())
+    return torch.where(known, average, float("nan"))
+
+
+def plot_loss_vs_position(curves: dict, block_size: int, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for encoding, runs in curves.items():
+        curve = torch.stack(runs).nanmean(0)
+        ax.plot(_smooth(curve, max(1, block_size // 8)), label=encoding, lw=1.4)
+    ax.axvline(block_size, color="gray", ls="--", lw=1)
+    ax.text(block_size, ax.get_ylim()[1], " training length", va="top", color="gray")
+    ax.set_xlabel("position / posición")
+    ax.set_ylabel("loss (nats) / pérdida")
+    ax.set_title("Loss per position / pérdida por posición")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_loss_vs_length(rows: list[dict], block_size: int, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    for encoding in dict.fromkeys(r["encoding"] for r in rows):
+        lengths = sorted({r["eval_length"] for r in rows if r["encoding"] == encoding})
+        means, errors = zip(*(mean_and_spread(rows, encoding, L) for L in lengths), strict=True)
+        ax.errorbar(lengths, means, yerr=errors, marker="o", capsize=3, label=encoding)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("evaluation length / longitud de evaluación")
+    ax.set_ylabel("mean loss (nats) / pérdida media")
+    ax.set_title(f"Trained at {block_size} / entrenado a {block_size}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+# --- command line: `minimodel compare` --------------------------------------------------------
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default="runs/compare", help="output folder / carpeta de salida")
+    parser.add_argument("--encodings", nargs="+", choices=ENCODINGS, default=list(ENCODINGS))
+    parser.add_argument("--seeds", type=int, nargs="+", help="several seeds (default: --seed)")
+    parser.add_argument("--factors", type=int, nargs="+", default=list(FACTORS))
+    parser.add_argument("--sequences", type=int, default=16, help="evaluation sequences")
+    add_model_arguments(parser)
+    parser.set_defaults(steps=DEFAULT_STEPS, threads=2)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    data = load_data(args.data)
+    model_config, train_config = configs_from_args(args, data.vocab_size, "none")
+    rows = compare(
+        model_config,
+        train_config,
+        data,
+        args.out,
+        args.encodings,
+        args.seeds or [args.seed],
+        args.factors,
+        args.sequences,
+        args.device,
+    )
+    print(summary(rows, model_config.block_size))
+    print(f"-> {Path(args.out) / 'results.csv'}, loss_vs_position.png, loss_vs_length.png")
+    return 0

@@ -1,0 +1,178 @@
+"""The three hooks through which a positional encoding enters the Mini-GPT.
+
+Every encoding of ``minimodel.positional`` plugs into exactly one of them:
+
+1. ``add_to_input(x, offset)``: add a vector per position to the token embeddings
+   (``sinusoidal``, ``learned``);
+2. ``rotate(q, k, positions)``: rotate queries and keys by their positions (``rope``);
+3. ``attention_bias(q_len, k_len)``: add a bias to the attention logits (``alibi``, ``t5``).
+
+Each hook is told where the chunk starts (an offset, explicit positions, or queries aligned to the
+end of the keys), so a chunk fed after a KV cache gets the same encoding as in a full forward pass.
+This file is the only place where the model calls the encodings: their call sites are below.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import torch
+from torch import nn
+
+from minimodel.messages import bilingual
+
+
+def encoding_module(name: str):
+    """Import ``minimodel.positional.<name>`` (from the implementation the overlay chose)."""
+    try:
+        return importlib.import_module(f"minimodel.positional.{name}")
+    except ModuleNotFoundError as error:
+        if error.name != f"minimodel.positional.{name}":
+            raise
+        raise ModuleNotFoundError(
+            bilingual(
+                f"La implementación elegida no tiene minimodel/positional/{name}.py. "
+                "Revisa MINIMODEL_IMPL o completa ese archivo.",
+                f"The chosen implementation has no minimodel/positional/{name}.py. "
+                "Check MINIMODEL_IMPL or complete that file.",
+            ),
+            name=error.name,
+        ) from error
+
+
+def causal_mask(q_len: int, k_len: int, device: torch.device | None = None) -> torch.Tensor:
+    """Float mask ``(q_len, k_len)``: 0 where query ``i`` may see key ``j``, ``-inf`` elsewhere.
+
+    Queries are aligned to the END of the keys (query ``i`` sits at position
+    ``k_len - q_len + i``), as they are after a KV cache. SDPA's ``is_causal=True`` aligns them to
+    the start instead, which is only right when ``q_len == k_len``.
+    """
+    q_pos = torch.arange(k_len - q_len, k_len, device=device)[:, None]
+    k_pos = torch.arange(k_len, device=device)[None, :]
+    mask = torch.zeros(q_len, k_len, device=device)
+    return mask.masked_fill_(k_pos > q_pos, float("-inf"))
+
+
+class PositionalHooks(nn.Module):
+    """Builds the encoding named by ``config.positional`` and exposes the three hooks.
+
+    The hooks an encoding does not use are the identity (or ``None`` for the bias), so the model
+    calls all three unconditionally.
+    """
+
+    def __init__(self, config) -> None:
+        super().__init__()
+        self.kind = config.positional
+        self.block_size = config.block_size
+        head_dim = config.n_embd // config.n_head
+        self.input = None  # hook 1: a module whose forward(x, offset) adds the encodings to x
+        self.relative = None  # hook 3 (t5): a module whose forward(q_len, k_len) is the bias
+        if self.kind == "sinusoidal":
+            sinusoidal = encoding_module("sinusoidal")
+            self.input = sinusoidal.SinusoidalPositionalEncoding(config.n_embd, config.max_len)
+        elif self.kind == "learned":
+            learned = encoding_module("learned")
+            self.input = learned.LearnedPositionalEmbedding(config.block_size, config.n_embd)
+        elif self.kind == "rope":
+            self.rope = encoding_module("rope")
+            self.rotary_dim = config.rope_dim or head_dim
+            self.convention = config.rope_convention
+            self.rope_base = config.rope_base
+            self.scaling = config.rope_scaling
+            self.scaling_factor = config.rope_scaling_factor
+            self.original_max_len = config.rope_original_max_len or config.block_size
+            # Kept in float32 whatever the model's dtype: bf16 angles go wrong past a few hundred
+            # positions. Not saved: it is a function of the config.
+            inv_freq, self.attention_factor = self.rope_frequencies(seq_len=config.block_size)
+            self.register_buffer("inv_freq", inv_freq, persistent=False)
+        elif self.kind == "alibi":
+            alibi = encoding_module("alibi")
+            self.alibi_bias = alibi.alibi_bias
+            self.register_buffer("slopes", alibi.alibi_slopes(config.n_head), persistent=False)
+        elif self.kind == "t5":
+            relative_bias = encoding_module("relative_bias")
+            self.relative = relative_bias.RelativePositionBias(
+                config.n_head,
+                bidirectional=False,
+                num_buckets=config.t5_num_buckets,
+                max_distance=config.t5_max_distance,
+            )
+
+    @property
+    def max_positions(self) -> int | None:
+        """Number of positions the encoding has an answer for, or ``None`` when unbounded."""
+        if self.kind in ("sinusoidal", "learned"):
+            return self.input.max_len
+        return None
+
+    def check_length(self, total: int) -> None:
+        """Raise a clear error when positions ``0 .. total-1`` exceed the encoding's table."""
+        limit = self.max_positions
+        if limit is not None and total > limit:
+            raise ValueError(
+                bilingual(
+                    f"La codificación '{self.kind}' solo tiene {limit} posiciones y esta secuencia "
+                    f"llega a {total} (contando la caché KV). Acórtala, o usa una codificación sin "
+                    "tabla (none, rope, alibi, t5).",
+                    f"Encoding '{self.kind}' has only {limit} positions and this sequence reaches "
+                    f"{total} (counting the KV cache). Shorten it, or use an encoding without a "
+                    "table (none, rope, alibi, t5).",
+                )
+            )
+
+    # --- hook 1: additive input ------------------------------------------------------------
+    def add_to_input(self, x: torch.Tensor, offset: int) -> torch.Tensor:
+        """Embeddings ``(B, T, C)`` plus the encodings of positions ``offset .. offset + T - 1``."""
+        return x if self.input is None else self.input(x, offset=offset)
+
+    # --- hook 2: rotation of queries and keys ---------------------------------------------------
+    def rope_frequencies(self, seq_len: int) -> tuple[torch.Tensor, float]:
+        """RoPE inverse frequencies ``(rotary_dim // 2,)`` float32 and the attention factor.
+
+        With ``rope_scaling`` set, the function registered under that name in
+        ``minimodel.positional.scaling.SCALINGS`` is called as
+        ``fn(rotary_dim, base, factor=..., original_max_len=..., seq_len=...)`` and returns
+        ``(inv_freq, attention_factor)`` (Hugging Face's ``modeling_rope_utils`` pattern).
+        """
+        if self.scaling is None:
+            return self.rope.rope_frequencies(self.rotary_dim, base=self.rope_base), 1.0
+        scaling = encoding_module("scaling").get_scaling(self.scaling)
+        return scaling(
+            self.rotary_dim,
+            self.rope_base,
+            factor=self.scaling_factor,
+            original_max_len=self.original_max_len,
+            seq_len=seq_len,
+        )
+
+    def rotate(
+        self, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rotate queries and keys ``(B, H, T, head_dim)`` by ``positions`` ``(T,)``."""
+        if self.kind != "rope":
+            return q, k
+        inv_freq, factor = self.inv_freq, self.attention_factor
+        if self.scaling == "dynamic_ntk":  # a function of the current length
+            inv_freq, factor = self.rope_frequencies(seq_len=int(positions[-1]) + 1)
+            inv_freq = inv_freq.to(q.device)
+        kwargs = dict(convention=self.convention, attention_factor=factor)
+        return (
+            self.rope.apply_rope(q, positions, inv_freq, **kwargs),
+            self.rope.apply_rope(k, positions, inv_freq, **kwargs),
+        )
+
+    # --- hook 3: bias on the attention logits -------------------------------------------------
+    def attention_bias(self, q_len: int, k_len: int) -> torch.Tensor | None:
+        """Float bias ``(1, H, q_len, k_len)`` with the causal ``-inf`` folded in, or None.
+
+        Queries are the last ``q_len`` of the ``k_len`` positions (end alignment, as with a KV
+        cache). ``None`` means "no bias": attention then uses SDPA's fused causal path.
+        """
+        if self.kind == "alibi":
+            bias = self.alibi_bias(q_len, k_len, self.slopes, causal=True)
+        elif self.kind == "t5":
+            bias = self.relative(q_len, k_len)
+            bias = bias + causal_mask(q_len, k_len, bias.device)
+        else:
+            return None
+        return bias.unsqueeze(0)
