@@ -47,6 +47,46 @@ LABS: tuple[Lab, ...] = (
         page="17/01-sinusoidal.md",
         modules=("sinusoidal",),
     ),
+    Lab(
+        id="17.02",
+        slug="17_02_learned",
+        title_es="Posiciones aprendidas frente a sinusoidales",
+        title_en="Learned vs sinusoidal positions",
+        page="17/02-learned-vs-sinusoidal.md",
+        modules=("learned",),
+    ),
+    Lab(
+        id="17.03",
+        slug="17_03_rope",
+        title_es="RoPE: embeddings posicionales rotatorios",
+        title_en="RoPE: rotary position embeddings",
+        page="17/03-rope.md",
+        modules=("rope",),
+    ),
+    Lab(
+        id="17.04",
+        slug="17_04_alibi",
+        title_es="ALiBi: sesgos lineales en la atención",
+        title_en="ALiBi: attention with linear biases",
+        page="17/04-alibi.md",
+        modules=("alibi",),
+    ),
+    Lab(
+        id="17.05",
+        slug="17_05_relative_bias",
+        title_es="Sesgos de posición relativa: T5 y Swin",
+        title_en="Relative position biases: T5 and Swin",
+        page="17/05-relative-bias.md",
+        modules=("relative_bias",),
+    ),
+    Lab(
+        id="17.06",
+        slug="17_06_two_d",
+        title_es="Posiciones en 2-D y visión",
+        title_en="2-D positions and vision",
+        page="17/06-two-d-and-vision.md",
+        modules=("two_d",),
+    ),
 )
 
 

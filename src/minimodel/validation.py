@@ -64,3 +64,55 @@ def require_tensor(name: str, x: object, shape: str, ndim: int | Sequence[int]) 
             )
         )
     return x
+
+
+def require_int_tensor(name: str, x: object, shape: str, ndim: int | Sequence[int]) -> torch.Tensor:
+    """Raise unless ``x`` is an integer tensor (``int64``, ``int32``, ...) with ``ndim`` dimensions.
+
+    Positions and relative distances are counts: a float tensor there usually means a bug (for
+    instance ``torch.arange(T, dtype=torch.float16)`` cannot count past 2048 exactly).
+    """
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(
+            bilingual(
+                f"{name} debe ser un torch.Tensor de enteros de forma {shape}; "
+                f"recibí {type(x).__name__}.",
+                f"{name} must be a torch.Tensor of integers of shape {shape}; "
+                f"got {type(x).__name__}.",
+            )
+        )
+    allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+    if x.dim() not in allowed or x.is_floating_point() or x.is_complex() or x.dtype == torch.bool:
+        raise ValueError(
+            bilingual(
+                f"{name} debe ser un tensor de enteros (p. ej. torch.long) de forma {shape}; "
+                f"recibí forma {tuple(x.shape)} y dtype {x.dtype}.",
+                f"{name} must be an integer tensor (e.g. torch.long) of shape {shape}; "
+                f"got shape {tuple(x.shape)} and dtype {x.dtype}.",
+            )
+        )
+    return x
+
+
+def require_choice(name: str, value: object, choices: Sequence[str]) -> None:
+    """Raise ``ValueError`` unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        options = ", ".join(repr(choice) for choice in choices)
+        raise ValueError(
+            bilingual(
+                f"{name} debe ser uno de {options}; recibí {value!r}.",
+                f"{name} must be one of {options}; got {value!r}.",
+            )
+        )
+
+
+def require_above(name: str, value: object, bound: float) -> None:
+    """Raise ``ValueError`` unless ``value`` is a real number (not a bool) above ``bound``."""
+    number = isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+    if not number or not value > bound:
+        raise ValueError(
+            bilingual(
+                f"{name} debe ser un número > {bound:g}; recibí {value!r}.",
+                f"{name} must be a number > {bound:g}; got {value!r}.",
+            )
+        )
