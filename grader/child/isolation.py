@@ -1,0 +1,273 @@
+"""Enter the sandbox: namespaces, hidden folders, resource limits and an unprivileged user.
+
+Runs inside the child, before any student code, while the child is still root (the grader runs
+as root in its container). Each step is Linux-specific and may be refused by the platform; the
+parent learns what was applied from :func:`enter` and says so at start-up. Standard library only.
+
+The view of the file system the sandbox gets (with a mount namespace):
+
+- every folder in ``hide`` is covered by an empty tmpfs (the course repository with its solutions,
+  hidden checks and reference outputs, the submissions, the grader's output, other scratch
+  folders, ``/tmp``, home folders);
+- the folders in ``expose_ro`` (the Python installation) and ``expose_rw`` (this submission's
+  scratch folder) are bound back at their own path, the first ones read-only;
+- the network namespace has only a loopback interface (brought up for Jupyter kernels).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import fcntl
+import os
+import resource
+import signal
+import socket
+import struct
+import sys
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY = 0x1
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_NOEXEC = 0x8
+MS_REMOUNT = 0x20
+MS_BIND = 0x1000
+MS_REC = 0x4000
+MS_PRIVATE = 0x40000
+PR_SET_PDEATHSIG = 1
+PR_SET_NO_NEW_PRIVS = 38
+SIOCGIFFLAGS = 0x8913
+SIOCSIFFLAGS = 0x8914
+IFF_UP = 0x1
+STICKY = ("/tmp", "/var/tmp", "/dev/shm")  # covered with world-writable tmpfs, like the originals
+
+_LIBC = None
+
+
+class IsolationError(OSError):
+    """A step of the sandbox set-up that the platform refused."""
+
+
+def _libc() -> ctypes.CDLL:
+    global _LIBC
+    if _LIBC is None:
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+        _LIBC.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                                ctypes.c_ulong, ctypes.c_char_p]
+        _LIBC.unshare.argtypes = [ctypes.c_int]
+        _LIBC.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                                ctypes.c_ulong]
+    return _LIBC
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        code = ctypes.get_errno()
+        raise IsolationError(code, f"{what}: {os.strerror(code)}")
+
+
+def _b(text: str | None) -> bytes | None:
+    return None if text is None else os.fsencode(text)
+
+
+def unshare(flags: int) -> None:
+    """``unshare(2)``: move this process into new namespaces (root only)."""
+    _check(_libc().unshare(flags), f"unshare({flags:#x})")
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int,
+          data: str | None = None) -> None:
+    """``mount(2)``."""
+    _check(_libc().mount(_b(source), _b(target), _b(fstype), flags, _b(data)), f"mount {target}")
+
+
+def set_parent_death_signal(sig: int = signal.SIGKILL) -> None:
+    """Die with ``sig`` when the parent dies (cleared by a change of user: call again after)."""
+    if sys.platform.startswith("linux"):
+        _libc().prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+
+
+def no_new_privileges() -> None:
+    """Forbid gaining privileges through set-user-ID programs from here on."""
+    if sys.platform.startswith("linux"):
+        _libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
+def loopback_up() -> None:
+    """Bring up ``lo`` in a fresh network namespace (Jupyter kernels talk over it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH14s", b"lo", 0, b"")
+        flags = struct.unpack("16sH14s", fcntl.ioctl(sock, SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sH14s", b"lo", flags | IFF_UP, b""))
+
+
+def _under(path: str, folders: list[str]) -> bool:
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
+
+
+def hide_and_expose(hide: list[str], expose_ro: list[str], expose_rw: list[str],
+                    tmpfs_mb: int) -> None:
+    """Cover ``hide`` with empty tmpfs mounts, then bind the exposed folders back.
+
+    Must run in a private mount namespace. The exposed folders are opened before anything is
+    covered, and bound from ``/proc/self/fd`` afterwards, so they stay reachable even when they
+    lie inside a hidden folder (the virtual environment inside the repository, the scratch folder
+    inside ``/tmp``).
+    """
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    hide = sorted({os.path.realpath(p) for p in hide if os.path.isdir(p)}, key=len)
+    hide = [p for i, p in enumerate(hide) if not _under(p, hide[:i])]  # covered by a parent
+    exposed = [(os.path.realpath(p), False) for p in expose_ro if os.path.isdir(p)]
+    exposed += [(os.path.realpath(p), True) for p in expose_rw if os.path.isdir(p)]
+    exposed = [(p, rw) for p, rw in exposed if _under(p, hide)]
+    handles = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p, _ in exposed}
+    try:
+        for folder in hide:
+            mode = "1777" if folder in STICKY else "755"
+            mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmpfs_mb}m,mode={mode}")
+        for path, writable in sorted(exposed, key=lambda e: len(e[0])):
+            os.makedirs(path, mode=0o755, exist_ok=True)
+            mount(f"/proc/self/fd/{handles[path]}", path, None, MS_BIND | MS_REC)
+            if not writable:
+                mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    finally:
+        for handle in handles.values():
+            os.close(handle)
+
+
+def mount_private_proc() -> None:
+    """Mount a ``/proc`` that shows only this PID namespace (needs a private mount namespace)."""
+    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+
+def enter(config: dict) -> dict:
+    """Apply the namespaces and the file-system view that ``config`` asks for.
+
+    Returns what was applied: ``{"network": bool, "files": bool, "errors": [...]}``. A refused
+    step is recorded, never fatal: the parent decides what to do and tells the instructor.
+    """
+    applied = {"network": False, "files": False, "errors": []}
+    if not config.get("namespaces"):
+        return applied
+    try:
+        unshare(CLONE_NEWNS | CLONE_NEWNET)
+    except OSError as error:
+        applied["errors"].append(f"namespaces: {error}")
+        return applied
+    try:
+        loopback_up()
+        applied["network"] = True
+    except OSError as error:  # the namespace has no route out anyway
+        applied["network"] = True
+        applied["errors"].append(f"loopback: {error}")
+    try:
+        hide_and_expose(config["hide"], config["expose_ro"], config["expose_rw"],
+                        config.get("tmpfs_mb", 64))
+        applied["files"] = True
+    except OSError as error:
+        applied["errors"].append(f"files: {error}")
+    return applied
+
+
+def vm_size_bytes() -> int:
+    """This process's virtual memory size (``VmSize``), or 0 when unknown."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def apply_limits(limits: dict, *, relative_memory: bool = True) -> None:
+    """Set resource limits (soft = hard, so the child cannot raise them again).
+
+    ``limits`` keys (all optional): ``cpu_s``, ``memory_mb`` (address space on top of what the
+    process already maps when ``relative_memory``; absolute otherwise), ``fsize_mb``, ``nproc``,
+    ``nofile``. Core dumps are always off.
+    """
+    def limit(kind: int, value: int) -> None:
+        try:
+            resource.setrlimit(kind, (value, value))
+        except (ValueError, OSError):
+            soft, hard = resource.getrlimit(kind)
+            if hard == resource.RLIM_INFINITY or value < hard:
+                resource.setrlimit(kind, (min(value, hard), hard))
+
+    limit(resource.RLIMIT_CORE, 0)
+    if limits.get("cpu_s"):
+        cpu = int(limits["cpu_s"])
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    if limits.get("memory_mb"):
+        budget = int(limits["memory_mb"]) * 2**20
+        limit(resource.RLIMIT_AS, budget + (vm_size_bytes() if relative_memory else 0))
+    if limits.get("fsize_mb"):
+        limit(resource.RLIMIT_FSIZE, int(limits["fsize_mb"]) * 2**20)
+    if limits.get("nproc"):
+        limit(resource.RLIMIT_NPROC, int(limits["nproc"]))
+    if limits.get("nofile"):
+        limit(resource.RLIMIT_NOFILE, int(limits["nofile"]))
+
+
+def drop_privileges(uid: int, gid: int) -> None:
+    """Become ``uid``/``gid`` with no supplementary groups and no way back."""
+    no_new_privileges()
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.geteuid() != uid or os.getuid() != uid:
+        raise IsolationError(errno.EPERM, "could not drop privileges")
+
+
+def close_other_fds(keep: set[int]) -> None:
+    """Close every file descriptor not in ``keep`` (pipes to the grader, inherited sockets)."""
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = list(range(3, 1024))
+    for fd in fds:
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def install_audit_guard(deny: list[str], allow: list[str]) -> None:
+    """Fallback when no mount namespace is available: refuse, from Python, to open hidden paths
+    (those under ``deny`` and not under ``allow``) or to use the network. Code that calls C
+    directly (``ctypes``) can get round it; the parent says so at start-up."""
+    deny = sorted({os.path.realpath(p) for p in deny})
+    allow = sorted({os.path.realpath(p) for p in allow})
+    blocked_families = {socket.AF_INET, socket.AF_INET6}
+
+    def refused(path: object) -> bool:
+        if isinstance(path, int):
+            return False
+        try:
+            text = os.fsdecode(path)
+        except TypeError:
+            return False
+        candidates = {os.path.abspath(text)}
+        try:
+            candidates.add(os.path.realpath(text))
+        except (OSError, ValueError):
+            pass
+        return any(_under(c, deny) and not _under(c, allow) for c in candidates)
+
+    def hook(event: str, args: tuple) -> None:
+        if event in ("open", "os.listdir", "os.scandir", "os.chdir", "shutil.copyfile",
+                     "os.rename", "os.remove", "os.symlink", "os.link") and args:
+            if refused(args[0]):
+                raise PermissionError(errno.EACCES, "hidden by the grader", args[0])
+        elif event in ("socket.connect", "socket.bind", "socket.sendto") and args:
+            sock = args[0]
+            if getattr(sock, "family", None) in blocked_families:
+                raise PermissionError(errno.EACCES, "network is off while grading")
+
+    sys.addaudithook(hook)

@@ -1,0 +1,199 @@
+"""Call the student's code on hidden inputs and save what comes out as plain data.
+
+Runs in the sandboxed, unprivileged process of one probe group, after the student's module is
+imported. It decides nothing: each case's outputs go to ``case_<k>_<j>.npy`` (plain numeric
+arrays) and a ``case_<k>.json`` describing them (kind, dtype, shape, device) or the exception the
+case raised. The files are written one case at a time, so a crash in case 3 keeps cases 0-2.
+
+A request (JSON, written by the trusted parent) looks like::
+
+    {"module": "sinusoidal", "variant": "cpu" | "meta" | "cuda", "inputs": "<path>.npz",
+     "cases": [{"call": "function", "name": "sinusoidal_pe", "args": [37, 24], "kwargs": {}},
+               {"call": "module", "name": "SinusoidalPositionalEncoding",
+                "init_args": [24], "init_kwargs": {"max_len": 64}, "method": "forward",
+                "args": [{"$input": "x0", "dtype": "float16"}], "kwargs": {"offset": 5}}]}
+
+``{"$input": key}`` is an array from the inputs file, turned into a tensor of the given dtype on
+the variant's device (or kept as a NumPy array with ``"kind": "numpy"``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import traceback
+
+MAX_MESSAGE = 4000
+MAX_OUTPUTS = 16
+
+
+def _write_json(path: str, data: dict) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+
+
+def describe_error(error: BaseException, student_dir: str | None = None) -> dict:
+    """Plain description of an exception: type, message, and where in the student's file."""
+    try:
+        message = str(error)
+    except BaseException:  # a __str__ that raises
+        message = "<unprintable>"
+    info = {"type": type(error).__name__, "message": message[:MAX_MESSAGE]}
+    if isinstance(error, SyntaxError):
+        info["lineno"] = error.lineno
+        info["file"] = os.path.basename(error.filename or "")
+    try:
+        frames = traceback.extract_tb(error.__traceback__)
+    except BaseException:
+        frames = []
+    for frame in reversed(frames):
+        if student_dir and frame.filename.startswith(student_dir):
+            info.setdefault("file", os.path.basename(frame.filename))
+            info.setdefault("lineno", frame.lineno)
+            break
+    return info
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _resolve(value, inputs, device: str):
+    """Turn ``{"$input": ...}`` markers into arrays or tensors; leave plain JSON values alone."""
+    if isinstance(value, list):
+        return [_resolve(v, inputs, device) for v in value]
+    if isinstance(value, dict) and "$input" in value:
+        array = inputs[value["$input"]]
+        if value.get("kind") == "numpy":
+            return array.astype(value.get("dtype", str(array.dtype)), copy=True)
+        torch = _torch()
+        dtype = getattr(torch, value.get("dtype", "float32"))
+        tensor = torch.from_numpy(array.copy())
+        if device == "meta":
+            return torch.empty(tensor.shape, dtype=dtype, device="meta")
+        return tensor.to(dtype=dtype).to(device)
+    if isinstance(value, dict):
+        return {k: _resolve(v, inputs, device) for k, v in value.items()}
+    return value
+
+
+def _flatten(value, out: list) -> None:
+    if isinstance(value, (tuple, list)) and len(out) < MAX_OUTPUTS:
+        for element in value:
+            _flatten(element, out)
+    else:
+        out.append(value)
+
+
+def to_plain(value):
+    """``(meta, array or None)`` for one output: arrays, tensors and numbers become NumPy arrays."""
+    import numpy as np
+
+    torch = _torch()
+    if isinstance(value, torch.Tensor):
+        meta = {"kind": "tensor", "dtype": str(value.dtype).removeprefix("torch."),
+                "device": value.device.type, "shape": list(value.shape),
+                "exact_type": type(value) is torch.Tensor}
+        if value.device.type == "meta":
+            return meta, None
+        tensor = torch.Tensor.detach(value).to("cpu").as_subclass(torch.Tensor)
+        if tensor.is_complex():
+            tensor = torch.view_as_real(tensor)
+            meta["complex"] = True
+        native = (torch.float16, torch.float32, torch.float64, torch.bool, torch.uint8,
+                  torch.int8, torch.int16, torch.int32, torch.int64)
+        if tensor.dtype not in native:  # bfloat16, float8, ...: exactly representable in float32
+            tensor = tensor.float() if tensor.is_floating_point() else tensor.to(torch.int64)
+        return meta, np.array(tensor.numpy(), copy=True)
+    if isinstance(value, np.ndarray):
+        meta = {"kind": "ndarray", "dtype": str(value.dtype), "shape": list(value.shape),
+                "exact_type": type(value) is np.ndarray}
+        array = np.array(value, copy=True, subok=False)
+        if array.dtype.kind not in "biufc":
+            return {**meta, "kind": "unsupported"}, None
+        return meta, array
+    if isinstance(value, (bool, int, float, np.generic)):
+        array = np.asarray(value)
+        if array.dtype.kind not in "biuf":
+            return {"kind": "unsupported", "type": type(value).__name__}, None
+        return {"kind": "scalar", "dtype": str(array.dtype), "shape": [],
+                "type": type(value).__name__}, array
+    if isinstance(value, str):
+        return {"kind": "string", "value": value[:MAX_MESSAGE]}, None
+    if isinstance(value, torch.dtype):
+        return {"kind": "string", "value": str(value)}, None
+    if value is None:
+        return {"kind": "none"}, None
+    return {"kind": "unsupported", "type": type(value).__name__}, None
+
+
+def save_outputs(value, prefix: str) -> list[dict]:
+    """Save each output of one case as ``<prefix>_<j>.npy``; return their descriptions."""
+    import numpy as np
+
+    flat: list = []
+    _flatten(value, flat)
+    metas = []
+    for index, element in enumerate(flat[:MAX_OUTPUTS]):
+        meta, array = to_plain(element)
+        if array is not None:
+            np.save(f"{prefix}_{index}.npy", array, allow_pickle=False)
+            meta["file"] = f"{os.path.basename(prefix)}_{index}.npy"
+        metas.append(meta)
+    return metas
+
+
+def call_case(module, case: dict, inputs, device: str):
+    """Run one case against the imported student module and return its raw result."""
+    args = _resolve(case.get("args", []), inputs, device)
+    kwargs = _resolve(case.get("kwargs", {}), inputs, device)
+    target = getattr(module, case["name"])
+    if case["call"] == "function":
+        return target(*args, **kwargs)
+    instance = target(*_resolve(case.get("init_args", []), inputs, device),
+                      **_resolve(case.get("init_kwargs", {}), inputs, device))
+    method = case.get("method", "forward")
+    if method == "forward":
+        return instance(*args, **kwargs)
+    return getattr(instance, method)(*args, **kwargs)
+
+
+def run(request: dict, out_dir: str, package: str = "minimodel.positional") -> None:
+    """Import the student's module and run every case of ``request``, saving as it goes."""
+    import numpy as np
+
+    with np.load(request["inputs"], allow_pickle=False) as stored:
+        inputs = {key: stored[key] for key in stored.files}
+    student_dir = None
+    try:
+        module = importlib.import_module(f"{package}.{request['module']}")
+        student_dir = os.path.dirname(os.path.realpath(module.__file__ or ""))
+    except BaseException as error:  # SyntaxError, SystemExit, anything raised at import
+        info = describe_error(error, _package_dir(package))
+        _write_json(os.path.join(out_dir, "import_error.json"), info)
+        _write_json(os.path.join(out_dir, "done.json"), {"cases": 0, "import_error": True})
+        return
+    device = request.get("variant", "cpu")
+    for index, case in enumerate(request["cases"]):
+        prefix = os.path.join(out_dir, f"case_{index:03d}")
+        record: dict = {"index": index}
+        try:
+            value = call_case(module, case, inputs, device)
+            record["outputs"] = save_outputs(value, prefix)
+            record["ok"] = True
+        except BaseException as error:  # the case failed; the next one still runs
+            record["ok"] = False
+            record["error"] = describe_error(error, student_dir)
+        _write_json(prefix + ".json", record)
+    _write_json(os.path.join(out_dir, "done.json"), {"cases": len(request["cases"])})
+
+
+def _package_dir(package: str) -> str | None:
+    try:
+        module = importlib.import_module(package)
+        return os.path.realpath(list(module.__path__)[0])
+    except BaseException:
+        return None

@@ -1,0 +1,252 @@
+"""The sandbox's zygote: load NumPy and PyTorch once, then fork one limited process per probe group.
+
+Started by the trusted parent as ``python -I zygote.py <config.json>``, as root, in a new
+session. It enters the sandbox (``isolation.enter``), imports the heavy libraries and the given
+course code, and then serves requests, one JSON line each on stdin, answering one JSON line each
+on the protocol channel (its original stdout). The zygote itself never imports student code.
+
+For each request it forks a monitor, which (with PID namespaces) moves into a new PID namespace
+and forks the worker. The worker is PID 1 there: it mounts its own ``/proc``, sends its output to
+a pipe, sets the limits, drops to the unprivileged user, imports the student's module and runs the
+cases (``probe_runner``). When the worker ends or is killed, the kernel kills everything left in
+its namespace, so no process outlives its group. The monitor enforces the wall-clock limit, keeps
+the first kilobytes of output and throws the rest away (a flood costs nothing but time), and
+reports how the worker ended.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import select
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves it out
+import isolation  # noqa: E402
+
+
+def _send(channel, message: dict) -> None:
+    channel.write(json.dumps(message) + "\n")
+    channel.flush()
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _worker(request: dict, config: dict, item_dir: str, out_w: int) -> None:
+    """The process that runs student code (never returns)."""
+    code = 70
+    try:
+        os.setsid()
+        if config.get("pid_namespace"):
+            isolation.unshare(isolation.CLONE_NEWNS)
+            isolation.mount_private_proc()
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_w, 1)
+        os.dup2(out_w, 2)
+        isolation.close_other_fds({0, 1, 2})
+        os.chdir(item_dir)
+        limits = dict(request.get("limits", {}))
+        if request.get("variant") == "cuda":
+            limits.pop("memory_mb", None)  # CUDA maps huge address ranges; the monitor watches RSS
+        isolation.apply_limits(limits)
+        if config.get("drop_privileges"):
+            isolation.drop_privileges(config["uid"], config["gid"])
+        isolation.set_parent_death_signal()
+        os.environ["HOME"] = item_dir
+        import probe_runner
+
+        probe_runner.run(request, item_dir)
+        code = 0
+    except BaseException:  # noqa: BLE001 - reported through the missing done.json
+        code = 71
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:
+            pass
+        os._exit(code)
+
+
+def _monitor(request: dict, config: dict, item_dir: str) -> dict:
+    """Fork the worker, watch it, and describe how it ended."""
+    limits = request.get("limits", {})
+    wall = float(limits.get("wall_s", 30))
+    keep = int(limits.get("output_kb", 64)) * 1024
+    memory_kb = int(limits.get("memory_mb", 0)) * 1024
+    if config.get("pid_namespace"):
+        isolation.unshare(isolation.CLONE_NEWPID)
+    out_r, out_w = os.pipe()
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        os.close(out_r)
+        _worker(request, config, item_dir, out_w)
+    os.close(out_w)
+    os.set_blocking(out_r, False)
+    head = bytearray()
+    total = 0
+    reason = None
+    status = usage = None
+    eof = False
+
+    def drain() -> bool:
+        nonlocal total
+        while True:
+            try:
+                chunk = os.read(out_r, 1 << 16)
+            except BlockingIOError:
+                return False
+            if not chunk:
+                return True
+            total += len(chunk)
+            if len(head) < keep:
+                head.extend(chunk[: keep - len(head)])
+
+    while status is None:
+        if not eof:
+            ready, _, _ = select.select([out_r], [], [], 0.05)
+            if ready:
+                eof = drain()
+        else:
+            time.sleep(0.02)
+        done, wait_status, wait_usage = os.wait4(pid, os.WNOHANG)
+        if done == pid:
+            status, usage = wait_status, wait_usage
+            break
+        if reason is None and time.monotonic() - start > wall:
+            reason = "timeout"
+            _kill(pid, config)
+        if reason is None and memory_kb and request.get("variant") == "cuda" \
+                and _rss_kb(pid) > memory_kb:
+            reason = "memory"
+            _kill(pid, config)
+    if not config.get("pid_namespace"):
+        _kill(pid, config)  # what the worker left in its process group
+    deadline = time.monotonic() + 1.0
+    while not eof and time.monotonic() < deadline:
+        ready, _, _ = select.select([out_r], [], [], 0.05)
+        if ready:
+            eof = drain()
+    os.close(out_r)
+    report = {
+        "wall_s": round(time.monotonic() - start, 3),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
+        "max_rss_kb": usage.ru_maxrss,
+        "output_bytes": total,
+        "output_head": head.decode("utf-8", "replace"),
+    }
+    if os.WIFSIGNALED(status):
+        report["signal"] = os.WTERMSIG(status)
+        if reason is None and report["signal"] in (signal.SIGXCPU, signal.SIGKILL) \
+                and report["cpu_s"] >= float(limits.get("cpu_s", 1e9)) - 0.5:
+            reason = "cpu"
+        report["status"] = reason or "signal"
+    else:
+        report["exit_code"] = os.WEXITSTATUS(status)
+        report["status"] = reason or "exited"
+    return report
+
+
+def _kill(pid: int, config: dict) -> None:
+    try:
+        if config.get("pid_namespace"):
+            os.kill(pid, signal.SIGKILL)  # PID 1 of its namespace: takes everything with it
+        else:
+            os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def run_group(request: dict, config: dict) -> dict:
+    """Serve one request: a fresh item folder, a monitor process, its report."""
+    item_dir = os.path.join(config["items_dir"], request["dir"])
+    os.mkdir(item_dir, 0o700)
+    if config.get("drop_privileges"):
+        os.chown(item_dir, config["uid"], config["gid"])
+    report_r, report_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(report_r)
+        try:
+            isolation.set_parent_death_signal()
+            report = _monitor(request, config, item_dir)
+        except BaseException as error:  # noqa: BLE001
+            report = {"status": "grader-error", "detail": repr(error)}
+        os.write(report_w, json.dumps(report).encode())
+        os._exit(0)
+    os.close(report_w)
+    chunks = []
+    while True:
+        chunk = os.read(report_r, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(report_r)
+    os.waitpid(pid, 0)
+    try:
+        report = json.loads(b"".join(chunks) or b"{}")
+    except ValueError:
+        report = {}
+    report.setdefault("status", "grader-error")
+    report["dir"] = request["dir"]
+    return report
+
+
+def main() -> int:
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        config = json.load(handle)
+    channel = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # anything the libraries print goes to the log, not the protocol
+    isolation.set_parent_death_signal()
+    os.umask(0o022)
+    applied = isolation.enter(config)
+    os.environ.clear()
+    os.environ.update(config["env"])
+    sys.path.insert(0, config["course_src"])
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    try:
+        import numpy  # noqa: F401
+        import torch
+
+        torch.set_num_threads(1)
+        # Warm up what every worker would otherwise load on first use (meta-device kernels).
+        (torch.zeros(2, device="meta") + torch.zeros(2, device="meta")).sum()
+        (torch.zeros(2, dtype=torch.bfloat16) + torch.zeros(2)).sum()
+        import minimodel.positional  # noqa: F401  (the given package; no student module yet)
+        import probe_runner  # noqa: F401
+    except BaseException as error:  # noqa: BLE001
+        _send(channel, {"ready": False, "error": repr(error), "applied": applied})
+        return 1
+    if not applied["files"] and config.get("audit_guard"):
+        isolation.install_audit_guard(config["audit_guard"],
+                                      config["expose_ro"] + config["expose_rw"])
+        applied["audit_guard"] = True
+    _send(channel, {"ready": True, "applied": applied})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        try:
+            reply = run_group(request, config)
+        except BaseException as error:  # noqa: BLE001
+            reply = {"dir": request.get("dir"), "status": "grader-error", "detail": repr(error)}
+        _send(channel, reply)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,481 @@
+"""Hidden checks of lab 17.01 (sinusoidal positional encoding).
+
+Graded from ``src/minimodel/positional/sinusoidal.py`` (9 points) and the lab notebook (the
+auto-graded cells' points come from the notebook; the written answers are graded by hand).
+
+Hidden inputs: lengths, widths, bases and offsets that the visible tests and the notebook never
+use, including the edges (one position, an empty table, ``offset + T == max_len``), and inputs of
+every floating dtype. Tolerance of the table: ``atol = 2e-4`` (angles computed in float32 are an
+accepted choice and lose up to ~1e-4 at the longest hidden length, 1000); the tight float32
+tolerance would reject them. A note (no points) tells students whose angles look like float32.
+
+Known mistakes diagnosed (each tested in ``tests/grader``): concatenated layout ``[sin | cos]``,
+exponent ``i/d`` instead of ``2i/d``, sine and cosine swapped, ``base`` ignored, positions from 1,
+float64 (or a tensor) returned, ``offset`` ignored or off by one, ``x``'s dtype not kept, rows not
+moved to ``x``'s device (caught on the ``meta`` device without a GPU).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
+from grader.verdicts import (
+    Check,
+    CellContext,
+    Finding,
+    JudgeContext,
+    Tolerance,
+    values_close,
+)
+
+MODULE = "sinusoidal"
+TABLE_TOL = Tolerance(rtol=0.0, atol=2e-4)
+SUM_TOLERANCES = {  # x + table rows, in x's dtype
+    "float64": Tolerance(1e-7, 2e-4),
+    "float32": Tolerance(1e-5, 2e-4),
+    "float16": Tolerance(2e-3, 3e-3),
+    "bfloat16": Tolerance(1.6e-2, 2e-2),
+}
+LOOSE = Tolerance(rtol=1e-3, atol=2e-3)  # to recognise a known mistake, not to grade
+
+# (T, d, base): one position, odd widths of pairs, another base, long tables, an empty one.
+PE_CASES = [(1, 2, 10000.0), (9, 6, 10000.0), (37, 24, 10000.0), (100, 10, 500.0),
+            (257, 96, 10000.0), (1000, 64, 10000.0), (0, 8, 10000.0)]
+VALUE_CASES = range(6)
+LAW_CASES = (2, 4, 5)
+
+# (d_model, max_len, base, x shape, offset)
+MODULE_CASES = [
+    (12, 40, 10000.0, (7, 12), 0),
+    (12, 40, 10000.0, (3, 7, 12), 0),
+    (12, 40, 10000.0, (3, 7, 12), 5),
+    (16, 64, 500.0, (2, 2, 9, 16), 31),
+    (24, 100, 10000.0, (1, 30, 24), 70),  # offset + T == max_len
+    (6, 10, 10000.0, (4, 1, 6), 9),  # one new token at the end of the table
+]
+# (dtype, x shape, offset)
+DTYPE_CASES = [("float64", (2, 5, 12), 3), ("float16", (2, 5, 12), 3),
+               ("bfloat16", (2, 5, 12), 3), ("float16", (3, 12), 0)]
+DEVICE_CASES = [("float32", (2, 5, 12), 3), ("bfloat16", (5, 12), 0)]
+
+
+def inputs() -> dict[str, np.ndarray]:
+    """The hidden input arrays (float32; cast to each case's dtype in the child)."""
+    rng = np.random.default_rng(1701)
+    arrays = {}
+    for index, (_, _, _, shape, _) in enumerate(MODULE_CASES):
+        arrays[f"m{index}"] = rng.standard_normal(shape).astype(np.float32)
+    for index, (_, shape, _) in enumerate(DTYPE_CASES):
+        arrays[f"t{index}"] = rng.standard_normal(shape).astype(np.float32)
+    for index, (_, shape, _) in enumerate(DEVICE_CASES):
+        arrays[f"v{index}"] = rng.standard_normal(shape).astype(np.float32)
+    return arrays
+
+
+def _pe_case(T: int, d: int, base: float) -> Case:
+    kwargs = {} if base == 10000.0 else {"base": base}
+    return Case("function", "sinusoidal_pe", (T, d), kwargs)
+
+
+def _module_case(d: int, max_len: int, base: float, key: str, dtype: str, offset: int) -> Case:
+    init = {"max_len": max_len} if base == 10000.0 else {"max_len": max_len, "base": base}
+    kwargs = {"offset": offset} if offset else {}
+    return Case("module", "SinusoidalPositionalEncoding", (Input(key, dtype),), kwargs,
+                init_args=(d,), init_kwargs=init)
+
+
+GROUPS = (
+    Group("pe", MODULE, tuple(_pe_case(*c) for c in PE_CASES)),
+    Group("module", MODULE, tuple(_module_case(d, m, b, f"m{i}", "float32", off)
+                                  for i, (d, m, b, _, off) in enumerate(MODULE_CASES))),
+    Group("module_dtypes", MODULE, tuple(_module_case(12, 40, 10000.0, f"t{i}", dt, off)
+                                         for i, (dt, _, off) in enumerate(DTYPE_CASES))),
+    Group("module_device", MODULE, tuple(_module_case(12, 40, 10000.0, f"v{i}", dt, off)
+                                         for i, (dt, _, off) in enumerate(DEVICE_CASES)),
+          device=True),
+)
+
+
+# --- the formula and its usual mistakes (computed here, in the parent) --------------------------
+
+def _interleave(even: np.ndarray, odd: np.ndarray) -> np.ndarray:
+    table = np.empty((even.shape[0], even.shape[1] * 2))
+    table[:, 0::2], table[:, 1::2] = even, odd
+    return table
+
+
+def table(T: int, d: int, base: float, *, start: int = 0, exponent: str = "2i/d") -> np.ndarray:
+    """The sinusoidal table from its formula (float64), rows ``start .. start+T-1``."""
+    pairs = np.arange(d // 2)
+    power = 2 * pairs / d if exponent == "2i/d" else pairs / d
+    angles = np.arange(start, start + T, dtype=np.float64)[:, None] * base ** -power
+    return _interleave(np.sin(angles), np.cos(angles))
+
+
+def table_mistakes(T: int, d: int, base: float) -> dict[str, np.ndarray]:
+    right = table(T, d, base)
+    half = d // 2
+    mistakes = {
+        "concatenated": np.concatenate([right[:, 0::2], right[:, 1::2]], axis=1),
+        "exponent": table(T, d, base, exponent="i/d"),
+        "swapped": _interleave(right[:, 1::2], right[:, 0::2]),
+        "from-one": table(T, d, base, start=1),
+    }
+    if base != 10000.0:
+        mistakes["base-ignored"] = table(T, d, 10000.0)
+    if half == 1:  # with one pair, the concatenated table is the interleaved one
+        mistakes.pop("concatenated")
+    return mistakes
+
+
+TABLE_DIAGNOSES = {
+    "concatenated": (
+        "Tu tabla pone todos los senos en la primera mitad de las columnas y todos los cosenos en "
+        "la segunda (disposición concatenada, [sin | cos]). Este curso usa la intercalada: la "
+        "columna 2i lleva sin(p·ω_i) y la 2i+1 lleva cos(p·ω_i).",
+        "Your table puts all the sines in the first half of the columns and all the cosines in "
+        "the second (concatenated layout, [sin | cos]). This course uses the interleaved layout: "
+        "column 2i holds sin(p·ω_i) and column 2i+1 holds cos(p·ω_i)."),
+    "exponent": (
+        "Las frecuencias usan el exponente i/d en lugar de 2i/d: debe ser ω_i = base^(−2i/d), "
+        "con i = 0 … d/2 − 1 numerando las parejas de columnas. Con i/d las frecuencias bajan "
+        "solo hasta base^(−1/2) y la tabla no llega a las longitudes de onda largas.",
+        "The frequencies use the exponent i/d instead of 2i/d: it must be ω_i = base^(−2i/d), "
+        "with i = 0 … d/2 − 1 counting the pairs of columns. With i/d the frequencies only go "
+        "down to base^(−1/2) and the table never reaches the long wavelengths."),
+    "swapped": (
+        "Seno y coseno están intercambiados: la columna par (2i) lleva el seno y la impar "
+        "(2i+1) el coseno, de modo que PE(0) = [0, 1, 0, 1, …].",
+        "Sine and cosine are swapped: the even column (2i) holds the sine and the odd one "
+        "(2i+1) the cosine, so that PE(0) = [0, 1, 0, 1, …]."),
+    "from-one": (
+        "Las posiciones empiezan en 1; deben empezar en 0 (la primera fila es PE(0)).",
+        "Positions start at 1; they must start at 0 (the first row is PE(0))."),
+    "base-ignored": (
+        "Tu función no usa el argumento base: con otra base sigue calculando la tabla de 10000.",
+        "Your function ignores the base argument: with another base it still builds the table "
+        "for 10000."),
+}
+
+
+def _diagnose_tables(pairs: list[tuple[np.ndarray, tuple[int, int, float], np.ndarray]],
+                     code_prefix: str = "") -> list[Finding]:
+    """Name the known mistake that explains every failing table, when one does.
+
+    ``pairs``: (student table, (T, d, base), rows offset) for the failing cases; the student
+    table is compared with each mistaken formula at a loose tolerance.
+    """
+    explained: dict[str, int] = {}
+    for student, (T, d, base), start in pairs:
+        for name, wrong in table_mistakes(T + start, d, base).items():
+            candidate = wrong[start:]
+            if candidate.shape == student.shape and values_close(student, candidate, LOOSE)[0]:
+                explained[name] = explained.get(name, 0) + 1
+    findings = []
+    for name, count in explained.items():
+        if count == len(pairs):
+            es, en = TABLE_DIAGNOSES[name]
+            findings.append(Finding(code_prefix + name, es, en))
+    return findings
+
+
+def _array(out: dict | None) -> np.ndarray | None:
+    if out is None or out.get("array") is None:
+        return None
+    return np.asarray(out["array"], dtype=np.float64)
+
+
+# --- judges ------------------------------------------------------------------------------------
+
+def judge_pe_values(ctx: JudgeContext):
+    checks, failing = [], []
+    for k in VALUE_CASES:
+        check = ctx.compare(k, tol=TABLE_TOL, check_dtype=False, check_kind=False)
+        checks.append(check)
+        student = _array(ctx.out(k))
+        if not check.ok and student is not None and student.ndim == 2:
+            failing.append((student, PE_CASES[k], 0))
+    diagnoses = _diagnose_tables(failing) if failing and len(failing) == sum(
+        not c.ok for c in checks) else []
+    notes = []
+    long_case = max(VALUE_CASES, key=lambda k: PE_CASES[k][0])
+    long_check = checks[list(VALUE_CASES).index(long_case)]
+    if long_check.ok and long_check.max_err is not None and long_check.max_err > 2e-5:
+        notes.append(Finding(
+            "float32-angles",
+            "Nota: tus ángulos parecen calculados en float32. Se acepta, pero el error crece con "
+            "la posición (cerca de 1e-4 en p = 1000); calcúlalos en float64 y convierte al final.",
+            "Note: your angles look computed in float32. That is accepted, but the error grows "
+            "with the position (about 1e-4 at p = 1000); compute them in float64 and convert at "
+            "the end.", scoring=False))
+    return ctx.verdict(checks, diagnoses=diagnoses, notes=notes)
+
+
+def judge_pe_dtype(ctx: JudgeContext):
+    checks, got, diagnoses = [], [], []
+    for k in range(len(PE_CASES)):
+        check = ctx.compare(k, values=False)
+        checks.append(check)
+        out = ctx.out(k)
+        if out is not None:
+            got.append(out.get("dtype", "?"))
+            if out.get("kind") == "tensor":
+                diagnoses.append(Finding(
+                    "returns-tensor",
+                    "sinusoidal_pe devuelve un torch.Tensor; debe devolver un np.ndarray "
+                    "(el módulo lo convierte con torch.from_numpy).",
+                    "sinusoidal_pe returns a torch.Tensor; it must return an np.ndarray "
+                    "(the module converts it with torch.from_numpy)."))
+            elif out.get("dtype") == "float64":
+                diagnoses.append(Finding(
+                    "float64-output",
+                    "sinusoidal_pe devuelve float64; la tabla debe ser float32. Calcular en "
+                    "float64 está bien: convierte al final con .astype(np.float32).",
+                    "sinusoidal_pe returns float64; the table must be float32. Computing in "
+                    "float64 is fine: convert at the end with .astype(np.float32)."))
+    return ctx.verdict(checks, diagnoses=diagnoses[:1], expected_dtype="float32", got_dtypes=got)
+
+
+LAWS = {
+    "bounded": ("hay valores fuera de [−1, 1]", "some values lie outside [−1, 1]"),
+    "unit-pairs": ("las parejas de columnas (2i, 2i+1) no cumplen sin² + cos² = 1",
+                   "the column pairs (2i, 2i+1) do not satisfy sin² + cos² = 1"),
+    "first-row": ("la fila de la posición 0 no es [0, 1, 0, 1, …]",
+                  "the row of position 0 is not [0, 1, 0, 1, …]"),
+    "rotation": ("desplazar k posiciones no es una rotación de cada pareja: "
+                 "PE(p + k) ≠ M(k)·PE(p)",
+                 "shifting by k positions is not a rotation of each pair: PE(p + k) ≠ M(k)·PE(p)"),
+}
+
+
+def shift_matrix(k: int, d: int, base: float) -> np.ndarray:
+    """M(k) with PE(p + k) = M(k) PE(p) for the interleaved table (the lesson's rotation)."""
+    omega = base ** (-np.arange(0, d, 2) / d)
+    c, s = np.cos(k * omega), np.sin(k * omega)
+    m = np.zeros((d, d))
+    m[0::2, 0::2], m[0::2, 1::2] = np.diag(c), np.diag(s)
+    m[1::2, 0::2], m[1::2, 1::2] = np.diag(-s), np.diag(c)
+    return m
+
+
+def laws(student: np.ndarray, d: int, base: float) -> dict[str, bool]:
+    """The table's laws, checked on the student's own output (no reference involved)."""
+    sin, cos = student[:, 0::2], student[:, 1::2]
+    rotation = all(
+        np.allclose(student[k:], student[:-k] @ shift_matrix(k, d, base).T, atol=5e-4)
+        for k in (1, 7)
+    )
+    return {
+        "bounded": bool(np.all(np.abs(student) <= 1 + 1e-6)),
+        "unit-pairs": bool(np.allclose(sin**2 + cos**2, 1.0, atol=1e-4)),
+        "first-row": bool(np.allclose(sin[0], 0, atol=1e-6) and np.allclose(cos[0], 1,
+                                                                             atol=1e-6)),
+        "rotation": bool(rotation),
+    }
+
+
+def judge_pe_properties(ctx: JudgeContext):
+    checks, broken = [], set()
+    for k in LAW_CASES:
+        T, d, base = PE_CASES[k]
+        student = _array(ctx.out(k))
+        if student is None or student.shape != (T, d):
+            reason = "error" if ctx.error(k) else ("shape" if student is not None else "missing")
+            checks += [Check(False, reason, error=ctx.error(k))] * len(LAWS)
+            continue
+        for name, ok in laws(student, d, base).items():
+            checks.append(Check(ok, "" if ok else "law"))
+            if not ok:
+                broken.add(name)
+    diagnoses = [Finding(f"law-{name}", f"Propiedad: {LAWS[name][0]}.",
+                         f"Property: {LAWS[name][1]}.") for name in LAWS if name in broken]
+    return ctx.verdict(checks, diagnoses=diagnoses)
+
+
+def _module_rows(k: int, cases, ctx: JudgeContext, key: str) -> tuple | None:
+    """(student's added rows, x) for module case ``k``: what forward added to x."""
+    student = _array(ctx.out(k))
+    x = ctx.inputs.get(f"{key}{k}")
+    if student is None or x is None or student.shape != x.shape:
+        return None
+    return student - x.astype(np.float64), x
+
+
+def judge_module_values(ctx: JudgeContext):
+    checks = [ctx.compare(k, tolerances=SUM_TOLERANCES) for k in range(len(MODULE_CASES))]
+    failing = [k for k, c in enumerate(checks) if not c.ok]
+    diagnoses: list[Finding] = []
+    tables, offsets = [], {"ignored": 0, "off-by-one": 0, "with-offset": 0}
+    for k in failing:
+        d, _, base, shape, offset = MODULE_CASES[k]
+        rows = _module_rows(k, MODULE_CASES, ctx, "m")
+        if rows is None:
+            continue
+        added = rows[0].reshape(-1, shape[-2], d)
+        T = shape[-2]
+        same = all(np.allclose(a, added[0], atol=1e-3) for a in added)
+        if offset:
+            offsets["with-offset"] += 1
+            if same and np.allclose(added[0], table(T, d, base), atol=1e-3):
+                offsets["ignored"] += 1
+            elif same and any(np.allclose(added[0], table(T, d, base, start=offset + s),
+                                          atol=1e-3) for s in (-1, 1)):
+                offsets["off-by-one"] += 1
+        if same:
+            tables.append((added[0], (T, d, base), offset))
+    all_offset = failing and offsets["with-offset"] == len(failing)
+    if all_offset and offsets["ignored"] == len(failing):
+        diagnoses.append(Finding(
+            "offset-ignored",
+            "forward ignora offset: suma las filas 0 … T−1 en lugar de offset … offset+T−1. Al "
+            "generar con caché KV, cada trozo nuevo debe continuar en la posición donde acabó "
+            "el anterior.",
+            "forward ignores offset: it adds rows 0 … T−1 instead of offset … offset+T−1. When "
+            "generating with a KV cache, each new chunk must continue at the position where the "
+            "previous one ended."))
+    elif all_offset and offsets["off-by-one"] == len(failing):
+        diagnoses.append(Finding(
+            "offset-off-by-one",
+            "forward usa offset desplazado en una posición: las filas sumadas deben ser "
+            "exactamente offset … offset+T−1.",
+            "forward is off by one with offset: the rows added must be exactly "
+            "offset … offset+T−1."))
+    elif tables and len(tables) == len(failing):
+        found = _diagnose_tables(tables, code_prefix="module-")
+        for finding in found:
+            diagnoses.append(Finding(
+                finding.code,
+                "Las filas que suma forward heredan un error de la tabla. " + finding.es,
+                "The rows forward adds inherit a mistake of the table. " + finding.en))
+    return ctx.verdict(checks, diagnoses=diagnoses)
+
+
+def judge_module_dtype(ctx: JudgeContext):
+    checks, got = [], []
+    for k, (dtype, _, _) in enumerate(DTYPE_CASES):
+        checks.append(ctx.compare(k, tolerances=SUM_TOLERANCES))
+        out = ctx.out(k)
+        if out is not None and out.get("dtype") != dtype:
+            got.append(f"{dtype} → {out.get('dtype')}")
+    diagnoses = []
+    if got:
+        listed = ", ".join(got)
+        diagnoses.append(Finding(
+            "dtype-not-kept",
+            f"forward no conserva el dtype de x ({listed}). Convierte las filas con "
+            ".to(dtype=x.dtype) antes de sumarlas.",
+            f"forward does not keep x's dtype ({listed}). Convert the rows with "
+            ".to(dtype=x.dtype) before adding them."))
+    return ctx.verdict(checks, diagnoses=diagnoses)
+
+
+DEVICE_DIAGNOSIS = (
+    "forward usa tensores de la CPU aunque x esté en otro dispositivo (se comprueba con el "
+    "dispositivo «meta» de PyTorch, que imita una GPU sin tenerla). Mueve las filas con "
+    ".to(device=x.device) y crea cualquier tensor nuevo en x.device.",
+    "forward uses CPU tensors even when x lives on another device (checked with PyTorch's "
+    "'meta' device, which stands in for a GPU). Move the rows with .to(device=x.device) and "
+    "create any new tensor on x.device.")
+
+
+def _device_trouble(ctx: JudgeContext, run, device: str) -> bool:
+    for k in range(len(DEVICE_CASES)):
+        error = ctx.error(k, run)
+        out = ctx.out(k, run=run)
+        text = (error or {}).get("message", "").lower()
+        if error and ("device" in text or "meta" in text or "cuda" in text):
+            return True
+        if out is not None and out.get("device") != device:
+            return True
+    return False
+
+
+def judge_module_device(ctx: JudgeContext):
+    checks = [ctx.compare(k, device="meta", values=False) for k in range(len(DEVICE_CASES))]
+    gpu_checks = None
+    if ctx.gpu_run is not None or ctx.gpu_available:
+        gpu_checks = [ctx.compare(k, run=ctx.gpu_run, device="cuda", tolerances=SUM_TOLERANCES)
+                      for k in range(len(DEVICE_CASES))] if ctx.gpu_run else []
+    diagnoses = []
+    trouble = _device_trouble(ctx, ctx.run, "meta") or (
+        ctx.gpu_run is not None and ctx.gpu_run.status != "not-run"
+        and _device_trouble(ctx, ctx.gpu_run, "cuda"))
+    if trouble:
+        diagnoses.append(Finding("device", *DEVICE_DIAGNOSIS))
+    return ctx.verdict(checks, diagnoses=diagnoses, gpu_checks=gpu_checks, gpu_run=ctx.gpu_run)
+
+
+ITEMS = (
+    Item("pe.values", "pe", 3, "sinusoidal_pe: valores en casos ocultos",
+         "sinusoidal_pe: values on hidden cases", judge_pe_values),
+    Item("pe.dtype", "pe", 1, "sinusoidal_pe: tipo, dtype y forma",
+         "sinusoidal_pe: type, dtype and shape", judge_pe_dtype),
+    Item("pe.laws", "pe", 1, "sinusoidal_pe: propiedades (rotación, normas, PE(0))",
+         "sinusoidal_pe: properties (rotation, norms, PE(0))", judge_pe_properties),
+    Item("module.values", "module", 2, "SinusoidalPositionalEncoding: valores con offset",
+         "SinusoidalPositionalEncoding: values with offset", judge_module_values),
+    Item("module.dtype", "module_dtypes", 1, "SinusoidalPositionalEncoding: conserva el dtype",
+         "SinusoidalPositionalEncoding: keeps the dtype", judge_module_dtype),
+    Item("module.device", "module_device", 1,
+         "SinusoidalPositionalEncoding: conserva el dispositivo",
+         "SinusoidalPositionalEncoding: keeps the device", judge_module_device),
+)
+
+
+# --- the notebook --------------------------------------------------------------------------------
+
+def _cell_judge(tolerances: dict[str, Tolerance] | None = None, *, tol: Tolerance | None = None,
+                transposed: str | None = None):
+    """Compare every recorded value with the reference notebook's; optional diagnosis."""
+
+    def judge(ctx: CellContext):
+        checks = [ctx.compare(name, tol=tol, tolerances=tolerances, check_kind=False,
+                              check_dtype=False) for name in ctx.cell.records]
+        diagnoses = []
+        if transposed:
+            names = [n for n, c in zip(ctx.cell.records, checks, strict=True) if not c.ok]
+            flipped = [n for n in names if (a := _array(ctx.out(n))) is not None
+                       and a.ndim == 2 and (r := ctx.ref(n).get("array")) is not None
+                       and a.shape == r.shape[::-1] and np.allclose(a, np.asarray(r).T,
+                                                                    atol=1e-5)]
+            if names and len(flipped) == len(names):
+                diagnoses.append(Finding("transposed", *TRANSPOSED))
+        return ctx.verdict(checks, diagnoses)
+
+    return judge
+
+
+TRANSPOSED = (
+    "shift_matrix devuelve la traspuesta: M(Δ)ᵀ = M(−Δ) desplaza hacia atrás. Revisa el signo "
+    "de los senos: la fila del seno lleva (cos Δω, sin Δω) y la del coseno (−sin Δω, cos Δω).",
+    "shift_matrix returns the transpose: M(Δ)ᵀ = M(−Δ) shifts backwards. Check the signs of the "
+    "sines: the sine row holds (cos Δω, sin Δω) and the cosine row (−sin Δω, cos Δω).")
+
+NOTEBOOK = NotebookChecks(
+    slug="17_01_sinusoidal",
+    cells=(
+        CellCheck("test-table", "Cuaderno: la tabla", "Notebook: the table",
+                  {"pe": "pe", "small": "sinusoidal_pe(6, 10, base=300.0)"},
+                  _cell_judge(tol=TABLE_TOL)),
+        CellCheck("test-shift", "Cuaderno: el desplazamiento es una rotación",
+                  "Notebook: a shift is a rotation",
+                  {"M": "M", "a": "shift_matrix(9, 10, base=30.0)",
+                   "b": "shift_matrix(2, 14)", "c": "shift_matrix(11, 10)",
+                   "composed": "shift_matrix(2, 10) @ shift_matrix(9, 10)"},
+                  _cell_judge(tol=Tolerance(1e-6, 1e-6), transposed="M")),
+        CellCheck("test-dots", "Cuaderno: el producto escalar", "Notebook: the dot product",
+                  {"dots": "dots", "closed_form": "closed_form"},
+                  _cell_judge(tol=Tolerance(1e-5, 2e-3))),
+        CellCheck("test-module", "Cuaderno: el módulo y el offset",
+                  "Notebook: the module and the offset",
+                  {"chunked": "chunked", "full": "full",
+                   "bf16": "encoder(x.to(torch.bfloat16)).dtype",
+                   "rows": "encoder(torch.zeros(1, 3, 32), offset=4)[0]",
+                   "hidden": "SinusoidalPositionalEncoding(d_model=10, max_len=30, base=60.0)"
+                             "(torch.zeros(2, 4, 10, dtype=torch.float64), offset=13)"},
+                  _cell_judge(tolerances=SUM_TOLERANCES)),
+    ),
+)
+
+CHECKS = LabChecks(lab_id="17.01", inputs=inputs, groups=GROUPS, items=ITEMS, notebook=NOTEBOOK)

@@ -1,0 +1,167 @@
+"""The vocabulary of hidden checks: what to run in the sandbox and how to judge it outside.
+
+A lab's hidden checks (``grader/hidden/lab_<id>.py``) declare:
+
+- ``inputs()``: the hidden input arrays, generated deterministically from fixed seeds by the
+  trusted parent and handed to the child in a file;
+- ``GROUPS``: probe groups. A group is a list of :class:`Case` calls into one student module, run
+  in one fresh sandboxed process (a crash costs that group only). A group marked ``device=True``
+  runs its tensors on PyTorch's ``meta`` device (always) and on CUDA (when there is a GPU); its
+  reference outputs come from the CPU;
+- ``ITEMS``: graded items. Each reads the outputs of one group and is judged by a function that
+  gets a :class:`~grader.verdicts.JudgeContext` and returns a :class:`~grader.verdicts.Verdict`;
+- ``NOTEBOOK``: for the lab's notebook, the values to record in place of each auto-graded test
+  cell (expressions evaluated in the student's kernel) and the judge of each cell.
+
+Nothing in a spec is ever sent to the child except the cases and the input arrays; the reference
+outputs and the judges stay in the parent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Input:
+    """A hidden input array (by key), as a tensor of ``dtype`` or as a NumPy array."""
+
+    key: str
+    dtype: str = "float32"
+    kind: str = "torch"
+
+    def to_json(self) -> dict:
+        return {"$input": self.key, "dtype": self.dtype, "kind": self.kind}
+
+
+def _json(value):
+    if isinstance(value, Input):
+        return value.to_json()
+    if isinstance(value, (list, tuple)):
+        return [_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call into the student's module.
+
+    ``call="function"``: ``name(*args, **kwargs)``. ``call="module"``: build
+    ``name(*init_args, **init_kwargs)`` and call it (``forward``) or ``method`` on it.
+    """
+
+    call: str
+    name: str
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    init_args: tuple = ()
+    init_kwargs: dict = field(default_factory=dict)
+    method: str = "forward"
+
+    def to_json(self) -> dict:
+        data = {"call": self.call, "name": self.name, "args": _json(list(self.args)),
+                "kwargs": _json(self.kwargs)}
+        if self.call == "module":
+            data.update(init_args=_json(list(self.init_args)),
+                        init_kwargs=_json(self.init_kwargs), method=self.method)
+        return data
+
+    def numbers(self) -> set[str]:
+        """Integers this case passes (to keep them out of feedback)."""
+        found: set[str] = set()
+
+        def walk(value):
+            if isinstance(value, bool):
+                return
+            if isinstance(value, int):
+                found.add(str(value))
+            elif isinstance(value, float) and value.is_integer():
+                found.add(str(int(value)))
+            elif isinstance(value, (list, tuple)):
+                for v in value:
+                    walk(v)
+            elif isinstance(value, dict):
+                for v in value.values():
+                    walk(v)
+
+        walk([self.args, self.kwargs, self.init_args, self.init_kwargs])
+        return found
+
+
+@dataclass(frozen=True)
+class Group:
+    """Cases run together in one sandboxed process, against one student module."""
+
+    key: str
+    module: str
+    cases: tuple[Case, ...]
+    device: bool = False
+
+    def variants(self, cuda: bool) -> tuple[str, ...]:
+        """Where the group runs for a student: ``cpu``, or ``meta`` (+ ``cuda`` with a GPU)."""
+        if not self.device:
+            return ("cpu",)
+        return ("meta", "cuda") if cuda else ("meta",)
+
+
+@dataclass(frozen=True)
+class Item:
+    """A graded item: points, a title in both languages, and a judge of one group's outputs."""
+
+    key: str
+    group: str
+    points: float
+    title_es: str
+    title_en: str
+    judge: Callable
+
+
+@dataclass(frozen=True)
+class CellCheck:
+    """An auto-graded notebook cell: values recorded in the kernel and their judge.
+
+    ``records`` maps a name to a Python expression evaluated in the student's kernel where the
+    test cell was. Points come from the cell's nbgrader metadata in the lab source.
+    """
+
+    grade_id: str
+    title_es: str
+    title_en: str
+    records: dict[str, str]
+    judge: Callable
+
+
+@dataclass(frozen=True)
+class NotebookChecks:
+    slug: str
+    cells: tuple[CellCheck, ...]
+
+
+@dataclass(frozen=True)
+class LabChecks:
+    """Everything hidden about one lab."""
+
+    lab_id: str
+    inputs: Callable[[], dict[str, np.ndarray]]
+    groups: tuple[Group, ...]
+    items: tuple[Item, ...]
+    notebook: NotebookChecks | None = None
+
+    def group(self, key: str) -> Group:
+        return next(g for g in self.groups if g.key == key)
+
+    def modules(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(g.module for g in self.groups))
+
+    def hidden_numbers(self) -> set[str]:
+        """Integers of two or more digits passed to student code (redacted from feedback)."""
+        numbers = set()
+        for group in self.groups:
+            for case in group.cases:
+                numbers |= case.numbers()
+        return {n for n in numbers if len(n.lstrip("-")) >= 2}

@@ -1,0 +1,371 @@
+"""Notebook labs: run the student's notebook in the sandbox, record values, judge outside.
+
+nbgrader is kept for what it does well (releasing the lab without solutions, locked cells,
+formgrader for the written answers). Autograding is done here instead, under the trust rule:
+
+1. The notebook that runs is rebuilt from the lab source: locked cells come from the source (a
+   student who edits one gains nothing), solution cells from the student, cells the student added
+   stay where they were. Each auto-graded test cell is replaced by a recorder call that evaluates
+   the values named in the lab's hidden checks (``grader/hidden/lab_*.py``) and saves them as plain
+   data; no assertion and no expected value ever enters the kernel, and the test cells' hidden
+   tests never leave the source.
+2. The kernel runs inside the sandbox (``grader/child/kernel_jail.py``): no network, hidden
+   files covered, unprivileged, limits, its own PID namespace; the grader talks to it over Unix
+   sockets. Output is capped; warnings and stderr cost nothing.
+3. The parent reads the recorded files safely and each cell's judge compares them with the values
+   the reference notebook recorded (``grader/references``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import nbformat
+
+from grader.hidden.spec import NotebookChecks
+from grader.safe_io import UnsafeData, read_json
+from grader.sandbox import (
+    Capabilities,
+    Limits,
+    Scratch,
+    filesystem_view,
+    read_outputs,
+    sandbox_env,
+    sandbox_uid,
+)
+from grader.verdicts import Finding, _short, split_bilingual
+from minimodel.implementation import REPO_ROOT
+
+CODE_STUB = "raise NotImplementedError()"
+OUTPUT_CAP = 64 * 1024  # bytes of output kept per cell (the rest is dropped)
+
+
+def source_path(slug: str, root: Path = REPO_ROOT) -> Path:
+    return root / "solutions" / "labs" / f"{slug}.py"
+
+
+def source_notebook(slug: str, root: Path = REPO_ROOT) -> nbformat.NotebookNode:
+    """The lab source with complete nbgrader metadata (``grader.notebooks``)."""
+    from grader import notebooks
+
+    return notebooks.source_notebook(source_path(slug, root))
+
+
+def graded_cells(source: nbformat.NotebookNode) -> dict[str, dict]:
+    """grade_id -> {"points", "kind": "auto" | "manual"} for every graded cell of the source."""
+    cells = {}
+    for cell in source.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade"):
+            manual = bool(meta.get("solution")) or cell.cell_type != "code"
+            cells[meta["grade_id"]] = {"points": float(meta.get("points", 0)),
+                                       "kind": "manual" if manual else "auto"}
+    return cells
+
+
+def record_source(cell_id: str, expressions: dict[str, str]) -> str:
+    """The code that replaces one auto-graded test cell."""
+    body = ", ".join(f"{name!r}: lambda: ({expr})" for name, expr in expressions.items())
+    return f"__minimodel_record({cell_id!r}, {{{body}}})\n"
+
+
+def setup_source(runner_dir: str, out_dir: str) -> str:
+    """The first cell: defines ``__minimodel_record`` (``grader/child/recorder.py``)."""
+    return (
+        "import sys as _mm_sys\n"
+        f"_mm_sys.path.insert(0, {runner_dir!r})\n"
+        "from recorder import make_recorder as _mm_make\n"
+        f"__minimodel_record = _mm_make({out_dir!r})\n"
+        "del _mm_sys, _mm_make\n"
+    )
+
+
+def _grade_id(cell) -> str | None:
+    meta = cell.get("metadata", {}).get("nbgrader")
+    return meta.get("grade_id") if isinstance(meta, dict) else None
+
+
+def build_run_notebook(source: nbformat.NotebookNode, student: nbformat.NotebookNode | None,
+                       checks: NotebookChecks, runner_dir: str, out_dir: str) -> tuple:
+    """The notebook to execute and a note of what was taken from where.
+
+    ``student=None`` runs the source's own solutions (how the references are recorded).
+    """
+    known = {_grade_id(c) for c in source.cells if _grade_id(c)}
+    answers: dict[str, str] = {}
+    added: dict[str | None, list[str]] = {}
+    restored: list[str] = []
+    if student is not None:
+        previous = None
+        for cell in student.cells:
+            if cell.get("cell_type") != "code":
+                continue
+            grade_id = _grade_id(cell)
+            text = cell.get("source", "")
+            text = "".join(text) if isinstance(text, list) else str(text)
+            if grade_id in known:
+                answers[grade_id] = text
+                previous = grade_id
+            else:
+                added.setdefault(previous, []).append(text)
+    record_of = {c.grade_id: c for c in checks.cells}
+    cells = [_cell(setup_source(runner_dir, out_dir), "setup", None)]
+    cells += [_cell(text, "added", None) for text in added.get(None, [])]
+    for cell in source.cells:
+        grade_id = _grade_id(cell)
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code":
+            if meta.get("grade") and not meta.get("solution"):
+                if grade_id in record_of:
+                    cells.append(_cell(record_source(grade_id, record_of[grade_id].records),
+                                       "record", grade_id))
+            elif meta.get("solution"):
+                if student is None:
+                    text = cell.source
+                else:
+                    text = answers.get(grade_id, CODE_STUB)
+                cells.append(_cell(text, "student", grade_id))
+            else:
+                if student is not None and grade_id in answers and \
+                        answers[grade_id].strip() != cell.source.strip():
+                    restored.append(grade_id)
+                cells.append(_cell(cell.source, "given", grade_id))
+        cells += [_cell(text, "added", None) for text in added.get(grade_id, [])]
+    notebook = nbformat.v4.new_notebook(cells=cells, metadata={
+        "kernelspec": {"name": "minimodel-sandbox", "display_name": "sandbox",
+                       "language": "python"}})
+    return notebook, {"restored_locked_cells": restored,
+                      "added_cells": sum(len(v) for v in added.values()),
+                      "answered": sorted(answers)}
+
+
+def _cell(text: str, role: str, grade_id: str | None):
+    cell = nbformat.v4.new_code_cell(text)
+    cell.metadata["minimodel"] = {"role": role, "grade_id": grade_id}
+    return cell
+
+
+def _client_class():
+    from nbclient import NotebookClient
+
+    class CappedClient(NotebookClient):
+        """Keeps at most ``OUTPUT_CAP`` bytes of output per cell; drops the rest."""
+
+        def output(self, outs, msg, display_id, cell_index):
+            content = msg.get("content", {})
+            size = len(str(content.get("text", ""))) + len(str(content.get("data", "")))
+            used = self._output_sizes.get(cell_index, 0) + size
+            self._output_sizes[cell_index] = used
+            self._output_total += size
+            if used > OUTPUT_CAP:
+                return None
+            return super().output(outs, msg, display_id, cell_index)
+
+    return CappedClient
+
+
+def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str,
+                 caps: Capabilities, limits: Limits, extra_hide: list[Path],
+                 log_path: Path, mpl_cache: Path | None = None) -> tuple[Path, dict]:
+    """Execute ``notebook`` with a sandboxed kernel; return (its folder, how the run went)."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_core.utils import run_sync
+    from nbclient.exceptions import DeadKernelError
+
+    folder = scratch.items / f"nb-{name}"
+    folder.mkdir(mode=0o700)
+    mpl = folder / ".matplotlib"
+    mpl.mkdir()
+    for cached in (mpl_cache.glob("fontlist-*.json") if mpl_cache else []):
+        shutil.copy2(cached, mpl / cached.name)
+    uid = sandbox_uid()
+    if caps.drop_privileges:
+        for path in (folder, mpl, *mpl.iterdir()):
+            os.chown(path, uid, uid)
+    view = filesystem_view(scratch.root, extra_hide)
+    config = {
+        **view,
+        "namespaces": caps.namespaces,
+        "pid_namespace": caps.pid_namespace,
+        "drop_privileges": caps.drop_privileges,
+        "uid": uid, "gid": uid,
+        "python": sys.executable,
+        "workdir": str(folder),
+        "env": {**sandbox_env(folder, cuda=False), "PYTHONPATH": str(scratch.course_src),
+                "IPYTHONDIR": str(folder / ".ipython"),
+                "JUPYTER_CONFIG_DIR": str(folder / ".jupyter"),
+                "JUPYTER_RUNTIME_DIR": str(folder), "JUPYTER_DATA_DIR": str(folder),
+                "JUPYTER_PLATFORM_DIRS": "1", "MPLCONFIGDIR": str(mpl)},
+        "limits": limits.kernel(),
+        "output_kb": limits.output_kb,
+    }
+    config_path = scratch.root / f"kernel-{name}.json"
+    config_path.write_text(json.dumps(config))
+    spec_dir = scratch.root / "kernels" / "minimodel-sandbox"
+    spec_dir.mkdir(parents=True, exist_ok=True)
+    (spec_dir / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-I", "-B", str(scratch.runner / "kernel_jail.py"),
+                 str(config_path), "{connection_file}"],
+        "display_name": "minimodel sandbox", "language": "python",
+    }))
+    specs = KernelSpecManager(kernel_dirs=[str(spec_dir.parent)])
+    manager = AsyncKernelManager(kernel_name="minimodel-sandbox", kernel_spec_manager=specs,
+                                 transport="ipc", ip=str(folder / "k"),
+                                 connection_file=str(folder / "connection.json"))
+    start = time.monotonic()
+    deadline = start + limits.notebook_wall_s
+    outcome: dict = {"status": "finished", "cell_errors": [], "findings": []}
+
+    def cell_timeout(cell) -> int:
+        return int(max(1, min(limits.cell_timeout_s, deadline - time.monotonic())))
+
+    def on_executed(cell, cell_index, execute_reply):
+        content = (execute_reply or {}).get("content", {})
+        if content.get("status") == "error":
+            role = cell.metadata.get("minimodel", {})
+            outcome["cell_errors"].append({
+                "index": cell_index, "role": role.get("role"), "grade_id": role.get("grade_id"),
+                "ename": str(content.get("ename", ""))[:100],
+                "evalue": str(content.get("evalue", ""))[:2000]})
+
+    client = _client_class()(
+        notebook, km=manager, timeout_func=cell_timeout, interrupt_on_timeout=True,
+        error_on_timeout={"ename": "CellTimeout", "evalue": "cell timed out",
+                          "traceback": []},
+        allow_errors=True, startup_timeout=90, iopub_timeout=10, record_timing=True,
+        resources={"metadata": {"path": str(folder)}}, on_cell_executed=on_executed)
+    client._output_sizes, client._output_total = {}, 0
+    stop = threading.Event()
+
+    def watchdog():  # a kernel that ignores interrupts still ends on time
+        if not stop.wait(limits.notebook_wall_s + 30):
+            outcome["status"] = "timeout"
+            _kill_kernel(manager)
+
+    guard = threading.Thread(target=watchdog, daemon=True)
+    guard.start()
+    try:
+        client.execute()
+    except DeadKernelError:
+        outcome["status"] = "kernel-died" if outcome["status"] != "timeout" else "timeout"
+    except Exception as error:  # noqa: BLE001 - a kernel that never started, a broken protocol
+        outcome["status"] = "error" if outcome["status"] != "timeout" else "timeout"
+        outcome["detail"] = f"{type(error).__name__}: {str(error)[:500]}"
+    finally:
+        stop.set()
+        try:
+            run_sync(manager.shutdown_kernel)(now=True)
+        except Exception:  # noqa: BLE001
+            pass
+        _kill_kernel(manager)
+        try:
+            client.kc.stop_channels() if client.kc else None
+        except Exception:  # noqa: BLE001
+            pass
+    if time.monotonic() > deadline and outcome["status"] == "finished":
+        outcome["status"] = "timeout"
+    outcome["wall_s"] = round(time.monotonic() - start, 2)
+    outcome["output_bytes"] = client._output_total
+    with open(log_path, "ab") as log:
+        kernel_log = folder / "kernel-output.log"
+        try:
+            log.write(kernel_log.read_bytes()[:65536])
+        except OSError:
+            pass
+    return folder, outcome
+
+
+def _kill_kernel(manager) -> None:
+    provisioner = getattr(manager, "provisioner", None)
+    process = getattr(provisioner, "process", None)
+    if process is not None and process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            try:
+                process.kill()
+            except ProcessLookupError:
+                pass
+
+
+def read_records(folder: Path, checks: NotebookChecks) -> dict[str, dict[str, dict | None]]:
+    """grade_id -> name -> recorded value (validated), or ``None`` when never recorded."""
+    records: dict[str, dict[str, dict | None]] = {}
+    for cell in checks.cells:
+        values: dict[str, dict | None] = {name: None for name in cell.records}
+        base = folder / "records" / cell.grade_id
+        try:
+            data = read_json(base / "record.json") if base.is_dir() and \
+                not base.is_symlink() else None
+        except UnsafeData:
+            data = None
+        if isinstance(data, dict):
+            for name in cell.records:
+                entry = data.get(name)
+                if not isinstance(entry, dict):
+                    continue
+                if entry.get("ok"):
+                    values[name] = {"ok": True,
+                                    "outputs": read_outputs(base, name, entry.get("outputs"))}
+                else:
+                    error = entry.get("error") if isinstance(entry.get("error"), dict) else {}
+                    values[name] = {"ok": False, "error": {
+                        "type": str(error.get("type", "Error"))[:80],
+                        "message": str(error.get("message", ""))[:2000]}}
+        records[cell.grade_id] = values
+    return records
+
+
+def kernel_findings(outcome: dict, build: dict) -> list[Finding]:
+    """What the student should know about the notebook run as a whole."""
+    findings = []
+    status = outcome.get("status")
+    if status == "timeout":
+        findings.append(Finding("nb-timeout",
+                                "El cuaderno no terminó a tiempo; las celdas que no llegaron a "
+                                "ejecutarse no puntúan.",
+                                "The notebook did not finish in time; cells that never ran "
+                                "score nothing."))
+    elif status == "kernel-died":
+        findings.append(Finding("nb-kernel-died",
+                                "El kernel del cuaderno murió durante la ejecución (¿sys.exit, "
+                                "os._exit o falta de memoria?); lo que venía después no puntúa.",
+                                "The notebook's kernel died while running (sys.exit, os._exit or "
+                                "out of memory?); what came after scores nothing."))
+    elif status == "error":
+        findings.append(Finding("nb-error",
+                                "El corrector no pudo ejecutar el cuaderno; el profesorado lo "
+                                "revisará.",
+                                "The grader could not run the notebook; your instructor will "
+                                "review it."))
+    for error in outcome.get("cell_errors", [])[:3]:
+        if error.get("role") in ("student", "given", "added") and error.get("ename") != \
+                "CellTimeout":
+            where = error.get("grade_id") or "añadida"
+            where_en = error.get("grade_id") or "added"
+            es_msg, en_msg = split_bilingual(_short(error.get("evalue", ""), 240))
+            findings.append(Finding(
+                "nb-cell-error",
+                f"La celda «{where}» lanzó {error['ename']}: {es_msg}",
+                f"Cell '{where_en}' raised {error['ename']}: {en_msg}"))
+        elif error.get("ename") == "CellTimeout":
+            findings.append(Finding(
+                "nb-cell-timeout",
+                f"La celda «{error.get('grade_id') or 'añadida'}» superó el tiempo límite.",
+                f"Cell '{error.get('grade_id') or 'added'}' went over the time limit."))
+    if build.get("restored_locked_cells"):
+        listed = ", ".join(build["restored_locked_cells"])
+        findings.append(Finding("nb-locked-restored",
+                                f"Se usó la versión original de las celdas bloqueadas que "
+                                f"modificaste ({listed}).",
+                                f"The original version of the locked cells you modified was "
+                                f"used ({listed}).", scoring=False))
+    return findings

@@ -1,0 +1,235 @@
+"""Reference outputs: what the reference solutions give on every hidden input.
+
+``minimodel-grader references`` runs the reference implementation (``solutions/positional``)
+and the solved lab notebooks (``solutions/labs``) through exactly the machinery that grades
+students (same sandbox, same probe runner, same recorder) and stores the outputs in
+``grader/references/lab_<id>.npz`` (arrays) and ``lab_<id>.json`` (descriptions, and the hashes
+of the sources they came from). The ``.npz`` is written byte-for-byte deterministically (fixed zip
+timestamps, sorted keys), so regenerating without changes leaves git clean;
+``minimodel-grader references --check`` (and ``tests/grader/test_references.py``) fails when the
+committed files no longer match what the solutions give.
+
+The expected outputs live only here, in the trusted parent: they never enter a sandbox.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from grader import nbexec
+from grader.hidden import module_name, registry
+from grader.hidden.spec import LabChecks
+from grader.sandbox import Limits, Scratch, Zygote, matplotlib_cache, probe_capabilities, \
+    read_group
+from grader.verdicts import Tolerance, values_close
+from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
+
+REFERENCES_DIR = Path(__file__).resolve().parent / "references"
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+DRIFT_TOLERANCE = Tolerance(rtol=1e-6, atol=1e-7)  # ulp-level differences between CPUs
+
+
+class ReferenceError(RuntimeError):
+    """The reference solution failed a hidden case: the hidden checks or solutions are wrong."""
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.exists() else "missing"
+
+
+def source_hashes(checks: LabChecks) -> dict[str, str]:
+    """Hashes of everything a lab's references are computed from."""
+    files = [REFERENCE_DIR / f"{m}.py" for m in checks.modules()]
+    files.append(Path(__file__).resolve().parent / "hidden" / f"{module_name(checks.lab_id)}.py")
+    if checks.notebook:
+        files.append(nbexec.source_path(checks.notebook.slug))
+    return {str(f.relative_to(REPO_ROOT)): _sha(f) for f in files}
+
+
+def inputs_hash(arrays: dict[str, np.ndarray]) -> str:
+    digest = hashlib.sha256()
+    for key in sorted(arrays):
+        digest.update(key.encode() + str(arrays[key].dtype).encode() + arrays[key].tobytes())
+    return digest.hexdigest()[:16]
+
+
+def compute(checks: LabChecks, work: Path, log_path: Path) -> tuple[dict, dict]:
+    """Run the reference on every hidden input: (arrays, descriptions)."""
+    caps = probe_capabilities()
+    files = {m: (REFERENCE_DIR / f"{m}.py").read_bytes() for m in checks.modules()}
+    scratch = Scratch(work / "reference", files)
+    arrays: dict[str, np.ndarray] = {}
+    meta: dict = {"groups": {}, "notebook": {}}
+    lab_inputs = checks.inputs()
+    inputs_path = scratch.add_inputs(module_name(checks.lab_id), lab_inputs)
+    zygote = Zygote(scratch, caps, extra_hide=[], cuda=False, log_path=log_path)
+    zygote.start()
+    try:
+        limits = Limits(wall_s=120, cpu_s=120).group()
+        for group in checks.groups:
+            request = {"dir": scratch.new_item_dir(group.key), "module": group.module,
+                       "variant": "cpu", "inputs": str(inputs_path),
+                       "cases": [c.to_json() for c in group.cases], "limits": limits}
+            report = zygote.run(request, timeout=200)
+            data = read_group(scratch.items / request["dir"], len(group.cases))
+            if data["import_error"] or report.get("status") != "exited":
+                raise ReferenceError(f"{group.key}: reference run failed: {report} "
+                                     f"{data['import_error']}")
+            described = []
+            for index, case in enumerate(data["cases"]):
+                if case is None or not case["ok"]:
+                    raise ReferenceError(f"{group.key}[{index}]: reference raised "
+                                         f"{case and case['error']}")
+                described.append(_store(arrays, f"g/{group.key}/{index}", case["outputs"]))
+            meta["groups"][group.key] = described
+    finally:
+        zygote.close()
+    if checks.notebook:
+        source = nbexec.source_notebook(checks.notebook.slug)
+        folder_name = checks.notebook.slug
+        notebook, _ = nbexec.build_run_notebook(source, None, checks.notebook,
+                                                str(scratch.runner),
+                                                str(scratch.items / f"nb-{folder_name}"))
+        folder, outcome = nbexec.run_notebook(
+            notebook, scratch=scratch, name=folder_name, caps=caps,
+            limits=Limits(cell_timeout_s=300, notebook_wall_s=600), extra_hide=[],
+            log_path=log_path, mpl_cache=matplotlib_cache(work / "mpl"))
+        if outcome["status"] != "finished" or outcome["cell_errors"]:
+            raise ReferenceError(f"reference notebook run failed: {outcome}")
+        for grade_id, values in nbexec.read_records(folder, checks.notebook).items():
+            meta["notebook"][grade_id] = {}
+            for name, record in values.items():
+                if not record or not record["ok"]:
+                    raise ReferenceError(f"notebook {grade_id}/{name}: {record}")
+                meta["notebook"][grade_id][name] = _store(
+                    arrays, f"nb/{grade_id}/{name}", record["outputs"])
+    scratch.remove()
+    meta["inputs"] = inputs_hash(lab_inputs)
+    meta["sources"] = source_hashes(checks)
+    return arrays, meta
+
+
+def _store(arrays: dict, prefix: str, outputs: list[dict]) -> list[dict]:
+    described = []
+    for position, output in enumerate(outputs):
+        entry = {k: output.get(k) for k in ("kind", "dtype", "device", "value", "type")
+                 if output.get(k) not in (None, "")}
+        entry["shape"] = list(output.get("shape", ()))
+        if output.get("array") is not None:
+            key = f"{prefix}/{position}"
+            arrays[key] = output["array"]
+            entry["array"] = key
+        described.append(entry)
+    return described
+
+
+def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """A ``.npz`` with fixed timestamps and sorted entries: same arrays, same bytes."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for key in sorted(arrays):
+            info = zipfile.ZipInfo(f"{key}.npy", date_time=ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            data = io.BytesIO()
+            np.lib.format.write_array(data, np.ascontiguousarray(arrays[key]),
+                                      allow_pickle=False)
+            archive.writestr(info, data.getvalue())
+    path.write_bytes(buffer.getvalue())
+
+
+def paths(lab_id: str, folder: Path = REFERENCES_DIR) -> tuple[Path, Path]:
+    name = module_name(lab_id)
+    return folder / f"{name}.npz", folder / f"{name}.json"
+
+
+def regenerate(folder: Path = REFERENCES_DIR, labs: list[str] | None = None,
+               log=print) -> list[Path]:
+    """Recompute and write every lab's references; return the files written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for lab_id, checks in registry().items():
+        if labs and lab_id not in labs:
+            continue
+        with tempfile.TemporaryDirectory(prefix="mmg-ref-") as tmp:
+            arrays, meta = compute(checks, Path(tmp), Path(tmp) / "log")
+        npz, js = paths(lab_id, folder)
+        write_npz(npz, arrays)
+        js.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        written += [npz, js]
+        log(f"{lab_id}: {len(arrays)} reference arrays -> {npz.relative_to(folder.parent)}")
+    return written
+
+
+class References:
+    """A lab's stored reference outputs, as the judges see them."""
+
+    def __init__(self, lab_id: str, folder: Path = REFERENCES_DIR):
+        npz, js = paths(lab_id, folder)
+        if not npz.exists() or not js.exists():
+            raise FileNotFoundError(
+                f"no reference outputs for lab {lab_id}: run `minimodel-grader references`")
+        self.meta = json.loads(js.read_text(encoding="utf-8"))
+        with np.load(npz, allow_pickle=False) as stored:
+            self.arrays = {key: stored[key] for key in stored.files}
+
+    def _outputs(self, described: list[dict]) -> list[dict]:
+        outputs = []
+        for entry in described:
+            output = dict(entry)
+            output["shape"] = tuple(entry.get("shape", ()))
+            output["array"] = self.arrays.get(entry["array"]) if "array" in entry else None
+            outputs.append(output)
+        return outputs
+
+    def group(self, key: str) -> list[list[dict]]:
+        return [self._outputs(case) for case in self.meta["groups"].get(key, [])]
+
+    def cell(self, grade_id: str) -> dict[str, list[dict]]:
+        values = self.meta.get("notebook", {}).get(grade_id, {})
+        return {name: self._outputs(described) for name, described in values.items()}
+
+    def stale(self, checks: LabChecks) -> list[str]:
+        """Sources changed since these references were computed."""
+        now = source_hashes(checks)
+        then = self.meta.get("sources", {})
+        changed = [name for name, digest in now.items() if then.get(name) != digest]
+        if self.meta.get("inputs") != inputs_hash(checks.inputs()):
+            changed.append("hidden inputs")
+        return changed
+
+
+def drift(folder: Path = REFERENCES_DIR, labs: list[str] | None = None) -> list[str]:
+    """Differences between the committed references and freshly computed ones."""
+    problems = []
+    for lab_id, checks in registry().items():
+        if labs and lab_id not in labs:
+            continue
+        npz, js = paths(lab_id, folder)
+        if not npz.exists() or not js.exists():
+            problems.append(f"{lab_id}: reference outputs missing")
+            continue
+        with tempfile.TemporaryDirectory(prefix="mmg-ref-") as tmp:
+            arrays, meta = compute(checks, Path(tmp), Path(tmp) / "log")
+        committed = json.loads(js.read_text(encoding="utf-8"))
+        fresh_meta = json.loads(json.dumps(meta, sort_keys=True))
+        if committed != fresh_meta:
+            problems.append(f"{lab_id}: descriptions or source hashes differ")
+        with np.load(npz, allow_pickle=False) as stored:
+            old = {key: stored[key] for key in stored.files}
+        if set(old) != set(arrays):
+            problems.append(f"{lab_id}: different reference arrays "
+                            f"({sorted(set(old) ^ set(arrays))[:5]})")
+        for key in sorted(set(old) & set(arrays)):
+            same_kind = old[key].dtype == arrays[key].dtype and old[key].shape == arrays[
+                key].shape
+            if not same_kind or not values_close(old[key], arrays[key], DRIFT_TOLERANCE)[0]:
+                problems.append(f"{lab_id}: {key} changed")
+    return problems

@@ -1,0 +1,563 @@
+"""The trusted side of the sandbox: scratch folders, the platform probe, and the zygote client.
+
+For each submission the grader builds a scratch folder holding only what the child may see: a
+pristine copy of the given course code (``course/src/minimodel``) with the student's encoding files
+dropped into ``positional/``, the sandbox's own code (``runner/``, copied from ``grader/child``), the
+hidden inputs of each lab, and an empty ``items/`` folder. Inside the sandbox everything else that
+matters is covered (see :func:`filesystem_view`): the repository with its solutions, hidden checks
+and reference outputs, the submissions, the grader's output, other scratch folders, ``/tmp``.
+
+What the platform can enforce is found once per run by :func:`probe_capabilities`, which tries
+each mechanism for real; :meth:`Capabilities.report` is what the grader prints at start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import site
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from grader.safe_io import UnsafeData, load_array, read_json
+from minimodel.course import encoding_modules
+from minimodel.implementation import PACKAGE_DIR, REPO_ROOT
+
+CHILD_DIR = Path(__file__).resolve().parent / "child"
+CHILD_FILES = ("isolation.py", "zygote.py", "probe_runner.py", "kernel_jail.py", "recorder.py")
+STICKY = ("/tmp", "/var/tmp", "/dev/shm")
+ALWAYS_HIDDEN = ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home", "/run", "/mnt", "/media",
+                 "/srv", "/opt")
+UID_BASE = 200_000
+
+
+@dataclass
+class Limits:
+    """Per-probe-group and per-notebook limits (seconds, MiB, KiB)."""
+
+    wall_s: float = 20.0
+    cpu_s: int = 20
+    memory_mb: int = 2048
+    fsize_mb: int = 32
+    nproc: int = 64
+    nofile: int = 256
+    output_kb: int = 64
+    cell_timeout_s: int = 60
+    notebook_wall_s: int = 240
+    kernel_memory_mb: int = 8192
+
+    def group(self) -> dict:
+        return {"wall_s": self.wall_s, "cpu_s": self.cpu_s, "memory_mb": self.memory_mb,
+                "fsize_mb": self.fsize_mb, "nproc": self.nproc, "nofile": self.nofile,
+                "output_kb": self.output_kb}
+
+    def kernel(self) -> dict:
+        return {"memory_mb": self.kernel_memory_mb, "fsize_mb": self.fsize_mb,
+                "nproc": max(self.nproc, 128), "nofile": 1024,
+                "cpu_s": int(self.notebook_wall_s * 2)}
+
+
+@dataclass
+class Capabilities:
+    """What this platform lets the grader enforce (each found by trying it)."""
+
+    linux: bool = False
+    root: bool = False
+    namespaces: bool = False  # mount + network namespace, covered folders
+    pid_namespace: bool = False
+    drop_privileges: bool = False
+    rlimits: bool = False
+    cuda: bool | None = None  # None: not asked
+    notes: list[str] = field(default_factory=list)
+
+    def report(self) -> list[str]:
+        """Start-up lines: what is enforced, and, loudly, what is not."""
+        def line(ok: bool, es: str, en: str, es_no: str, en_no: str) -> str:
+            return f"  [ok] {en} / {es}" if ok else f"  [NOT ENFORCED] {en_no} / {es_no}"
+
+        lines = ["sandbox / aislamiento:"]
+        lines.append(line(self.namespaces, "red desactivada (namespace de red)",
+                          "network off (network namespace)",
+                          "la red no está aislada (solo un filtro de Python)",
+                          "network not isolated (Python audit hook only)"))
+        lines.append(line(self.namespaces, "soluciones, referencias y otras entregas ocultas",
+                          "solutions, references and other students hidden (mount namespace)",
+                          "archivos ocultos solo con un filtro de Python, evitable con ctypes",
+                          "files hidden by a Python audit hook only, bypassable with ctypes"))
+        lines.append(line(self.drop_privileges, "código del estudiante sin privilegios",
+                          "student code runs as an unprivileged user",
+                          "el código del estudiante corre con el usuario del corrector",
+                          "student code runs as the grader's user"))
+        lines.append(line(self.pid_namespace, "ningún proceso sobrevive a su prueba",
+                          "nothing outlives its item (PID namespace)",
+                          "procesos en segundo plano: solo se mata el grupo de procesos",
+                          "background processes: only the process group is killed"))
+        lines.append(line(self.rlimits, "límites de CPU, memoria, archivos y procesos",
+                          "CPU, memory, file-size and process limits",
+                          "sin límites de recursos", "no resource limits"))
+        if self.cuda is not None:
+            lines.append("  [ok] CUDA: probes repeated on the GPU / pruebas repetidas en la GPU"
+                         if self.cuda else
+                         "  [--] CUDA: no GPU, GPU checks reported as not run / sin GPU, "
+                         "las comprobaciones de GPU constan como no ejecutadas")
+        lines += [f"  note: {note}" for note in self.notes]
+        return lines
+
+
+def python_roots() -> list[str]:
+    """Folders the sandbox's Python needs to read: the environment and its base installation."""
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    real = os.path.realpath(sys.executable)
+    roots.add(str(Path(real).parent.parent))
+    return sorted(os.path.realpath(r) for r in roots if r and os.path.isdir(r))
+
+
+def installed_grader_dirs() -> list[str]:
+    """A non-editable install of ``grader`` in site-packages would expose the hidden checks."""
+    dirs = []
+    for folder in site.getsitepackages() + [site.getusersitepackages()]:
+        candidate = Path(folder) / "grader"
+        if candidate.is_dir():
+            dirs.append(str(candidate))
+    return dirs
+
+
+def filesystem_view(scratch: Path, extra_hide: list[Path] = ()) -> dict:
+    """The ``hide``/``expose`` lists of one sandbox (see ``grader/child/isolation.py``)."""
+    hide = [str(REPO_ROOT), *ALWAYS_HIDDEN, *(str(p) for p in extra_hide),
+            *installed_grader_dirs()]
+    hidden_by_env = os.environ.get("MINIMODEL_GRADER_HIDE", "")
+    hide += [p for p in hidden_by_env.split(os.pathsep) if p]
+    return {"hide": sorted({os.path.realpath(p) for p in hide if os.path.isdir(p)}),
+            "expose_ro": python_roots(), "expose_rw": [os.path.realpath(scratch)],
+            "tmpfs_mb": 64}
+
+
+def sandbox_env(workdir: Path, *, cuda: bool) -> dict:
+    """The scrubbed environment of every sandboxed process."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": str(workdir),
+        "TMPDIR": str(workdir),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONIOENCODING": "utf-8",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MINIMODEL_IMPL": "src",
+        "MINIMODEL_LAB_SIZE": "test",
+        "MPLBACKEND": "agg",
+        "MPLCONFIGDIR": str(workdir),
+    }
+    if not cuda:
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    elif "CUDA_VISIBLE_DEVICES" in os.environ:
+        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+    return env
+
+
+PROBE_SCRIPT = textwrap.dedent(
+    """
+    import json, os, sys
+    sys.path.insert(0, sys.argv[1])
+    import isolation
+    config = json.loads(sys.argv[2])
+    result = {"namespaces": False, "pid_namespace": False, "drop_privileges": False,
+              "rlimits": False, "notes": []}
+    applied = isolation.enter(config)
+    result["notes"] += applied["errors"]
+    secret = config["secret"]
+    result["namespaces"] = applied["files"] and applied["network"] and not os.path.exists(secret)
+    try:
+        isolation.unshare(isolation.CLONE_NEWPID)
+        pid_ns = True
+    except OSError as error:
+        pid_ns = False
+        result["notes"].append(f"pid namespace: {error}")
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        out = {"pid1": os.getpid() == 1, "uid": False, "rlimits": False}
+        try:
+            if pid_ns:
+                isolation.unshare(isolation.CLONE_NEWNS)
+                isolation.mount_private_proc()
+            isolation.apply_limits({"cpu_s": 30, "memory_mb": 4096, "nproc": 64, "fsize_mb": 8})
+            out["rlimits"] = True
+            if result["namespaces"]:
+                isolation.drop_privileges(config["uid"], config["uid"])
+                code = os.spawnv(os.P_WAIT, sys.executable,
+                                 [sys.executable, "-I", "-c", "import numpy"])
+                out["uid"] = code == 0
+                if code != 0:
+                    out["note"] = "the unprivileged user cannot run this Python"
+        except BaseException as error:
+            out["note"] = repr(error)
+        os.write(write, json.dumps(out).encode())
+        os._exit(0)
+    os.close(write)
+    data = b""
+    while chunk := os.read(read, 4096):
+        data += chunk
+    os.waitpid(pid, 0)
+    child = json.loads(data or b"{}")
+    result["pid_namespace"] = pid_ns and child.get("pid1", False)
+    result["drop_privileges"] = child.get("uid", False)
+    result["rlimits"] = child.get("rlimits", False)
+    if child.get("note"):
+        result["notes"].append(child["note"])
+    print(json.dumps(result))
+    """
+)
+
+_CAPABILITIES: Capabilities | None = None
+
+
+def probe_capabilities(check_cuda: bool = False) -> Capabilities:
+    """Try each isolation mechanism in a throw-away child and report what worked (cached)."""
+    global _CAPABILITIES
+    if _CAPABILITIES is None:
+        _CAPABILITIES = _probe()
+    if check_cuda and _CAPABILITIES.cuda is None:
+        _CAPABILITIES.cuda = cuda_available()
+    return _CAPABILITIES
+
+
+def _probe() -> Capabilities:
+    caps = Capabilities(linux=sys.platform.startswith("linux"), root=os.geteuid() == 0)
+    if not caps.linux:
+        caps.notes.append("not Linux: no namespaces or limits; student code runs unconfined")
+        return caps
+    with tempfile.TemporaryDirectory(prefix="mmg-probe-") as tmp:
+        secret = Path(tmp) / "hidden" / "secret"
+        secret.parent.mkdir()
+        secret.write_text("x")
+        own = Path(tmp) / "own"
+        own.mkdir()
+        view = filesystem_view(own, [secret.parent])
+        config = {**view, "namespaces": caps.root, "secret": str(secret),
+                  "uid": UID_BASE + os.getpid()}
+        try:
+            done = subprocess.run(
+                [sys.executable, "-I", "-c", PROBE_SCRIPT, str(CHILD_DIR), json.dumps(config)],
+                capture_output=True, text=True, timeout=60,
+            )
+            result = json.loads(done.stdout.strip().splitlines()[-1])
+        except (subprocess.SubprocessError, ValueError, IndexError) as error:
+            caps.notes.append(f"isolation probe failed: {error!r}")
+            return caps
+    caps.namespaces = result["namespaces"]
+    caps.pid_namespace = result["pid_namespace"] and caps.namespaces
+    caps.drop_privileges = result["drop_privileges"]
+    caps.rlimits = result["rlimits"]
+    caps.notes += result["notes"]
+    if not caps.root:
+        caps.notes.append("not running as root: no namespaces and no user switch "
+                          "(run the grader as root in a container for full isolation)")
+    return caps
+
+
+def cuda_available() -> bool:
+    """Ask a throw-away process (never this one: a forked CUDA context is unusable)."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "import torch; print(torch.cuda.is_available())"],
+            capture_output=True, text=True, timeout=120,
+        )
+        return done.stdout.strip().endswith("True")
+    except subprocess.SubprocessError:
+        return False
+
+
+def sandbox_uid() -> int:
+    """An unprivileged uid no other live grader process uses (derived from this pid)."""
+    return UID_BASE + os.getpid()
+
+
+def matplotlib_cache(folder: Path) -> Path:
+    """Build matplotlib's font cache once per run (seconds) so each kernel can copy it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if not any(folder.glob("fontlist-*.json")):
+        subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"],
+                       env={**os.environ, "MPLCONFIGDIR": str(folder), "MPLBACKEND": "agg"},
+                       capture_output=True, timeout=300, check=False)
+    return folder
+
+
+class Scratch:
+    """The scratch folder of one submission: all the sandbox can see besides Python itself."""
+
+    def __init__(self, root: Path, student_files: dict[str, bytes]):
+        self.root = root
+        self.course_src = root / "course" / "src"
+        self.runner = root / "runner"
+        self.items = root / "items"
+        self.inputs = root / "inputs"
+        root.mkdir(parents=True, mode=0o755)
+        os.chmod(root, 0o755)
+        shutil.copytree(PACKAGE_DIR, self.course_src / "minimodel",
+                        ignore=self._given_code_only)
+        positional = self.course_src / "minimodel" / "positional"
+        for name, data in student_files.items():
+            (positional / f"{name}.py").write_bytes(data)
+        self.runner.mkdir()
+        for name in CHILD_FILES:
+            shutil.copy2(CHILD_DIR / name, self.runner / name)
+        self.items.mkdir(mode=0o755)
+        self.inputs.mkdir(mode=0o755)
+        self._counter = 0
+
+    @staticmethod
+    def _given_code_only(folder: str, names: list[str]) -> list[str]:
+        ignored = [n for n in names if n == "__pycache__" or n.endswith(".pyc")]
+        if Path(folder).resolve() == (PACKAGE_DIR / "positional").resolve():
+            encodings = {f"{m}.py" for m in encoding_modules()}
+            ignored += [n for n in names if n != "__init__.py" and
+                        (n in encodings or n.endswith(".py"))]
+        return ignored
+
+    def add_inputs(self, name: str, arrays: dict[str, np.ndarray]) -> Path:
+        path = self.inputs / f"{name}.npz"
+        np.savez(path, **arrays)
+        os.chmod(path, 0o644)
+        return path
+
+    def new_item_dir(self, prefix: str) -> str:
+        self._counter += 1
+        return f"{self._counter:03d}-{prefix}"
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class ZygoteError(RuntimeError):
+    """The sandbox's zygote could not start or stopped answering."""
+
+
+class Zygote:
+    """Client of ``grader/child/zygote.py``: one per submission, serving its probe groups."""
+
+    def __init__(self, scratch: Scratch, caps: Capabilities, *, extra_hide: list[Path],
+                 cuda: bool, log_path: Path):
+        self.scratch = scratch
+        self.caps = caps
+        view = filesystem_view(scratch.root, extra_hide)
+        self.config = {
+            **view,
+            "namespaces": caps.namespaces,
+            "pid_namespace": caps.pid_namespace,
+            "drop_privileges": caps.drop_privileges,
+            "uid": sandbox_uid(),
+            "gid": sandbox_uid(),
+            "course_src": str(scratch.course_src),
+            "items_dir": str(scratch.items),
+            "env": sandbox_env(scratch.items, cuda=cuda),
+            "audit_guard": view["hide"] if not caps.namespaces else [],
+        }
+        self.config_path = scratch.root / "zygote.json"
+        self.config_path.write_text(json.dumps(self.config))
+        self.log_path = log_path
+        self.process: subprocess.Popen | None = None
+        self._buffer = b""
+        self.applied: dict = {}
+
+    def start(self, timeout: float = 120.0) -> dict:
+        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-B", str(self.scratch.runner / "zygote.py"),
+                 str(self.config_path)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                start_new_session=True, cwd=str(self.scratch.root),
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            )
+        finally:
+            log.close()
+        hello = self._read_line(timeout)
+        if not hello or not hello.get("ready"):
+            self.kill()
+            raise ZygoteError(f"sandbox did not start: {hello!r}")
+        self.applied = hello.get("applied", {})
+        return self.applied
+
+    def _read_line(self, timeout: float) -> dict | None:
+        assert self.process is not None and self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            return json.loads(line)
+        except ValueError:
+            return None
+
+    def run(self, request: dict, timeout: float) -> dict:
+        """Send one probe group; return the monitor's report (``grader-error`` if no answer)."""
+        if self.process is None or self.process.poll() is not None:
+            return {"status": "grader-error", "detail": "sandbox not running"}
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write((json.dumps(request) + "\n").encode())
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError) as error:
+            return {"status": "grader-error", "detail": repr(error)}
+        reply = self._read_line(timeout)
+        if reply is None:
+            self.kill()
+            return {"status": "grader-error", "detail": "sandbox stopped answering"}
+        return reply
+
+    def close(self) -> None:
+        if self.process is None:
+            return
+        try:
+            if self.process.stdin:
+                self.process.stdin.close()
+            self.process.wait(timeout=10)
+        except (subprocess.TimeoutExpired, OSError):
+            pass
+        self.kill()
+
+    def kill(self) -> None:
+        if self.process is None:
+            return
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
+
+
+def read_outputs(folder: Path, prefix: str, metas: object) -> list[dict]:
+    """Validate the output descriptions a child wrote and load their arrays safely.
+
+    Each returned dict has ``kind``, ``dtype``, ``shape``, ``device``, ``value`` (strings) and
+    ``array`` (a checked ndarray or ``None``); an output that is not plain, consistent data gets
+    ``kind = "invalid"`` and a ``problem``.
+    """
+    if not isinstance(metas, list):
+        return []
+    outputs = []
+    for index, meta in enumerate(metas[:16]):
+        outputs.append(_read_output(folder, f"{prefix}_{index}.npy", meta))
+    return outputs
+
+
+def _read_output(folder: Path, filename: str, meta: object) -> dict:
+    if not isinstance(meta, dict):
+        return {"kind": "invalid", "problem": "description is not an object"}
+    out = {
+        "kind": str(meta.get("kind", "unsupported"))[:32],
+        "dtype": str(meta.get("dtype", ""))[:32],
+        "device": str(meta.get("device", "cpu"))[:16],
+        "exact_type": bool(meta.get("exact_type", True)),
+        "type": str(meta.get("type", ""))[:64],
+        "value": str(meta["value"])[:4000] if "value" in meta else None,
+        "array": None,
+    }
+    shape = meta.get("shape", [])
+    if not (isinstance(shape, list) and len(shape) <= 8 and
+            all(isinstance(s, int) and 0 <= s < 2**40 for s in shape)):
+        return {**out, "kind": "invalid", "problem": "bad shape"}
+    out["shape"] = tuple(shape)
+    if "file" not in meta:
+        return out
+    try:
+        array = load_array(folder / filename)
+    except UnsafeData as error:
+        return {**out, "kind": "invalid", "problem": str(error)}
+    if array is None:
+        return {**out, "kind": "invalid", "problem": "array file missing"}
+    expected_shape = out["shape"] + ((2,) if meta.get("complex") else ())
+    if array.shape != expected_shape:
+        return {**out, "kind": "invalid", "problem": "array does not match its description"}
+    declared = out["dtype"]
+    if declared == "bfloat16":
+        ok = array.dtype == np.float32 and not np.any(array.view(np.uint32) & 0xFFFF)
+    elif meta.get("complex"):
+        ok = array.dtype.kind == "f"
+    else:
+        ok = array.dtype.name == declared or out["kind"] == "scalar" or declared not in (
+            "float16", "float32", "float64", "int64", "int32", "bool", "uint8", "int8", "int16")
+    if not ok:
+        return {**out, "kind": "invalid", "problem": "dtype does not match its description"}
+    out["array"] = array
+    return out
+
+
+def read_group(folder: Path, n_cases: int) -> dict:
+    """Everything one probe group's worker left: import error, cases, completion marker."""
+    result: dict = {"import_error": None, "cases": [None] * n_cases, "done": False,
+                    "problems": []}
+    try:
+        result["done"] = read_json(folder / "done.json") is not None
+        error = read_json(folder / "import_error.json")
+        if isinstance(error, dict):
+            result["import_error"] = _clean_error(error)
+    except UnsafeData as error:
+        result["problems"].append(str(error))
+    for index in range(n_cases):
+        prefix = f"case_{index:03d}"
+        try:
+            record = read_json(folder / f"{prefix}.json")
+        except UnsafeData as error:
+            result["problems"].append(str(error))
+            continue
+        if not isinstance(record, dict):
+            continue
+        case = {"ok": bool(record.get("ok")), "error": None, "outputs": []}
+        if case["ok"]:
+            case["outputs"] = read_outputs(folder, prefix, record.get("outputs"))
+        else:
+            case["error"] = _clean_error(record.get("error"))
+        result["cases"][index] = case
+    return result
+
+
+def _clean_error(error: object) -> dict:
+    if not isinstance(error, dict):
+        return {"type": "Error", "message": ""}
+    clean = {"type": str(error.get("type", "Error"))[:80],
+             "message": str(error.get("message", ""))[:4000]}
+    if isinstance(error.get("lineno"), int):
+        clean["lineno"] = error["lineno"]
+    if isinstance(error.get("file"), str):
+        clean["file"] = os.path.basename(error["file"])[:120]
+    return clean
+
+
+def asdict_caps(caps: Capabilities) -> dict:
+    return asdict(caps)

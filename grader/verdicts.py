@@ -1,0 +1,562 @@
+"""Judging, in the trusted parent: outputs against reference outputs, findings in both languages.
+
+Nothing here runs student code. The child's outputs arrive as checked plain arrays (see
+``grader.sandbox.read_group``); each case is compared with the reference output of the same hidden
+input, and each item's judge (in ``grader/hidden/lab_*.py``) turns the comparisons into a
+:class:`Verdict`: a score, a status, and findings for the student in Spanish and English.
+
+Tolerances
+----------
+Values are compared in float64 as ``|actual - expected| <= atol + rtol * |expected|``, with the
+tolerance of the expected output's dtype unless an item says otherwise:
+
+============  ==========  ==========  ==================================================
+dtype          rtol        atol        why
+============  ==========  ==========  ==================================================
+float64        1e-7        1e-9        a few ulps of different but exact formulations
+float32        1e-5        1e-6        ~100 ulps: other operation orders, fused kernels
+float16        2e-3        2e-3        two roundings (table cast, then the sum) at 2^-11
+bfloat16       1.6e-2      1.6e-2      two roundings at 2^-8
+============  ==========  ==========  ==================================================
+
+Items whose reference is computed from angles in float64 but where computing them in float32 is
+an accepted choice document their looser tolerance next to the item (lab 17.01: ``atol = 2e-4``
+for the sinusoidal table, enough for float32 angles up to the hidden lengths used).
+
+Feedback never shows hidden inputs or expected values: findings speak of "k of n hidden cases",
+shapes and dtypes the specification already fixes, and the largest error; integers the hidden
+cases pass are blanked out of any message that comes from student code.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+
+
+TOLERANCES: dict[str, Tolerance] = {
+    "float64": Tolerance(1e-7, 1e-9),
+    "float32": Tolerance(1e-5, 1e-6),
+    "float16": Tolerance(2e-3, 2e-3),
+    "bfloat16": Tolerance(1.6e-2, 1.6e-2),
+}
+DEFAULT_TOLERANCE = TOLERANCES["float32"]
+
+
+@dataclass
+class Finding:
+    """One thing the student should know, in both languages. ``scoring=False``: a note only."""
+
+    code: str
+    es: str
+    en: str
+    scoring: bool = True
+
+    def to_json(self) -> dict:
+        return {"code": self.code, "es": self.es, "en": self.en, "scoring": self.scoring}
+
+
+@dataclass
+class Verdict:
+    """The judgement of one graded item."""
+
+    key: str
+    title_es: str
+    title_en: str
+    points: float
+    score: float | None
+    status: str  # passed | partial | failed | missing | manual
+    findings: list[Finding] = field(default_factory=list)
+    passed: int = 0
+    total: int = 0
+    gpu: str | None = None  # passed | failed | not run (device-sensitive items only)
+    kind: str = "auto"  # auto | manual
+    instructor: dict = field(default_factory=dict)  # never shown to the student
+
+    def to_json(self) -> dict:
+        return {"key": self.key, "title_es": self.title_es, "title_en": self.title_en,
+                "points": self.points, "score": self.score, "status": self.status,
+                "findings": [f.to_json() for f in self.findings], "passed": self.passed,
+                "total": self.total, "gpu": self.gpu, "kind": self.kind,
+                "instructor": self.instructor}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Verdict:
+        findings = [Finding(**f) for f in data.get("findings", [])]
+        return cls(**{**data, "findings": findings})
+
+
+@dataclass
+class Check:
+    """One case compared with its reference."""
+
+    ok: bool
+    reason: str = ""  # missing | error | invalid | kind | shape | dtype | device | values
+    max_err: float | None = None
+    error: dict | None = None
+
+
+# --- what came back from one probe group -------------------------------------------------------
+
+RUN_STATUSES = ("finished", "timeout", "cpu", "memory", "crashed", "exited", "error",
+                "missing", "not-run")
+
+
+@dataclass
+class GroupOutcome:
+    """One variant's run of a probe group, as the parent sees it."""
+
+    variant: str
+    status: str
+    cases: list
+    import_error: dict | None = None
+    report: dict = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    file_findings: list[Finding] = field(default_factory=list)
+
+    @classmethod
+    def from_run(cls, variant: str, report: dict, data: dict) -> GroupOutcome:
+        raw = report.get("status", "error")
+        if raw == "exited":
+            status = "finished" if data.get("done") else "exited"
+        elif raw == "signal":
+            status = "crashed"
+        elif raw in ("timeout", "cpu", "memory"):
+            status = raw
+        else:
+            status = "error"
+        if status == "crashed" and report.get("signal") == signal.SIGXCPU:
+            status = "cpu"
+        return cls(variant, status, data.get("cases", []), data.get("import_error"), report,
+                   data.get("problems", []))
+
+    @classmethod
+    def absent(cls, variant: str, status: str, n_cases: int,
+               findings: list[Finding] = ()) -> GroupOutcome:
+        return cls(variant, status, [None] * n_cases, file_findings=list(findings))
+
+    def outputs(self, index: int) -> list[dict] | None:
+        case = self.cases[index] if index < len(self.cases) else None
+        if case is None or not case.get("ok"):
+            return None
+        return case.get("outputs", [])
+
+    def output(self, index: int, position: int = 0) -> dict | None:
+        outputs = self.outputs(index)
+        if outputs is None or position >= len(outputs):
+            return None
+        return outputs[position]
+
+    def error(self, index: int) -> dict | None:
+        case = self.cases[index] if index < len(self.cases) else None
+        if case is None:
+            return self.import_error
+        return case.get("error")
+
+
+# --- comparisons --------------------------------------------------------------------------------
+
+def tolerance_for(dtype: str, override: dict[str, Tolerance] | None = None) -> Tolerance:
+    if override and dtype in override:
+        return override[dtype]
+    return TOLERANCES.get(dtype, DEFAULT_TOLERANCE)
+
+
+def values_close(actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> tuple[bool, float]:
+    """``(ok, max abs error)`` in float64; non-finite values must match exactly."""
+    a = np.asarray(actual, dtype=np.float64)
+    b = np.asarray(expected, dtype=np.float64)
+    if a.shape != b.shape:
+        return False, float("inf")
+    if a.size == 0:
+        return True, 0.0
+    finite = np.isfinite(b)
+    if not np.array_equal(np.isfinite(a), finite) or not np.array_equal(a[~finite], b[~finite]):
+        return False, float("inf")
+    err = np.abs(a[finite] - b[finite])
+    ok = bool(np.all(err <= tol.atol + tol.rtol * np.abs(b[finite])))
+    return ok, float(err.max()) if err.size else 0.0
+
+
+def compare(out: dict | None, ref: dict, *, tol: Tolerance | None = None,
+            tolerances: dict[str, Tolerance] | None = None, check_dtype: bool = True,
+            check_kind: bool = True, device: str | None = None, values: bool = True,
+            error: dict | None = None) -> Check:
+    """Compare one output of the student with the reference output of the same case."""
+    if out is None:
+        return Check(False, "error" if error else "missing", error=error)
+    if out.get("kind") == "invalid":
+        return Check(False, "invalid")
+    if check_kind and out.get("kind") != ref.get("kind") and \
+            {out.get("kind"), ref.get("kind")} != {"tensor"}:
+        return Check(False, "kind")
+    if ref.get("kind") == "string":
+        same = out.get("value") == ref.get("value")
+        return Check(same, "" if same else "values")
+    if tuple(out.get("shape", ())) != tuple(ref.get("shape", ())):
+        return Check(False, "shape")
+    if check_dtype and out.get("dtype") != ref.get("dtype"):
+        return Check(False, "dtype")
+    if device is not None and out.get("device") != device:
+        return Check(False, "device")
+    if not values or ref.get("array") is None:
+        return Check(True)
+    if out.get("array") is None:
+        return Check(False, "values")
+    tolerance = tol or tolerance_for(str(ref.get("dtype")), tolerances)
+    ok, err = values_close(out["array"], ref["array"], tolerance)
+    return Check(ok, "" if ok else "values", err)
+
+
+# --- findings ------------------------------------------------------------------------------------
+
+def split_bilingual(message: str) -> tuple[str, str]:
+    """``"[es] ...\\n[en] ..."`` -> ``(es, en)``; any other message is the same in both."""
+    match = re.search(r"\[es\]\s*(.*?)\s*\[en\]\s*(.*)", message, flags=re.S)
+    if match:
+        return match.group(1).strip(), match.group(2).strip()
+    return message.strip(), message.strip()
+
+
+def redact(message: str, numbers: set[str]) -> str:
+    """Blank out the hidden cases' integers (``37`` but not the ``17`` of ``17.01``)."""
+    for number in sorted(numbers, key=len, reverse=True):
+        message = re.sub(rf"(?<![\d.]){re.escape(number)}(?!\.?\d)", "…", message)
+    return message
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+SIGNAL_NAMES = {signal.SIGSEGV: ("fallo de segmentación", "segmentation fault"),
+                signal.SIGABRT: ("abortado", "aborted"),
+                signal.SIGKILL: ("matado por el sistema, posiblemente por falta de memoria",
+                                 "killed by the system, possibly out of memory"),
+                signal.SIGBUS: ("error de bus", "bus error"),
+                signal.SIGFPE: ("error aritmético", "arithmetic error")}
+
+
+def run_findings(run: GroupOutcome, module_file: str, numbers: set[str],
+                 limits: dict | None = None) -> list[Finding]:
+    """What went wrong with the whole group (file, import, timeout, crash), if anything."""
+    limits = limits or {}
+    findings = list(run.file_findings)
+    if run.import_error:
+        findings.append(import_finding(run.import_error, module_file, numbers))
+    wall = limits.get("wall_s", run.report.get("wall_s", 0))
+    if run.status == "timeout":
+        findings.append(Finding(
+            "timeout",
+            f"Tu código no terminó a tiempo (límite: {wall:g} s para este grupo de pruebas). "
+            "¿Hay un bucle que nunca acaba o una espera?",
+            f"Your code did not finish in time (limit: {wall:g} s for this group of tests). "
+            "Is there a loop that never ends, or a wait?"))
+    elif run.status == "cpu":
+        findings.append(Finding(
+            "cpu", "Tu código superó el límite de tiempo de CPU.",
+            "Your code went over the CPU-time limit."))
+    elif run.status == "memory":
+        findings.append(Finding(
+            "memory", "Tu código usó más memoria de la permitida y se detuvo.",
+            "Your code used more memory than allowed and was stopped."))
+    elif run.status == "crashed":
+        number = run.report.get("signal", 0)
+        es, en = SIGNAL_NAMES.get(number, ("señal", "signal"))
+        name = signal.Signals(number).name if number in signal.Signals._value2member_map_ \
+            else str(number)
+        findings.append(Finding(
+            "crashed", f"El proceso que ejecutaba tu código murió ({name}: {es}).",
+            f"The process running your code died ({name}: {en})."))
+    elif run.status == "exited" and not run.import_error:
+        code = run.report.get("exit_code")
+        findings.append(Finding(
+            "exited",
+            f"El proceso terminó antes de acabar las pruebas (código de salida {code}). "
+            "¿Tu código llama a sys.exit() u os._exit()?",
+            f"The process ended before the tests finished (exit code {code}). "
+            "Does your code call sys.exit() or os._exit()?"))
+    elif run.status == "error":
+        findings.append(Finding(
+            "grader-error",
+            "El corrector tuvo un problema interno con este apartado; el profesorado lo revisará.",
+            "The grader had an internal problem with this item; your instructor will review it."))
+    if run.problems:
+        findings.append(Finding(
+            "unsafe-output",
+            "Tu código dejó resultados que no son datos numéricos normales; no se tuvieron en "
+            "cuenta.",
+            "Your code left results that are not plain numeric data; they were ignored."))
+    if run.report.get("output_bytes", 0) > 1 << 20:
+        megabytes = run.report["output_bytes"] / 2**20
+        findings.append(Finding(
+            "output-flood",
+            f"Tu código escribió {megabytes:.0f} MB en la salida. No cuesta puntos, pero "
+            "ralentiza la corrección.",
+            f"Your code wrote {megabytes:.0f} MB of output. It costs no points, but it slows "
+            "grading down.", scoring=False))
+    return findings
+
+
+def import_finding(error: dict, module_file: str, numbers: set[str]) -> Finding:
+    kind = error.get("type", "Error")
+    message = _short(redact(error.get("message", ""), numbers))
+    if kind in ("SyntaxError", "IndentationError", "TabError"):
+        line = error.get("lineno", "?")
+        return Finding("syntax-error",
+                       f"{module_file} tiene un error de sintaxis en la línea {line}: {message}",
+                       f"{module_file} has a syntax error on line {line}: {message}")
+    if kind == "SystemExit":
+        return Finding("exit-at-import",
+                       f"Al importar {module_file}, tu código termina el proceso (SystemExit).",
+                       f"Importing {module_file} ends the process (SystemExit).")
+    es_msg, en_msg = split_bilingual(message)
+    return Finding("import-error",
+                   f"Importar {module_file} lanza {kind}: {es_msg}",
+                   f"Importing {module_file} raises {kind}: {en_msg}")
+
+
+def exception_findings(errors: list[dict], total: int, numbers: set[str],
+                       where: str = "") -> list[Finding]:
+    """Group the exceptions the cases raised, one finding per exception type."""
+    by_type: dict[str, list[dict]] = {}
+    for error in errors:
+        by_type.setdefault(error.get("type", "Error"), []).append(error)
+    findings = []
+    for kind, group in by_type.items():
+        first = group[0]
+        es_msg, en_msg = split_bilingual(_short(redact(first.get("message", ""), numbers)))
+        line = f" (línea {first['lineno']})" if first.get("lineno") else ""
+        line_en = f" (line {first['lineno']})" if first.get("lineno") else ""
+        if kind == "NotImplementedError":
+            findings.append(Finding("not-implemented",
+                                    f"{where}Todavía sin implementar. {es_msg}".strip(),
+                                    f"{where}Not implemented yet. {en_msg}".strip()))
+            continue
+        count_es = f"{len(group)} de {total} casos ocultos lanzan" if total > 1 else "Lanza"
+        count_en = f"{len(group)} of {total} hidden cases raise" if total > 1 else "Raises"
+        findings.append(Finding(
+            "exception",
+            f"{where}{count_es} {kind}{line}: {es_msg}",
+            f"{where}{count_en} {kind}{line_en}: {en_msg}"))
+    return findings
+
+
+def mismatch_findings(checks: list[Check], expected_dtype: str | None = None,
+                      got_dtypes: list[str] = (), where: str = "") -> list[Finding]:
+    """Generic findings for checks no diagnosis explained (shape, dtype, values, ...)."""
+    total = len(checks)
+    counts: dict[str, int] = {}
+    worst = 0.0
+    for check in checks:
+        if not check.ok and check.reason not in ("error", "missing"):
+            counts[check.reason] = counts.get(check.reason, 0) + 1
+            if check.max_err is not None:
+                worst = max(worst, check.max_err)
+    findings = []
+    for reason, count in counts.items():
+        of_es, of_en = f"{count} de {total} casos ocultos", f"{count} of {total} hidden cases"
+        if reason == "shape":
+            findings.append(Finding("shape", f"{where}{of_es}: la forma del resultado no es la "
+                                    "que indica la especificación.",
+                                    f"{where}{of_en}: the result's shape is not the one the "
+                                    "specification gives."))
+        elif reason == "dtype":
+            got = ", ".join(sorted(set(got_dtypes))) or "?"
+            findings.append(Finding("dtype", f"{where}{of_es}: dtype {got}; se esperaba "
+                                    f"{expected_dtype}.",
+                                    f"{where}{of_en}: dtype {got}; expected {expected_dtype}."))
+        elif reason == "kind":
+            findings.append(Finding("kind", f"{where}{of_es}: el tipo del resultado no es el "
+                                    "de la especificación (np.ndarray o torch.Tensor).",
+                                    f"{where}{of_en}: the result's type is not the one the "
+                                    "specification gives (np.ndarray or torch.Tensor)."))
+        elif reason == "device":
+            findings.append(Finding("device", f"{where}{of_es}: el resultado no está en el "
+                                    "dispositivo de la entrada.",
+                                    f"{where}{of_en}: the result is not on the input's "
+                                    "device."))
+        elif reason == "values":
+            err = f" (error máximo {worst:.2g})" if np.isfinite(worst) else ""
+            err_en = f" (largest error {worst:.2g})" if np.isfinite(worst) else ""
+            findings.append(Finding("values", f"{where}{of_es}: los valores no coinciden con "
+                                    f"los esperados{err}.",
+                                    f"{where}{of_en}: the values differ from the expected "
+                                    f"ones{err_en}."))
+        elif reason == "invalid":
+            findings.append(Finding("invalid", f"{where}{of_es}: el resultado no es un array "
+                                    "numérico normal.",
+                                    f"{where}{of_en}: the result is not a plain numeric "
+                                    "array."))
+    return findings
+
+
+def status_of(score: float | None, points: float) -> str:
+    if score is None:
+        return "missing"
+    if score >= points - 1e-9:
+        return "passed"
+    return "failed" if score <= 1e-9 else "partial"
+
+
+def make_verdict(item, *, checks: list[Check], run: GroupOutcome, module_file: str,
+                 numbers: set[str], diagnoses: list[Finding] = (), notes: list[Finding] = (),
+                 gpu_checks: list[Check] | None = None, gpu_run: GroupOutcome | None = None,
+                 expected_dtype: str | None = None, got_dtypes: list[str] = (),
+                 limits: dict | None = None, gpu_available: bool = False) -> Verdict:
+    """The usual verdict: score from the fraction of cases passed, findings from what failed.
+
+    Diagnoses (known mistakes, recognised by the item's judge) replace the generic mismatch
+    findings; exceptions and run problems are always reported. On a GPU, the item also needs its
+    CUDA run to pass: the fraction is the smaller of the two.
+    """
+    total = len(checks)
+    passed = sum(c.ok for c in checks)
+    fraction = passed / total if total else 0.0
+    findings = run_findings(run, module_file, numbers, limits)
+    errors = [c.error for c in checks if c.reason == "error" and c.error]
+    if not run.import_error:
+        findings += exception_findings(errors, total, numbers)
+    findings += list(diagnoses)
+    if not diagnoses:
+        findings += mismatch_findings(checks, expected_dtype, got_dtypes)
+    gpu = None
+    if gpu_checks is not None:
+        gpu = "not run"
+        if gpu_run is not None and gpu_run.status != "not-run":
+            gpu_passed = sum(c.ok for c in gpu_checks)
+            gpu = "passed" if gpu_checks and gpu_passed == len(gpu_checks) else "failed"
+            fraction = min(fraction, gpu_passed / len(gpu_checks) if gpu_checks else 0.0)
+            if gpu == "failed":
+                where = "En la GPU (CUDA): ", "On the GPU (CUDA): "
+                gpu_findings = run_findings(gpu_run, module_file, numbers, limits)
+                gpu_errors = [c.error for c in gpu_checks if c.reason == "error" and c.error]
+                gpu_findings += exception_findings(gpu_errors, len(gpu_checks), numbers)
+                gpu_findings += mismatch_findings(gpu_checks)
+                for finding in gpu_findings:
+                    findings.append(Finding(finding.code, where[0] + finding.es,
+                                            where[1] + finding.en, finding.scoring))
+        elif gpu_available:
+            gpu = "not run"
+    findings += list(notes)
+    score = round(item.points * fraction, 2)
+    seen, unique = set(), []
+    for finding in findings:
+        if (finding.code, finding.en) not in seen:
+            seen.add((finding.code, finding.en))
+            unique.append(finding)
+    return Verdict(
+        key=item.key, title_es=item.title_es, title_en=item.title_en, points=item.points,
+        score=score, status=status_of(score, item.points), findings=unique, passed=passed,
+        total=total, gpu=gpu,
+        instructor={"run": run.status, "reasons": [c.reason for c in checks],
+                    "max_err": [c.max_err for c in checks],
+                    "wall_s": run.report.get("wall_s"),
+                    "output_bytes": run.report.get("output_bytes"),
+                    "output_head": (run.report.get("output_head") or "")[:2000],
+                    "gpu_run": gpu_run.status if gpu_run else None},
+    )
+
+
+# --- what a judge receives ----------------------------------------------------------------------
+
+@dataclass
+class JudgeContext:
+    """Everything an item's judge may look at (all of it trusted, parent-side data)."""
+
+    item: object  # grader.hidden.spec.Item
+    group: object  # grader.hidden.spec.Group
+    run: GroupOutcome
+    gpu_run: GroupOutcome | None
+    refs: list[list[dict]]
+    inputs: dict[str, np.ndarray]
+    numbers: set[str]
+    module_file: str
+    limits: dict = field(default_factory=dict)
+    gpu_available: bool = False
+
+    def out(self, index: int, position: int = 0, run: GroupOutcome | None = None) -> dict | None:
+        return (run or self.run).output(index, position)
+
+    def ref(self, index: int, position: int = 0) -> dict:
+        outputs = self.refs[index] if index < len(self.refs) else []
+        return outputs[position] if position < len(outputs) else {"kind": "missing"}
+
+    def error(self, index: int, run: GroupOutcome | None = None) -> dict | None:
+        return (run or self.run).error(index)
+
+    def compare(self, index: int, position: int = 0, run: GroupOutcome | None = None,
+                **options) -> Check:
+        return compare(self.out(index, position, run), self.ref(index, position),
+                       error=self.error(index, run), **options)
+
+    def verdict(self, checks: list[Check], **options) -> Verdict:
+        return make_verdict(self.item, checks=checks, run=self.run, module_file=self.module_file,
+                            numbers=self.numbers, limits=self.limits,
+                            gpu_available=self.gpu_available, **options)
+
+
+@dataclass
+class CellContext:
+    """What a notebook cell's judge may look at: the values recorded in the kernel."""
+
+    cell: object  # grader.hidden.spec.CellCheck
+    points: float
+    records: dict[str, dict | None]
+    refs: dict[str, list[dict]]
+    kernel: dict  # how the notebook run went (status, errors per cell)
+    numbers: set[str] = field(default_factory=set)
+
+    def out(self, name: str, position: int = 0) -> dict | None:
+        record = self.records.get(name)
+        if not record or not record.get("ok"):
+            return None
+        outputs = record.get("outputs", [])
+        return outputs[position] if position < len(outputs) else None
+
+    def error(self, name: str) -> dict | None:
+        record = self.records.get(name)
+        return record.get("error") if record and not record.get("ok") else None
+
+    def ref(self, name: str, position: int = 0) -> dict:
+        outputs = self.refs.get(name, [])
+        return outputs[position] if position < len(outputs) else {"kind": "missing"}
+
+    def compare(self, name: str, position: int = 0, **options) -> Check:
+        return compare(self.out(name, position), self.ref(name, position),
+                       error=self.error(name), **options)
+
+    def verdict(self, checks: list[Check], diagnoses: list[Finding] = ()) -> Verdict:
+        total = len(checks)
+        passed = sum(c.ok for c in checks)
+        score = round(self.points * passed / total, 2) if total else 0.0
+        findings: list[Finding] = []
+        errors = [c.error for c in checks if c.reason == "error" and c.error]
+        findings += exception_findings(errors, total, self.numbers)
+        missing = sum(c.reason == "missing" for c in checks)
+        if missing:
+            findings.append(Finding(
+                "not-recorded",
+                f"{missing} de {total} valores no llegaron a calcularse (¿una celda anterior "
+                "falló o el cuaderno se detuvo?).",
+                f"{missing} of {total} values were never computed (did an earlier cell fail, "
+                "or did the notebook stop?)."))
+        findings += list(diagnoses)
+        if not diagnoses:
+            findings += mismatch_findings(checks)
+        cell = self.cell
+        return Verdict(key=f"nb/{cell.grade_id}", title_es=cell.title_es, title_en=cell.title_en,
+                       points=self.points, score=score, status=status_of(score, self.points),
+                       findings=findings, passed=passed, total=total,
+                       instructor={"reasons": [c.reason for c in checks],
+                                   "max_err": [c.max_err for c in checks]})
