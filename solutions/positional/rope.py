@@ -139,16 +139,18 @@ def apply_rotary(
             )
         )
     ### BEGIN SOLUTION
-    ### HINT es: con F = cos.shape[-1], rota solo x[..., :2F] y copia el resto. En "interleaved"
-    ### HINT es: la pareja (2i, 2i+1) es el número complejo a + ib (torch.view_as_complex):
-    ### HINT es: rotarla es multiplicarla por cos + i·sin. En "half", las mitades x[..., :F] y
-    ### HINT es: x[..., F:2F] son las partes real e imaginaria. Calcula en float32 si x es
-    ### HINT es: float16/bfloat16 y devuelve el dtype de x.
-    ### HINT en: with F = cos.shape[-1], rotate only x[..., :2F] and copy the rest. In
+    ### HINT es: con F = cos.shape[-1], rota solo x[..., :2F] y deja el resto igual. En
+    ### HINT es: "interleaved", la pareja (2i, 2i+1) es el número complejo a + ib
+    ### HINT es: (torch.view_as_complex): rotarla es multiplicarla por cos + i·sin. En "half",
+    ### HINT es: las mitades x[..., :F] y x[..., F:2F] son las partes real e imaginaria. Calcula
+    ### HINT es: en float32 si x es float16/bfloat16 y devuelve el dtype de x. Sin operaciones
+    ### HINT es: con out=: autograd debe poder derivar a través de la rotación.
+    ### HINT en: with F = cos.shape[-1], rotate only x[..., :2F] and keep the rest as is. In
     ### HINT en: "interleaved", pair (2i, 2i+1) is the complex number a + ib
     ### HINT en: (torch.view_as_complex): rotating it is multiplying by cos + i·sin. In "half",
     ### HINT en: the halves x[..., :F] and x[..., F:2F] are the real and imaginary parts. Compute
-    ### HINT en: in float32 if x is float16/bfloat16 and return x's dtype.
+    ### HINT en: in float32 if x is float16/bfloat16 and return x's dtype. No out= operations:
+    ### HINT en: autograd must be able to differentiate through the rotation.
     if x.dtype not in (torch.float32, torch.float64):
         # Half-precision inputs: rotate in float32 and round once, at the end.
         return apply_rotary(x.float(), cos, sin, convention=convention).to(x.dtype)
@@ -158,20 +160,21 @@ def apply_rotary(
         cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
     cos = cos.to(device=x.device, dtype=x.dtype)
     sin = sin.to(device=x.device, dtype=x.dtype)
-    # One output, written once: no torch.cat, no temporaries the size of x.
-    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    if r < D:
-        out[..., r:] = x[..., r:]  # partial rotation: the tail passes through unchanged
     if convention == "interleaved":
-        # (a + ib)(cos + i sin) = (a cos - b sin) + i(a sin + b cos): a single pass over x.
-        turn = torch.complex(cos, sin)  # (T, F) or (B, 1, T, F), complex
-        torch.mul(as_complex_pairs(x[..., :r]), turn, out=as_complex_pairs(out[..., :r]))
+        # Pair (2i, 2i+1) is the complex number a + ib, and
+        # (a + ib)(cos + i sin) = (a cos - b sin) + i(a sin + b cos): one pass over x.
+        turned = as_complex_pairs(x[..., :r]) * torch.complex(cos, sin)
+        rotated = torch.view_as_real(turned).flatten(-2)  # (B, H, T, r)
     else:
+        # Pair (i, i + F): first (a cos, b cos) for both halves at once, then add the sines in
+        # place. No torch.cat and no temporaries the size of x; autograd still works.
         a, b = x[..., :F], x[..., F:r]
-        out_a, out_b = out[..., :F], out[..., F:r]
-        torch.mul(a, cos, out=out_a).addcmul_(b, sin, value=-1.0)  # a cos - b sin
-        torch.mul(b, cos, out=out_b).addcmul_(a, sin)  # b cos + a sin
-    return out
+        rotated = (x[..., :r].unflatten(-1, (2, F)) * cos.unsqueeze(-2)).flatten(-2)
+        rotated[..., :F].addcmul_(b, sin, value=-1.0)  # a cos - b sin
+        rotated[..., F:].addcmul_(a, sin)  # b cos + a sin
+    if r < D:  # partial rotation: the tail passes through unchanged
+        rotated = torch.cat((rotated, x[..., r:]), dim=-1)
+    return rotated
     ### END SOLUTION
 
 
@@ -425,8 +428,8 @@ class RotaryEmbedding(nn.Module):
 def as_complex_pairs(t: torch.Tensor) -> torch.Tensor:
     """View a float tensor ``(..., 2F)`` as complex ``(..., F)``: pair ``(2i, 2i+1)`` = ``a + ib``.
 
-    A view (writing to it writes to ``t``) whenever the memory layout allows it, which is always
-    the case for a contiguous ``t``; otherwise a complex copy.
+    A view, with no copy, whenever the memory layout allows it (always for a contiguous ``t``);
+    otherwise a complex copy. Differentiable either way.
     """
     pairs = t.unflatten(-1, (-1, 2))
     odd = pairs.storage_offset() % 2 or any(s % 2 for s in pairs.stride()[:-1])

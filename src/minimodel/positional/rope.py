@@ -148,16 +148,18 @@ def apply_rotary(
     # ====== INICIO DE TU CÓDIGO / START OF YOUR CODE ======
     raise NotImplementedError(
         "[es] Falta implementar apply_rotary (lección 17.03). Pista: con F = cos.shape[-1], "
-        "rota solo x[..., :2F] y copia el resto. En \"interleaved\" la pareja (2i, 2i+1) es "
-        "el número complejo a + ib (torch.view_as_complex): rotarla es multiplicarla por cos "
-        "+ i·sin. En \"half\", las mitades x[..., :F] y x[..., F:2F] son las partes real e "
-        "imaginaria. Calcula en float32 si x es float16/bfloat16 y devuelve el dtype de x.\n"
-        "[en] apply_rotary is not implemented yet (lesson 17.03). Hint: with F = "
-        "cos.shape[-1], rotate only x[..., :2F] and copy the rest. In \"interleaved\", pair "
-        "(2i, 2i+1) is the complex number a + ib (torch.view_as_complex): rotating it is "
-        "multiplying by cos + i·sin. In \"half\", the halves x[..., :F] and x[..., F:2F] are "
-        "the real and imaginary parts. Compute in float32 if x is float16/bfloat16 and "
-        "return x's dtype."
+        "rota solo x[..., :2F] y deja el resto igual. En \"interleaved\", la pareja (2i, "
+        "2i+1) es el número complejo a + ib (torch.view_as_complex): rotarla es "
+        "multiplicarla por cos + i·sin. En \"half\", las mitades x[..., :F] y x[..., F:2F] "
+        "son las partes real e imaginaria. Calcula en float32 si x es float16/bfloat16 y "
+        "devuelve el dtype de x. Sin operaciones con out=: autograd debe poder derivar a "
+        "través de la rotación.\n[en] apply_rotary is not implemented yet (lesson 17.03). "
+        "Hint: with F = cos.shape[-1], rotate only x[..., :2F] and keep the rest as is. In "
+        "\"interleaved\", pair (2i, 2i+1) is the complex number a + ib "
+        "(torch.view_as_complex): rotating it is multiplying by cos + i·sin. In \"half\", "
+        "the halves x[..., :F] and x[..., F:2F] are the real and imaginary parts. Compute in "
+        "float32 if x is float16/bfloat16 and return x's dtype. No out= operations: autograd "
+        "must be able to differentiate through the rotation."
     )
     # ====== FIN DE TU CÓDIGO / END OF YOUR CODE ======
 
@@ -404,8 +406,8 @@ class RotaryEmbedding(nn.Module):
 def as_complex_pairs(t: torch.Tensor) -> torch.Tensor:
     """View a float tensor ``(..., 2F)`` as complex ``(..., F)``: pair ``(2i, 2i+1)`` = ``a + ib``.
 
-    A view (writing to it writes to ``t``) whenever the memory layout allows it, which is always
-    the case for a contiguous ``t``; otherwise a complex copy.
+    A view, with no copy, whenever the memory layout allows it (always for a contiguous ``t``);
+    otherwise a complex copy. Differentiable either way.
     """
     pairs = t.unflatten(-1, (-1, 2))
     odd = pairs.storage_offset() % 2 or any(s % 2 for s in pairs.stride()[:-1])
