@@ -29,7 +29,13 @@ def main(argv: list[str] | None = None) -> int:
         module.add_arguments(command)
         command.set_defaults(_run=module.run)
     args = parser.parse_args(argv)
-    return args._run(args)
+    try:
+        return args._run(args)
+    except Exception as error:
+        if not str(error).startswith("[es] "):  # not one of ours: keep the traceback
+            raise
+        print(error, file=sys.stderr)  # a bilingual message says all; no traceback
+        return 2
 
 
 if __name__ == "__main__":

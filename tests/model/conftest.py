@@ -1,0 +1,26 @@
+"""Tiny Mini-GPTs for the model's tests: every test runs in well under a second."""
+
+import pytest
+import torch
+
+from minimodel.model import ENCODINGS, GPT, GPTConfig
+
+# Tiny models gain nothing from threads, and two test workers with two threads each on two cores
+# spend their time waiting for each other.
+torch.set_num_threads(1)
+
+TINY = dict(vocab_size=40, block_size=32, n_layer=2, n_head=4, n_embd=32)
+
+
+def tiny_config(positional: str, **overrides) -> GPTConfig:
+    return GPTConfig(**{**TINY, "positional": positional, **overrides})
+
+
+def tiny_model(positional: str, seed: int = 0, **overrides) -> GPT:
+    torch.manual_seed(seed)
+    return GPT(tiny_config(positional, **overrides)).eval()
+
+
+@pytest.fixture(params=ENCODINGS)
+def encoding(request) -> str:
+    return request.param
