@@ -18,6 +18,7 @@ formgrader for the written answers). Autograding is done here instead, under the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -127,10 +128,7 @@ def build_run_notebook(source: nbformat.NotebookNode, student: nbformat.Notebook
                     cells.append(_cell(record_source(grade_id, record_of[grade_id].records),
                                        "record", grade_id))
             elif meta.get("solution"):
-                if student is None:
-                    text = cell.source
-                else:
-                    text = answers.get(grade_id, CODE_STUB)
+                text = cell.source if student is None else answers.get(grade_id, CODE_STUB)
                 cells.append(_cell(text, "student", grade_id))
             else:
                 if student is not None and grade_id in answers and \
@@ -261,25 +259,20 @@ def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str
         outcome["detail"] = f"{type(error).__name__}: {str(error)[:500]}"
     finally:
         stop.set()
-        try:
+        with contextlib.suppress(Exception):
             run_sync(manager.shutdown_kernel)(now=True)
-        except Exception:  # noqa: BLE001
-            pass
         _kill_kernel(manager)
-        try:
-            client.kc.stop_channels() if client.kc else None
-        except Exception:  # noqa: BLE001
-            pass
+        with contextlib.suppress(Exception):
+            if client.kc:
+                client.kc.stop_channels()
     if time.monotonic() > deadline and outcome["status"] == "finished":
         outcome["status"] = "timeout"
     outcome["wall_s"] = round(time.monotonic() - start, 2)
     outcome["output_bytes"] = client._output_total
     with open(log_path, "ab") as log:
         kernel_log = folder / "kernel-output.log"
-        try:
+        with contextlib.suppress(OSError):
             log.write(kernel_log.read_bytes()[:65536])
-        except OSError:
-            pass
     return folder, outcome
 
 
@@ -290,10 +283,8 @@ def _kill_kernel(manager) -> None:
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 process.kill()
-            except ProcessLookupError:
-                pass
 
 
 def read_records(folder: Path, checks: NotebookChecks) -> dict[str, dict[str, dict | None]]:
@@ -352,10 +343,12 @@ def kernel_findings(outcome: dict, build: dict) -> list[Finding]:
             where = error.get("grade_id") or "añadida"
             where_en = error.get("grade_id") or "added"
             es_msg, en_msg = split_bilingual(_short(error.get("evalue", ""), 240))
+            if not es_msg and error["ename"] == "NotImplementedError":
+                es_msg, en_msg = "todavía sin implementar.", "not implemented yet."
             findings.append(Finding(
                 "nb-cell-error",
-                f"La celda «{where}» lanzó {error['ename']}: {es_msg}",
-                f"Cell '{where_en}' raised {error['ename']}: {en_msg}"))
+                f"La celda «{where}» lanzó {error['ename']}: {es_msg}".rstrip(": "),
+                f"Cell '{where_en}' raised {error['ename']}: {en_msg}".rstrip(": ")))
         elif error.get("ename") == "CellTimeout":
             findings.append(Finding(
                 "nb-cell-timeout",

@@ -26,8 +26,7 @@ import numpy as np
 from grader import nbexec
 from grader.hidden import module_name, registry
 from grader.hidden.spec import LabChecks
-from grader.sandbox import Limits, Scratch, Zygote, matplotlib_cache, probe_capabilities, \
-    read_group
+from grader.sandbox import Limits, Scratch, Zygote, matplotlib_cache, probe_capabilities, read_group
 from grader.verdicts import Tolerance, values_close
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
 

@@ -9,6 +9,7 @@ is checked. Anything odd is refused (``UnsafeData``), which costs that output on
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -105,10 +106,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
 
 

@@ -1,11 +1,12 @@
 """The trusted side of the sandbox: scratch folders, the platform probe, and the zygote client.
 
 For each submission the grader builds a scratch folder holding only what the child may see: a
-pristine copy of the given course code (``course/src/minimodel``) with the student's encoding files
-dropped into ``positional/``, the sandbox's own code (``runner/``, copied from ``grader/child``), the
-hidden inputs of each lab, and an empty ``items/`` folder. Inside the sandbox everything else that
-matters is covered (see :func:`filesystem_view`): the repository with its solutions, hidden checks
-and reference outputs, the submissions, the grader's output, other scratch folders, ``/tmp``.
+pristine copy of the given course code (``course/src/minimodel``) with the student's encoding
+files dropped into ``positional/``, the sandbox's own code (``runner/``, copied from
+``grader/child``), the hidden inputs of each lab, and an empty ``items/`` folder. Inside the
+sandbox everything else that matters is covered (see :func:`filesystem_view`): the repository
+with its solutions, hidden checks and reference outputs, the submissions, the grader's output,
+other scratch folders, ``/tmp``.
 
 What the platform can enforce is found once per run by :func:`probe_capabilities`, which tries
 each mechanism for real; :meth:`Capabilities.report` is what the grader prints at start-up.
@@ -13,6 +14,7 @@ each mechanism for real; :meth:`Capabilities.report` is what the grader prints a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -273,6 +275,9 @@ def _probe() -> Capabilities:
 
 def cuda_available() -> bool:
     """Ask a throw-away process (never this one: a forked CUDA context is unusable)."""
+    if sys.platform.startswith("linux") and not Path("/dev/nvidiactl").exists() and \
+            not os.environ.get("MINIMODEL_GRADER_PROBE_CUDA"):
+        return False  # no NVIDIA driver: no need to import torch to know
     try:
         done = subprocess.run(
             [sys.executable, "-c", "import torch; print(torch.cuda.is_available())"],
@@ -445,14 +450,10 @@ class Zygote:
     def kill(self) -> None:
         if self.process is None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
         for stream in (self.process.stdin, self.process.stdout):
             try:
                 if stream:

@@ -230,7 +230,7 @@ def split_bilingual(message: str) -> tuple[str, str]:
 def redact(message: str, numbers: set[str]) -> str:
     """Blank out the hidden cases' integers (``37`` but not the ``17`` of ``17.01``)."""
     for number in sorted(numbers, key=len, reverse=True):
-        message = re.sub(rf"(?<![\d.]){re.escape(number)}(?!\.?\d)", "…", message)
+        message = re.sub(rf"(?<![\w.]){re.escape(number)}(?!\w|\.\d)", "…", message)
     return message
 
 
@@ -541,9 +541,13 @@ class CellContext:
         passed = sum(c.ok for c in checks)
         score = round(self.points * passed / total, 2) if total else 0.0
         findings: list[Finding] = []
-        errors = [c.error for c in checks if c.reason == "error" and c.error]
+        # A NameError here means an earlier cell failed to define the value: say it that way.
+        errors = [c.error for c in checks if c.reason == "error" and c.error
+                  and c.error.get("type") != "NameError"]
         findings += exception_findings(errors, total, self.numbers)
-        missing = sum(c.reason == "missing" for c in checks)
+        missing = sum(c.reason == "missing" or (c.reason == "error" and c.error and
+                                                c.error.get("type") == "NameError")
+                      for c in checks)
         if missing:
             findings.append(Finding(
                 "not-recorded",

@@ -16,6 +16,7 @@ The view of the file system the sandbox gets (with a mount namespace):
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import fcntl
@@ -232,10 +233,8 @@ def close_other_fds(keep: set[int]) -> None:
         fds = list(range(3, 1024))
     for fd in fds:
         if fd not in keep:
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
 
 
 def install_audit_guard(deny: list[str], allow: list[str]) -> None:
@@ -254,10 +253,8 @@ def install_audit_guard(deny: list[str], allow: list[str]) -> None:
         except TypeError:
             return False
         candidates = {os.path.abspath(text)}
-        try:
+        with contextlib.suppress(OSError, ValueError):
             candidates.add(os.path.realpath(text))
-        except (OSError, ValueError):
-            pass
         return any(_under(c, deny) and not _under(c, allow) for c in candidates)
 
     def hook(event: str, args: tuple) -> None:

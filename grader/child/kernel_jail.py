@@ -14,6 +14,7 @@ goes away, the kernel dies with it (parent-death signal), which ends its whole n
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -76,10 +77,8 @@ def main() -> int:
     os.close(out_w)
 
     def forward(signum, _frame):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL if signum == signal.SIGTERM else signum)
-        except ProcessLookupError:
-            pass
 
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT):
         signal.signal(signum, forward)
@@ -94,10 +93,8 @@ def main() -> int:
         if eof:
             time.sleep(0.2)
         else:
-            try:
+            with contextlib.suppress(InterruptedError):
                 ready, _, _ = select.select([out_r], [], [], 0.2)
-            except InterruptedError:
-                pass
         if ready:
             try:
                 chunk = os.read(out_r, 1 << 16)

@@ -226,8 +226,9 @@ def main() -> int:
         # Warm up what every worker would otherwise load on first use (meta-device kernels).
         (torch.zeros(2, device="meta") + torch.zeros(2, device="meta")).sum()
         (torch.zeros(2, dtype=torch.bfloat16) + torch.zeros(2)).sum()
-        import minimodel.positional  # noqa: F401  (the given package; no student module yet)
         import probe_runner  # noqa: F401
+
+        import minimodel.positional  # noqa: F401  (the given package; no student module yet)
     except BaseException as error:  # noqa: BLE001
         _send(channel, {"ready": False, "error": repr(error), "applied": applied})
         return 1

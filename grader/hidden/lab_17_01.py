@@ -21,8 +21,8 @@ import numpy as np
 
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
 from grader.verdicts import (
-    Check,
     CellContext,
+    Check,
     Finding,
     JudgeContext,
     Tolerance,
@@ -476,6 +476,12 @@ NOTEBOOK = NotebookChecks(
                              "(torch.zeros(2, 4, 10, dtype=torch.float64), offset=13)"},
                   _cell_judge(tolerances=SUM_TOLERANCES)),
     ),
+    manual_titles={
+        "q1-answer": ("Pregunta 1: por qué oscila el producto escalar (corrección manual)",
+                      "Question 1: why the dot product oscillates (graded by hand)"),
+        "q2-answer": ("Pregunta 2: pesos de la disposición concatenada (corrección manual)",
+                      "Question 2: weights from the concatenated layout (graded by hand)"),
+    },
 )
 
 CHECKS = LabChecks(lab_id="17.01", inputs=inputs, groups=GROUPS, items=ITEMS, notebook=NOTEBOOK)

@@ -138,8 +138,18 @@ class CellCheck:
 
 @dataclass(frozen=True)
 class NotebookChecks:
+    """The lab notebook's auto-graded cells, and titles for its hand-graded answers."""
+
     slug: str
     cells: tuple[CellCheck, ...]
+    manual_titles: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def title(self, grade_id: str) -> tuple[str, str]:
+        for cell in self.cells:
+            if cell.grade_id == grade_id:
+                return cell.title_es, cell.title_en
+        return self.manual_titles.get(
+            grade_id, (f"Respuesta escrita «{grade_id}»", f"Written answer '{grade_id}'"))
 
 
 @dataclass(frozen=True)

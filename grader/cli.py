@@ -1,0 +1,155 @@
+"""``minimodel-grader``: the instructor's command line.
+
+- ``references [--check]``: regenerate (or check) the hidden reference outputs from ``solutions/``.
+- ``release OUT``: write the student repository (no solutions, hidden checks, references, samples).
+- ``grade SUBMISSIONS --out OUT [--workers N] [--device cpu|cuda|auto] [--force] [--shard i/n]``:
+  grade a class; exit status 0 when the run completed, whatever students scored.
+- ``merge SOURCE... --out OUT [--manual gradebook.db]``: join the grading folders of several
+  shards, and/or the written answers graded by hand in formgrader.
+- ``demo``: grade the bundled sample submissions and print the table.
+
+Splitting a class across machines: each job grades one shard into its own folder, then one
+``merge`` joins them. With a Slurm array::
+
+    #SBATCH --array=0-3
+    minimodel-grader grade subs/ --out out/shard-$SLURM_ARRAY_TASK_ID \\
+        --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT
+    # afterwards, once: minimodel-grader merge out/shard-* --out out/all
+
+With a Kubernetes indexed Job (``completionMode: Indexed``, ``completions: 4``), the index is in
+``JOB_COMPLETION_INDEX``::
+
+    minimodel-grader grade /shared/subs --shard $JOB_COMPLETION_INDEX/4 \
+        --out /shared/out/shard-$JOB_COMPLETION_INDEX
+
+Shard ``i/n`` takes the submissions whose position in the sorted list is ``i`` modulo ``n``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from grader.sandbox import Limits
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError("use i/n, e.g. 0/4") from None
+    if not (count >= 1 and 0 <= index < count):
+        raise argparse.ArgumentTypeError("need 0 <= i < n")
+    return index, count
+
+
+def _add_limits(parser: argparse.ArgumentParser) -> None:
+    defaults = Limits()
+    parser.add_argument("--timeout", type=float, default=defaults.wall_s,
+                        help=f"seconds per probe group (default {defaults.wall_s:g})")
+    parser.add_argument("--memory", type=int, default=defaults.memory_mb,
+                        help=f"MiB per probe group (default {defaults.memory_mb})")
+    parser.add_argument("--cell-timeout", type=int, default=defaults.cell_timeout_s,
+                        help=f"seconds per notebook cell (default {defaults.cell_timeout_s})")
+
+
+def _limits(args) -> Limits:
+    return Limits(wall_s=args.timeout, cpu_s=int(args.timeout) + 1, memory_mb=args.memory,
+                  cell_timeout_s=args.cell_timeout,
+                  notebook_wall_s=max(Limits().notebook_wall_s, 4 * args.cell_timeout))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="minimodel-grader", description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="\n".join(__doc__.splitlines()[2:]))
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    refs = sub.add_parser("references", help="regenerate the hidden reference outputs")
+    refs.add_argument("--check", action="store_true", help="report drift, write nothing")
+    refs.add_argument("--lab", action="append", help="only this lab (repeatable)")
+
+    release = sub.add_parser("release", help="write the student repository")
+    release.add_argument("out", type=Path)
+    release.add_argument("--force", action="store_true", help="replace OUT if it exists")
+
+    grade = sub.add_parser("grade", help="grade a folder of submissions")
+    grade.add_argument("submissions", type=Path)
+    grade.add_argument("--out", type=Path, required=True)
+    grade.add_argument("--workers", type=int, default=0, help="default: every core")
+    grade.add_argument("--device", choices=("cpu", "cuda", "auto"), default="auto")
+    grade.add_argument("--force", action="store_true", help="regrade finished students too")
+    grade.add_argument("--shard", type=_shard, default=None, help="i/n: grade one shard")
+    grade.add_argument("--lab", action="append", help="only this lab (repeatable)")
+    grade.add_argument("--no-progress", action="store_true")
+    _add_limits(grade)
+
+    merge = sub.add_parser("merge", help="join shard folders and/or manual grades")
+    merge.add_argument("sources", type=Path, nargs="*")
+    merge.add_argument("--out", type=Path, required=True)
+    merge.add_argument("--manual", type=Path, help="nbgrader gradebook.db with manual grades")
+
+    demo = sub.add_parser("demo", help="grade the bundled samples and print the table")
+    demo.add_argument("--out", type=Path, default=None)
+    demo.add_argument("--workers", type=int, default=0)
+
+    args = parser.parse_args(argv)
+    try:
+        return _dispatch(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _dispatch(args) -> int:
+    from grader.grading import GradingError
+
+    try:
+        if args.command == "references":
+            from grader import references
+
+            if args.check:
+                problems = references.drift(labs=args.lab)
+                print("\n".join(problems) if problems else "reference outputs up to date")
+                return 1 if problems else 0
+            references.regenerate(labs=args.lab)
+            return 0
+        if args.command == "release":
+            from grader.release import release
+
+            written = release(args.out, force=args.force)
+            print(f"student repository: {len(written)} files in {args.out}")
+            return 0
+        if args.command == "grade":
+            from grader.grading import Options, grade
+
+            options = Options(workers=args.workers, device=args.device, force=args.force,
+                              shard=args.shard, limits=_limits(args),
+                              progress=not args.no_progress, labs=args.lab)
+            grade(args.submissions, args.out, options)
+            return 0
+        if args.command == "merge":
+            from grader import gradebook
+
+            args.out.mkdir(parents=True, exist_ok=True)
+            if args.sources:
+                count = gradebook.merge(args.sources, args.out)
+                print(f"merged {count} records into {args.out / 'grades.csv'}")
+            if args.manual:
+                taken = gradebook.merge_manual(args.out, args.manual)
+                print(f"took {taken} manual scores from {args.manual}")
+            if not args.sources and not args.manual:
+                gradebook.rebuild(args.out, rewrite_feedback=True)
+            return 0
+        if args.command == "demo":
+            from grader.demo import run_demo
+
+            return run_demo(out=args.out, workers=args.workers)
+    except GradingError as error:
+        print(f"minimodel-grader: {error}", file=sys.stderr)
+        return 2
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""Per-student feedback in Spanish and English, as Markdown and HTML, from a grading record.
+
+The record (``OUT/records/<student>.json``) is the single source: feedback is regenerated from it
+whenever grades change (a resumed run, merged manual grades). Feedback shows each item's points,
+its status and the findings the judges wrote for the student; never the hidden inputs, the
+expected values or the checks themselves. Output the student's code printed, warnings and stderr
+are not shown and never cost points.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from grader.safe_io import atomic_write_text
+
+STATUS = {
+    "es": {"passed": "superado", "partial": "parcial", "failed": "no superado",
+           "missing": "sin entregar", "manual": "pendiente de corrección manual",
+           "graded": "corregido a mano"},
+    "en": {"passed": "passed", "partial": "partial", "failed": "failed",
+           "missing": "not submitted", "manual": "awaiting manual grading",
+           "graded": "graded by hand"},
+}
+ICON = {"passed": "✔", "partial": "◐", "failed": "✘", "missing": "✘", "manual": "✎",
+        "graded": "✎"}
+WORDS = {
+    "es": {"title": "Corrección", "total": "Total automático", "item": "Apartado",
+           "points": "Puntos", "status": "Estado", "lab": "Laboratorio", "details": "Detalles",
+           "submission": "Tu entrega", "notebook": "Cuaderno",
+           "gpu": {"passed": "Comprobaciones en GPU: superadas.",
+                   "failed": "Comprobaciones en GPU: no superadas.",
+                   "not run": "Comprobaciones en GPU: no ejecutadas (se corrigió sin GPU); "
+                              "no cuentan como superadas."},
+           "manual": "Respuestas escritas (corrección manual)",
+           "footer": "Las pruebas ocultas y sus datos no se muestran. Lo que tu código escribe "
+                     "en la salida, los avisos (warnings) y stderr no restan puntos.",
+           "note": "Nota"},
+    "en": {"title": "Grading report", "total": "Automatic total", "item": "Item",
+           "points": "Points", "status": "Status", "lab": "Lab", "details": "Details",
+           "submission": "Your submission", "notebook": "Notebook",
+           "gpu": {"passed": "GPU checks: passed.", "failed": "GPU checks: failed.",
+                   "not run": "GPU checks: not run (graded without a GPU); they do not count "
+                              "as passed."},
+           "manual": "Written answers (graded by hand)",
+           "footer": "Hidden tests and their data are not shown. What your code prints, "
+                     "warnings and stderr never cost points.",
+           "note": "Note"},
+}
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:g}" if float(value).is_integer() else f"{value:.2f}"
+
+
+def _status(verdict: dict) -> str:
+    if verdict.get("kind") == "manual":
+        return "graded" if verdict.get("score") is not None else "manual"
+    return verdict.get("status", "failed")
+
+
+def _finding_text(finding: dict, lang: str) -> str:
+    text = finding.get(lang) or finding.get("en", "")
+    return text if finding.get("scoring", True) else f"{WORDS[lang]['note']}: {text}"
+
+
+def model(record: dict, lang: str) -> dict:
+    """The language-specific content both renderers share."""
+    words = WORDS[lang]
+    labs = []
+    for lab_id, lab in record.get("labs", {}).items():
+        rows, details = [], []
+        for verdict in lab.get("items", []):
+            status = _status(verdict)
+            title = verdict.get(f"title_{lang}") or verdict.get("key")
+            rows.append((title, f"{_fmt(verdict.get('score'))} / {_fmt(verdict['points'])}",
+                         f"{ICON.get(status, '')} {STATUS[lang].get(status, status)}"))
+            texts = [_finding_text(f, lang) for f in verdict.get("findings", [])]
+            if verdict.get("gpu") in words["gpu"]:
+                texts.append(words["gpu"][verdict["gpu"]])
+            if texts:
+                details.append((title, texts))
+        notebook = [_finding_text(f, lang) for f in lab.get("notebook", {}).get("findings", [])]
+        labs.append({"id": lab_id, "title": lab.get(f"title_{lang}", ""), "rows": rows,
+                     "details": details, "notebook": notebook,
+                     "score": f"{_fmt(lab.get('score'))} / {_fmt(lab.get('max'))}"})
+    return {
+        "heading": f"{words['title']} · {record['student_id']}",
+        "total": f"{words['total']}: {_fmt(record.get('total'))} / "
+                 f"{_fmt(record.get('max_total'))}",
+        "messages": [_finding_text(f, lang) for f in record.get("messages", [])],
+        "labs": labs,
+        "footer": words["footer"],
+    }
+
+
+def markdown(record: dict, lang: str) -> str:
+    words = WORDS[lang]
+    content = model(record, lang)
+    lines = [f"# {content['heading']}", "", f"**{content['total']}**", ""]
+    if content["messages"]:
+        lines += [f"## {words['submission']}", ""]
+        lines += [f"- {_md(text)}" for text in content["messages"]] + [""]
+    for lab in content["labs"]:
+        lines += [f"## {words['lab']} {lab['id']} · {lab['title']} — {lab['score']}", ""]
+        lines += [f"| {words['item']} | {words['points']} | {words['status']} |",
+                  "|---|---|---|"]
+        lines += [f"| {_md(a)} | {b} | {c} |" for a, b, c in lab["rows"]] + [""]
+        if lab["notebook"]:
+            lines += [f"### {words['notebook']}", ""]
+            lines += [f"- {_md(text)}" for text in lab["notebook"]] + [""]
+        if lab["details"]:
+            lines += [f"### {words['details']}", ""]
+            for title, texts in lab["details"]:
+                lines += [f"**{_md(title)}**", ""] + [f"- {_md(t)}" for t in texts] + [""]
+    lines += ["---", "", f"*{content['footer']}*", ""]
+    return "\n".join(lines)
+
+
+def _md(text: str) -> str:
+    """Text from findings, made inert in Markdown (no tables broken, no HTML, no links)."""
+    text = " ".join(str(text).split())
+    for char in "\\|<>[]*_`":
+        text = text.replace(char, "\\" + char)
+    return text
+
+
+CSS = ("body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;"
+       "line-height:1.45}table{border-collapse:collapse;width:100%}td,th{border:1px solid #ccc;"
+       "padding:.3rem .5rem;text-align:left}th{background:#f3f3f3}footer{color:#555;"
+       "margin-top:2rem}")
+
+
+def html_page(record: dict, lang: str) -> str:
+    words = WORDS[lang]
+    content = model(record, lang)
+    e = html.escape
+    parts = [f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">',
+             f"<title>{e(content['heading'])}</title><style>{CSS}</style></head><body>",
+             f"<h1>{e(content['heading'])}</h1><p><strong>{e(content['total'])}</strong></p>"]
+    if content["messages"]:
+        parts.append(f"<h2>{e(words['submission'])}</h2><ul>")
+        parts += [f"<li>{e(text)}</li>" for text in content["messages"]]
+        parts.append("</ul>")
+    for lab in content["labs"]:
+        parts.append(f"<h2>{e(words['lab'])} {e(lab['id'])} · {e(lab['title'])} — "
+                     f"{e(lab['score'])}</h2>")
+        parts.append(f"<table><tr><th>{e(words['item'])}</th><th>{e(words['points'])}</th>"
+                     f"<th>{e(words['status'])}</th></tr>")
+        parts += [f"<tr><td>{e(a)}</td><td>{e(b)}</td><td>{e(c)}</td></tr>"
+                  for a, b, c in lab["rows"]]
+        parts.append("</table>")
+        if lab["notebook"]:
+            parts.append(f"<h3>{e(words['notebook'])}</h3><ul>")
+            parts += [f"<li>{e(text)}</li>" for text in lab["notebook"]]
+            parts.append("</ul>")
+        if lab["details"]:
+            parts.append(f"<h3>{e(words['details'])}</h3>")
+            for title, texts in lab["details"]:
+                parts.append(f"<p><strong>{e(title)}</strong></p><ul>")
+                parts += [f"<li>{e(t)}</li>" for t in texts]
+                parts.append("</ul>")
+    parts.append(f"<footer><em>{e(content['footer'])}</em></footer></body></html>\n")
+    return "".join(parts)
+
+
+def write(record: dict, folder: Path) -> list[Path]:
+    """Write ``feedback.{es,en}.{md,html}`` for one student into ``folder``."""
+    written = []
+    for lang in ("es", "en"):
+        for suffix, render in (("md", markdown), ("html", html_page)):
+            path = folder / f"feedback.{lang}.{suffix}"
+            atomic_write_text(path, render(record, lang))
+            written.append(path)
+    return written

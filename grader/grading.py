@@ -1,0 +1,541 @@
+"""Grade a class: unpack each submission, run it in the sandbox, judge, record, report.
+
+One worker process grades one student at a time (all labs), so ``--workers N`` grades N students
+at once. For each student the worker builds a scratch folder, starts one sandbox zygote for the
+module probes and one sandboxed kernel per lab notebook, reads back plain data and judges it
+against the reference outputs; the verdicts, feedback and record are written by the worker
+(atomically, the record last). The main process only schedules, shows progress and rebuilds the
+gradebook. See ``grader.gradebook`` for the output layout and resuming.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import datetime
+import fcntl
+import hashlib
+import multiprocessing
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+
+import nbformat
+
+from grader import gradebook, nbexec
+from grader.hidden import module_name, registry
+from grader.references import References
+from grader.sandbox import (
+    Capabilities,
+    Limits,
+    Scratch,
+    Zygote,
+    ZygoteError,
+    matplotlib_cache,
+    probe_capabilities,
+    read_group,
+)
+from grader.unpack import POSITIONAL, Submission, discover, unpack
+from grader.verdicts import CellContext, Finding, GroupOutcome, JudgeContext, Verdict
+from minimodel.course import find_lab
+
+GRADER_DIR = Path(__file__).resolve().parent
+
+
+@dataclass
+class Options:
+    workers: int = 0  # 0: every core
+    device: str = "auto"  # cpu | cuda | auto
+    force: bool = False
+    shard: tuple[int, int] | None = None  # (index, count), index from 0
+    limits: Limits = field(default_factory=Limits)
+    progress: bool = True
+    labs: list[str] | None = None
+
+
+@dataclass
+class RunContext:
+    """What every worker needs (picklable)."""
+
+    out: Path
+    scratch_root: Path
+    caps: Capabilities
+    cuda: bool
+    limits: Limits
+    config: str
+    extra_hide: list[Path]
+    mpl_cache: Path
+    labs: list[str] | None
+
+
+class GradingError(RuntimeError):
+    """The run cannot start (bad arguments, output folder in use, no references)."""
+
+
+def code_version() -> str:
+    """Hash of the grader's code, hidden checks and reference outputs (part of the config)."""
+    digest = hashlib.sha256()
+    for path in sorted(GRADER_DIR.rglob("*")):
+        if path.suffix in (".py", ".json", ".npz") and "samples" not in path.parts and \
+                "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(GRADER_DIR)).encode() + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def config_hash(limits: Limits, cuda: bool, labs: list[str] | None) -> str:
+    text = f"{code_version()}|{sorted(asdict(limits).items())}|{cuda}|{labs}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@cache
+def _source(slug: str):
+    return nbexec.source_notebook(slug)
+
+
+def _missing_module(module: str) -> Finding:
+    path = f"{POSITIONAL}/{module}.py"
+    return Finding("missing-file",
+                   f"No encuentro {path} en tu entrega: los apartados que dependen de él valen 0.",
+                   f"{path} is not in your submission: the items that depend on it score 0.")
+
+
+def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
+    """Grade one submission completely and return its record (written by the caller)."""
+    start = time.monotonic()
+    submission = unpack(student_id, path)
+    safe = gradebook.safe_id(student_id)
+    log_path = ctx.out / "logs" / f"{safe}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.write_bytes(f"== {student_id} {datetime.datetime.now().isoformat()}\n".encode())
+    modules = {m for c in registry().values() for m in c.modules()}
+    files = {m: submission.module(m) for m in modules if submission.module(m) is not None}
+    scratch_dir = ctx.scratch_root / safe
+    if scratch_dir.exists():
+        shutil.rmtree(scratch_dir)
+    scratch = Scratch(scratch_dir, files)
+    record = {"student_id": student_id, "safe_id": safe, "complete": False,
+              "fingerprint": submission.fingerprint(), "config": ctx.config,
+              "messages": [m.to_json() for m in submission.messages], "labs": {},
+              "instructor": {"groups": {}, "notebooks": {}}}
+    holder: dict = {"zygote": None, "failed": False}
+    problems = []
+    try:
+        for lab_id, checks in registry().items():
+            if ctx.labs and lab_id not in ctx.labs:
+                continue
+            record["labs"][lab_id] = _grade_lab(lab_id, checks, submission, scratch, ctx,
+                                                holder, log_path, record, problems)
+    finally:
+        if holder["zygote"] is not None:
+            holder["zygote"].close()
+        scratch.remove()
+    _lift_syntax_errors(record)
+    gradebook.recompute_totals(record)
+    record["gpu"] = _gpu_summary(record)
+    record["status"] = "problems: " + ", ".join(sorted(set(problems))) if problems else "ok"
+    record["graded_at"] = datetime.datetime.now().isoformat(timespec="seconds")
+    record["wall_s"] = round(time.monotonic() - start, 2)
+    record["complete"] = True
+    return record
+
+
+def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: RunContext,
+               holder: dict, log_path: Path, record: dict, problems: list) -> dict:
+    lab = find_lab(lab_id)
+    refs = References(lab_id)
+    numbers = checks.hidden_numbers()
+    arrays = checks.inputs()
+    inputs_path = scratch.add_inputs(module_name(lab_id), arrays)
+    outcomes: dict[str, tuple[GroupOutcome, GroupOutcome | None]] = {}
+    limits = ctx.limits.group()
+    for group in checks.groups:
+        n = len(group.cases)
+        variants = group.variants(ctx.cuda)
+        if submission.module(group.module) is None:
+            finding = _missing_module(group.module)
+            primary = GroupOutcome.absent(variants[0], "missing", n, [finding])
+            gpu = GroupOutcome.absent("cuda", "missing", n) if group.device else None
+            outcomes[group.key] = (primary, gpu)
+            continue
+        results = {}
+        for variant in variants:
+            results[variant] = _run_group(group, variant, inputs_path, scratch, ctx, holder,
+                                          log_path, limits)
+            record["instructor"]["groups"][f"{lab_id}/{group.key}/{variant}"] = {
+                k: v for k, v in results[variant].report.items() if k != "output_head"}
+            if results[variant].status == "error":
+                problems.append("sandbox")
+        primary = results[variants[0]]
+        gpu = None
+        if group.device:
+            gpu = results.get("cuda") or GroupOutcome.absent("cuda", "not-run", n)
+        outcomes[group.key] = (primary, gpu)
+    items = []
+    for item in checks.items:
+        group = checks.group(item.group)
+        primary, gpu = outcomes[item.group]
+        judge_ctx = JudgeContext(item, group, primary, gpu, refs.group(item.group), arrays,
+                                 numbers, f"{group.module}.py", limits, ctx.cuda)
+        items.append(_judged(item.judge, judge_ctx, item.key, item.title_es, item.title_en,
+                             item.points, problems))
+    notebook_info: dict = {}
+    if checks.notebook:
+        items += _grade_notebook(lab_id, checks, submission, scratch, ctx, refs, numbers,
+                                 log_path, record, notebook_info, problems)
+    return {"title_es": lab.title_es, "title_en": lab.title_en,
+            "items": [v.to_json() for v in items], "notebook": notebook_info}
+
+
+def _judged(judge, context, key, title_es, title_en, points, problems) -> Verdict:
+    try:
+        return judge(context)
+    except Exception:  # a bug in a judge must not cost the student: flag it
+        problems.append("judge")
+        return Verdict(key, title_es, title_en, points, 0.0, "failed", [Finding(
+            "grader-error",
+            "El corrector tuvo un problema interno con este apartado; el profesorado lo "
+            "revisará.",
+            "The grader had an internal problem with this item; your instructor will review "
+            "it.")], instructor={"traceback": traceback.format_exc()[-4000:]})
+
+
+def _run_group(group, variant, inputs_path, scratch, ctx: RunContext, holder, log_path,
+               limits) -> GroupOutcome:
+    n = len(group.cases)
+    if holder["failed"]:
+        return GroupOutcome.absent(variant, "error", n)
+    if holder["zygote"] is None:
+        zygote = Zygote(scratch, ctx.caps, extra_hide=ctx.extra_hide, cuda=ctx.cuda,
+                        log_path=log_path)
+        try:
+            zygote.start()
+        except ZygoteError as error:
+            holder["failed"] = True
+            with open(log_path, "a", encoding="utf-8") as log:
+                log.write(f"sandbox failed to start: {error}\n")
+            return GroupOutcome.absent(variant, "error", n)
+        holder["zygote"] = zygote
+    request = {"dir": scratch.new_item_dir(f"{group.key}-{variant}"), "module": group.module,
+               "variant": variant, "inputs": str(inputs_path),
+               "cases": [c.to_json() for c in group.cases], "limits": limits}
+    report = holder["zygote"].run(request, timeout=float(limits["wall_s"]) + 30)
+    if report.get("status") == "grader-error" and holder["zygote"].process.poll() is not None:
+        holder["zygote"] = None  # start a fresh one for the next group
+    data = read_group(scratch.items / request["dir"], n) if report.get(
+        "status") != "grader-error" else {"cases": [None] * n}
+    return GroupOutcome.from_run(variant, report, data)
+
+
+def _grade_notebook(lab_id, checks, submission, scratch, ctx, refs, numbers, log_path, record,
+                    info, problems) -> list[Verdict]:
+    slug = checks.notebook.slug
+    source = _source(slug)
+    graded = nbexec.graded_cells(source)
+    raw = submission.notebook(slug)
+    records: dict = {}
+    findings: list[Finding] = []
+    outcome: dict = {}
+    if raw is None:
+        findings.append(Finding(
+            "missing-notebook",
+            f"No encuentro labs/{slug}.ipynb en tu entrega: las celdas calificadas del "
+            "cuaderno valen 0.",
+            f"labs/{slug}.ipynb is not in your submission: the notebook's graded cells score "
+            "0."))
+    else:
+        try:
+            student = nbformat.reads(raw.decode("utf-8"), as_version=4)
+        except Exception:  # noqa: BLE001 - anything unreadable counts as missing
+            student = None
+            findings.append(Finding(
+                "bad-notebook",
+                f"labs/{slug}.ipynb no se puede leer como cuaderno; cuenta como ausente.",
+                f"labs/{slug}.ipynb cannot be read as a notebook; it counts as missing."))
+        if student is not None:
+            folder_name = f"{module_name(lab_id)}"
+            notebook, build = nbexec.build_run_notebook(
+                source, student, checks.notebook, str(scratch.runner),
+                str(scratch.items / f"nb-{folder_name}"))
+            folder, outcome = nbexec.run_notebook(
+                notebook, scratch=scratch, name=folder_name, caps=ctx.caps, limits=ctx.limits,
+                extra_hide=ctx.extra_hide, log_path=log_path, mpl_cache=ctx.mpl_cache)
+            if outcome.get("status") == "error":
+                problems.append("notebook")
+            records = nbexec.read_records(folder, checks.notebook)
+            findings += nbexec.kernel_findings(outcome, build)
+            record["instructor"]["notebooks"][lab_id] = {**outcome, **build}
+    info.update({"present": raw is not None, "status": outcome.get("status", "missing"),
+                 "findings": [f.to_json() for f in findings]})
+    verdicts = []
+    cells = {c.grade_id: c for c in checks.notebook.cells}
+    for grade_id, meta in graded.items():
+        key = f"nb/{grade_id}"
+        if meta["kind"] == "manual":
+            title_es, title_en = checks.notebook.title(grade_id)
+            verdicts.append(Verdict(key, title_es, title_en, meta["points"], None, "manual",
+                                    kind="manual"))
+            continue
+        cell = cells.get(grade_id)
+        if cell is None:
+            problems.append("no hidden check")
+            verdicts.append(Verdict(key, grade_id, grade_id, meta["points"], 0.0, "failed",
+                                    instructor={"error": "no hidden check for this cell"}))
+            continue
+        values = records.get(grade_id, {name: None for name in cell.records})
+        context = CellContext(cell, meta["points"], values, refs.cell(grade_id), outcome,
+                              numbers)
+        verdicts.append(_judged(cell.judge, context, key, cell.title_es, cell.title_en,
+                                meta["points"], problems))
+    return verdicts
+
+
+def _lift_syntax_errors(record: dict) -> None:
+    """A syntax error is said once at the top of the feedback, not only under each item."""
+    seen = {m.get("es") for m in record["messages"]}
+    for lab in record["labs"].values():
+        for verdict in lab["items"]:
+            for finding in verdict.get("findings", []):
+                if finding["code"] in ("syntax-error", "not-utf8") and finding["es"] not in seen:
+                    seen.add(finding["es"])
+                    record["messages"].append(finding)
+
+
+def _gpu_summary(record: dict) -> str:
+    states = [v["gpu"] for lab in record["labs"].values() for v in lab["items"] if v.get("gpu")]
+    if not states:
+        return "n/a"
+    if "failed" in states:
+        return "failed"
+    if "not run" in states:
+        return "not run"
+    return "passed"
+
+
+# --- the worker processes ------------------------------------------------------------------------
+
+def _worker_init() -> None:
+    """Workers die with the main process and leave Ctrl-C to it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(1)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _work(student_id: str, path: str, ctx: RunContext) -> tuple[str, dict | None, str]:
+    try:
+        record = grade_student(student_id, Path(path), ctx)
+        gradebook.save(ctx.out, record)
+        return student_id, record, ""
+    except Exception:  # noqa: BLE001 - reported, retried on the next run
+        return student_id, None, traceback.format_exc()
+
+
+# --- the run -------------------------------------------------------------------------------------
+
+class Progress:
+    """``[#####.....] 12/40 students · 1 with problems · ETA 1m20s`` on a terminal."""
+
+    def __init__(self, total: int, stream, enabled: bool):
+        self.total, self.done, self.problems = total, 0, 0
+        self.stream, self.enabled = stream, enabled and total > 0
+        self.start = time.monotonic()
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.last_line = 0.0
+
+    def update(self, problem: bool) -> None:
+        self.done += 1
+        self.problems += problem
+        if not self.enabled:
+            return
+        elapsed = time.monotonic() - self.start
+        eta = elapsed / self.done * (self.total - self.done)
+        width = 24
+        filled = int(width * self.done / self.total)
+        text = (f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} students · "
+                f"{self.problems} with problems · ETA {_duration(eta)}")
+        if self.tty:
+            self.stream.write("\r" + text + (" " * 4) + ("\n" if self.done == self.total else ""))
+            self.stream.flush()
+        elif self.done == self.total or time.monotonic() - self.last_line > 10:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+            self.last_line = time.monotonic()
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+@contextlib.contextmanager
+def _locked(out: Path):
+    out.mkdir(parents=True, exist_ok=True)
+    handle = open(out / ".lock", "w")  # noqa: SIM115
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise GradingError(f"another grader is writing to {out}") from None
+    try:
+        yield
+    finally:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+
+def _clean_stale_scratch() -> None:
+    for folder in Path(tempfile.gettempdir()).glob("mmg-run-*"):
+        try:
+            pid = int((folder / "pid").read_text())
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except (OSError, ValueError):
+            continue
+
+
+def grade(submissions: Path, out: Path, options: Options, stream=sys.stderr) -> dict:
+    """Grade every submission in ``submissions`` into ``out``; return a summary."""
+    submissions, out = submissions.resolve(), out.resolve()
+    if not submissions.is_dir():
+        raise GradingError(f"{submissions} is not a folder of submissions")
+    if options.device not in ("cpu", "cuda", "auto"):
+        raise GradingError("--device must be cpu, cuda or auto")
+    with _locked(out):
+        return _grade_locked(submissions, out, options, stream)
+
+
+def _grade_locked(submissions: Path, out: Path, options: Options, stream) -> dict:
+    caps = probe_capabilities(check_cuda=options.device != "cpu")
+    cuda = bool(caps.cuda) and options.device != "cpu"
+    if options.device == "cuda" and not cuda:
+        raise GradingError("--device cuda: no GPU is available here")
+    log = open(out / "grading.log", "a", encoding="utf-8")  # noqa: SIM115
+
+    def say(text: str, *, screen: bool = True) -> None:
+        log.write(text + "\n")
+        log.flush()
+        if screen:
+            stream.write(text + "\n")
+            stream.flush()
+
+    say(f"== minimodel-grader grade {submissions} -> {out} "
+        f"({datetime.datetime.now().isoformat(timespec='seconds')})")
+    for line in caps.report():
+        say(line)
+    for lab_id, checks in registry().items():
+        try:
+            stale = References(lab_id).stale(checks)
+        except FileNotFoundError as error:
+            raise GradingError(str(error)) from None
+        if stale:
+            say(f"  WARNING: reference outputs of lab {lab_id} are older than "
+                f"{', '.join(stale)}; run `minimodel-grader references`")
+    entries = discover(submissions)
+    if options.shard:
+        index, count = options.shard
+        entries = [e for i, e in enumerate(entries) if i % count == index]
+    config = config_hash(options.limits, cuda, options.labs)
+    todo, skipped = [], 0
+    for student_id, path in entries:
+        previous = gradebook.load_record(out, student_id)
+        if not options.force and previous and previous.get("complete") and \
+                previous.get("config") == config and \
+                previous.get("fingerprint") == unpack(student_id, path).fingerprint():
+            skipped += 1
+        else:
+            todo.append((student_id, path))
+    workers = options.workers or len(os.sched_getaffinity(0))
+    shard = f" (shard {options.shard[0]}/{options.shard[1]})" if options.shard else ""
+    say(f"{len(entries)} submissions{shard}: {skipped} already graded, grading {len(todo)} "
+        f"with {min(workers, max(len(todo), 1))} workers")
+    _clean_stale_scratch()
+    scratch_root = Path(tempfile.mkdtemp(prefix="mmg-run-"))
+    os.chmod(scratch_root, 0o711)
+    (scratch_root / "pid").write_text(str(os.getpid()))
+    ctx = RunContext(out=out, scratch_root=scratch_root, caps=caps, cuda=cuda,
+                     limits=options.limits, config=config, extra_hide=[submissions, out],
+                     mpl_cache=matplotlib_cache(scratch_root / "mpl"), labs=options.labs)
+    progress = Progress(len(todo), stream, options.progress)
+    failures: list[str] = []
+    start = time.monotonic()
+    try:
+        if todo:
+            failures = _run_pool(todo, ctx, workers, progress, say)
+    finally:
+        shutil.rmtree(scratch_root, ignore_errors=True)
+    records = gradebook.rebuild(out)
+    problems = [r["student_id"] for r in records if r.get("status", "ok") != "ok"]
+    elapsed = time.monotonic() - start
+    summary = {"submissions": len(entries), "graded": len(todo) - len(failures),
+               "skipped": skipped, "failed": failures, "problems": problems,
+               "seconds": round(elapsed, 2), "workers": workers, "records": records}
+    say(f"run completed: {summary['graded']} graded, {skipped} already graded, "
+        f"{len(failures)} could not be graded (retried on the next run), "
+        f"{len(problems)} flagged for review; {elapsed:.1f} s; grades in {out / 'grades.csv'}")
+    log.close()
+    return summary
+
+
+def _run_pool(todo, ctx: RunContext, workers: int, progress: Progress, say) -> list[str]:
+    """Grade ``todo`` in worker processes; a crashed worker's students are retried once."""
+    attempts: dict[str, int] = {}
+    pending = list(todo)
+    failures: list[str] = []
+    mp = multiprocessing.get_context("spawn")
+    while pending:
+        batch, pending = pending, []
+        with ProcessPoolExecutor(max_workers=min(workers, len(batch)), mp_context=mp,
+                                 initializer=_worker_init) as pool:
+            futures = {pool.submit(_work, sid, str(path), ctx): (sid, path)
+                       for sid, path in batch}
+            remaining = set(futures)
+            try:
+                while remaining:
+                    done, remaining = wait(remaining, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        sid, path = futures[future]
+                        try:
+                            student_id, record, error = future.result()
+                        except BrokenProcessPool:
+                            attempts[sid] = attempts.get(sid, 0) + 1
+                            if attempts[sid] < 2:
+                                pending.append((sid, path))
+                            else:
+                                failures.append(sid)
+                                progress.update(True)
+                            continue
+                        if record is None:
+                            failures.append(student_id)
+                            say(f"  {student_id}: grader error\n{error}", screen=False)
+                            progress.update(True)
+                            continue
+                        say(f"  {student_id}: {record['total']:g}/{record['max_total']:g} "
+                            f"({record['wall_s']:.1f} s) {record['status']}", screen=False)
+                        progress.update(record.get("status") != "ok")
+            except KeyboardInterrupt:
+                for future in remaining:
+                    future.cancel()
+                for process in list(getattr(pool, "_processes", {}).values()):
+                    with contextlib.suppress(ProcessLookupError):
+                        process.kill()
+                say("interrupted: finished students are saved; run again to grade the rest")
+                raise
+    return failures
