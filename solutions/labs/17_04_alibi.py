@@ -123,7 +123,7 @@ panels = (
     (causal[7], "causal, m = 1/256"),
     (symmetric[0], "simétrico / symmetric, m = 1/2"),
 )
-for ax, (matrix, title) in zip(axes, panels):
+for ax, (matrix, title) in zip(axes, panels, strict=True):
     shown = matrix.clone()
     shown[torch.isinf(shown)] = float("nan")  # -inf en blanco / -inf in white
     image = ax.imshow(shown, cmap="viridis", vmin=matrix[~torch.isinf(matrix)].min(), vmax=0)
