@@ -56,20 +56,7 @@ def relative_position_bucket(
             small to have at least one exact bucket below ``max_distance``.
     """
     require_int_tensor("relative_position", relative_position, "(...)", range(0, 9))
-    require_int("num_buckets", num_buckets, 2)
-    require_int("max_distance", max_distance, 1)
-    side = num_buckets // 2 if bidirectional else num_buckets
-    if side // 2 < 1 or max_distance <= side // 2:
-        raise ValueError(
-            bilingual(
-                f"Con num_buckets={num_buckets} (bidirectional={bidirectional}) hay "
-                f"{side // 2} cubetas exactas; se necesita al menos una y max_distance > "
-                f"{side // 2} (recibí max_distance={max_distance}).",
-                f"With num_buckets={num_buckets} (bidirectional={bidirectional}) there are "
-                f"{side // 2} exact buckets; at least one is needed and max_distance > "
-                f"{side // 2} (got max_distance={max_distance}).",
-            )
-        )
+    _check_buckets(num_buckets, max_distance, bidirectional)
     ### BEGIN SOLUTION
     ### HINT es: sigue el docstring paso a paso con operaciones de tensores (torch.where,
     ### HINT es: torch.clamp); el logaritmo se calcula en float32 y se trunca con .long().
@@ -116,13 +103,7 @@ class RelativePositionBias(nn.Module):
     ) -> None:
         super().__init__()
         require_int("n_heads", n_heads, 1)
-        # Checks the bucket settings once, with bilingual errors, before any table is built.
-        relative_position_bucket(
-            torch.zeros(1, dtype=torch.long),
-            bidirectional=bidirectional,
-            num_buckets=num_buckets,
-            max_distance=max_distance,
-        )
+        _check_buckets(num_buckets, max_distance, bidirectional)
         self.n_heads = n_heads
         self.num_buckets = num_buckets
         self.max_distance = max_distance
@@ -221,3 +202,21 @@ def swin_relative_index(window_h: int, window_w: int) -> torch.Tensor:
     d_col = cols[:, None] - cols[None, :] + (window_w - 1)
     return d_row * (2 * window_w - 1) + d_col
     ### END SOLUTION
+
+
+def _check_buckets(num_buckets: int, max_distance: int, bidirectional: bool) -> None:
+    """At least one exact bucket per side, and ``max_distance`` past the exact ones."""
+    require_int("num_buckets", num_buckets, 2)
+    require_int("max_distance", max_distance, 1)
+    side = num_buckets // 2 if bidirectional else num_buckets
+    if side // 2 < 1 or max_distance <= side // 2:
+        raise ValueError(
+            bilingual(
+                f"Con num_buckets={num_buckets} (bidirectional={bidirectional}) hay "
+                f"{side // 2} cubetas exactas; se necesita al menos una y max_distance > "
+                f"{side // 2} (recibí max_distance={max_distance}).",
+                f"With num_buckets={num_buckets} (bidirectional={bidirectional}) there are "
+                f"{side // 2} exact buckets; at least one is needed and max_distance > "
+                f"{side // 2} (got max_distance={max_distance}).",
+            )
+        )
