@@ -156,16 +156,15 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
     numbers = checks.hidden_numbers()
     arrays = checks.inputs()
     inputs_path = scratch.add_inputs(module_name(lab_id), arrays)
-    outcomes: dict[str, tuple[GroupOutcome, GroupOutcome | None]] = {}
+    outcomes: dict[str, dict[str, GroupOutcome]] = {}
     limits = ctx.limits.group()
     for group in checks.groups:
         n = len(group.cases)
         variants = group.variants(ctx.cuda)
         if submission.module(group.module) is None:
             finding = _missing_module(group.module)
-            primary = GroupOutcome.absent(variants[0], "missing", n, [finding])
-            gpu = GroupOutcome.absent("cuda", "missing", n) if group.device else None
-            outcomes[group.key] = (primary, gpu)
+            outcomes[group.key] = {v: GroupOutcome.absent(v, "missing", n, [finding])
+                                   for v in variants}
             continue
         results = {}
         for variant in variants:
@@ -175,17 +174,18 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
                 k: v for k, v in results[variant].report.items() if k != "output_head"}
             if results[variant].status == "error":
                 problems.append("sandbox")
-        primary = results[variants[0]]
-        gpu = None
-        if group.device:
-            gpu = results.get("cuda") or GroupOutcome.absent("cuda", "not-run", n)
-        outcomes[group.key] = (primary, gpu)
+        outcomes[group.key] = results
     items = []
     for item in checks.items:
         group = checks.group(item.group)
-        primary, gpu = outcomes[item.group]
-        judge_ctx = JudgeContext(item, group, primary, gpu, refs.group(item.group), arrays,
-                                 numbers, f"{group.module}.py", limits, ctx.cuda)
+        runs = outcomes[item.group]
+        gpu = meta = None
+        if group.device:
+            n = len(group.cases)
+            gpu = runs.get("cuda") or GroupOutcome.absent("cuda", "not-run", n)
+            meta = runs.get("meta") or GroupOutcome.absent("meta", runs["cpu"].status, n)
+        judge_ctx = JudgeContext(item, group, runs["cpu"], gpu, refs.group(item.group), arrays,
+                                 numbers, f"{group.module}.py", limits, ctx.cuda, meta)
         items.append(_judged(item.judge, judge_ctx, item.key, item.title_es, item.title_en,
                              item.points, problems))
     notebook_info: dict = {}

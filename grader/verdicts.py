@@ -196,8 +196,7 @@ def compare(out: dict | None, ref: dict, *, tol: Tolerance | None = None,
         return Check(False, "error" if error else "missing", error=error)
     if out.get("kind") == "invalid":
         return Check(False, "invalid")
-    if check_kind and out.get("kind") != ref.get("kind") and \
-            {out.get("kind"), ref.get("kind")} != {"tensor"}:
+    if check_kind and (out.get("kind") != ref.get("kind") or not out.get("exact_type", True)):
         return Check(False, "kind")
     if ref.get("kind") == "string":
         same = out.get("value") == ref.get("value")
@@ -476,14 +475,15 @@ class JudgeContext:
 
     item: object  # grader.hidden.spec.Item
     group: object  # grader.hidden.spec.Group
-    run: GroupOutcome
-    gpu_run: GroupOutcome | None
+    run: GroupOutcome  # the CPU run
+    gpu_run: GroupOutcome | None  # device groups: the CUDA run, or an absent "not-run" one
     refs: list[list[dict]]
     inputs: dict[str, np.ndarray]
     numbers: set[str]
     module_file: str
     limits: dict = field(default_factory=dict)
     gpu_available: bool = False
+    meta_run: GroupOutcome | None = None  # device groups: the run on the meta device
 
     def out(self, index: int, position: int = 0, run: GroupOutcome | None = None) -> dict | None:
         return (run or self.run).output(index, position)

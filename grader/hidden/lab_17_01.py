@@ -55,9 +55,11 @@ MODULE_CASES = [
     (6, 10, 10000.0, (4, 1, 6), 9),  # one new token at the end of the table
 ]
 # (dtype, x shape, offset)
-DTYPE_CASES = [("float64", (2, 5, 12), 3), ("float16", (2, 5, 12), 3),
-               ("bfloat16", (2, 5, 12), 3), ("float16", (3, 12), 0)]
-DEVICE_CASES = [("float32", (2, 5, 12), 3), ("bfloat16", (5, 12), 0)]
+# (dtype, x shape, offset); offset 0 so that these items judge the dtype and the device alone
+# (the offset has its own item).
+DTYPE_CASES = [("float64", (2, 5, 12), 0), ("float16", (2, 5, 12), 0),
+               ("bfloat16", (2, 5, 12), 0), ("float16", (3, 12), 0)]
+DEVICE_CASES = [("float32", (2, 5, 12), 0), ("bfloat16", (5, 12), 0)]
 
 
 def inputs() -> dict[str, np.ndarray]:
@@ -276,18 +278,19 @@ def laws(student: np.ndarray, d: int, base: float) -> dict[str, bool]:
 
 
 def judge_pe_properties(ctx: JudgeContext):
+    """A case passes when every law holds on the student's table (a table of zeros is bounded
+    and "rotates", but it is not a sinusoidal table)."""
     checks, broken = [], set()
     for k in LAW_CASES:
         T, d, base = PE_CASES[k]
         student = _array(ctx.out(k))
         if student is None or student.shape != (T, d):
             reason = "error" if ctx.error(k) else ("shape" if student is not None else "missing")
-            checks += [Check(False, reason, error=ctx.error(k))] * len(LAWS)
+            checks.append(Check(False, reason, error=ctx.error(k)))
             continue
-        for name, ok in laws(student, d, base).items():
-            checks.append(Check(ok, "" if ok else "law"))
-            if not ok:
-                broken.add(name)
+        held = laws(student, d, base)
+        broken |= {name for name, ok in held.items() if not ok}
+        checks.append(Check(all(held.values()), "" if all(held.values()) else "law"))
     diagnoses = [Finding(f"law-{name}", f"Propiedad: {LAWS[name][0]}.",
                          f"Property: {LAWS[name][1]}.") for name in LAWS if name in broken]
     return ctx.verdict(checks, diagnoses=diagnoses)
@@ -392,15 +395,18 @@ def _device_trouble(ctx: JudgeContext, run, device: str) -> bool:
 
 
 def judge_module_device(ctx: JudgeContext):
-    checks = [ctx.compare(k, device="meta", values=False) for k in range(len(DEVICE_CASES))]
-    gpu_checks = None
-    if ctx.gpu_run is not None or ctx.gpu_available:
-        gpu_checks = [ctx.compare(k, run=ctx.gpu_run, device="cuda", tolerances=SUM_TOLERANCES)
-                      for k in range(len(DEVICE_CASES))] if ctx.gpu_run else []
+    """Each case must give the right values on the CPU and keep the device: on ``meta`` always
+    (a stand-in for a GPU that needs none), and on CUDA when the grader has a GPU."""
+    checks = []
+    for k in range(len(DEVICE_CASES)):
+        values = ctx.compare(k, tolerances=SUM_TOLERANCES)
+        placed = ctx.compare(k, run=ctx.meta_run, device="meta", values=False)
+        checks.append(values if not values.ok else placed)
+    gpu_checks = [ctx.compare(k, run=ctx.gpu_run, device="cuda", tolerances=SUM_TOLERANCES)
+                  for k in range(len(DEVICE_CASES))]
     diagnoses = []
-    trouble = _device_trouble(ctx, ctx.run, "meta") or (
-        ctx.gpu_run is not None and ctx.gpu_run.status != "not-run"
-        and _device_trouble(ctx, ctx.gpu_run, "cuda"))
+    trouble = _device_trouble(ctx, ctx.meta_run, "meta") or (
+        ctx.gpu_run.status != "not-run" and _device_trouble(ctx, ctx.gpu_run, "cuda"))
     if trouble:
         diagnoses.append(Finding("device", *DEVICE_DIAGNOSIS))
     return ctx.verdict(checks, diagnoses=diagnoses, gpu_checks=gpu_checks, gpu_run=ctx.gpu_run)
@@ -426,13 +432,21 @@ ITEMS = (
 # --- the notebook --------------------------------------------------------------------------------
 
 def _cell_judge(tolerances: dict[str, Tolerance] | None = None, *, tol: Tolerance | None = None,
-                transposed: str | None = None):
-    """Compare every recorded value with the reference notebook's; optional diagnosis."""
+                transposed: str | None = None, offset: tuple[str, ...] = ()):
+    """Compare every recorded value with the reference notebook's; optional diagnoses.
+
+    ``offset = (without, *with_offset)``: when the value computed without an offset is right and
+    every one computed with an offset is wrong, the module mishandles ``offset``.
+    """
 
     def judge(ctx: CellContext):
         checks = [ctx.compare(name, tol=tol, tolerances=tolerances, check_kind=False,
                               check_dtype=False) for name in ctx.cell.records]
+        ok = dict(zip(ctx.cell.records, (c.ok for c in checks), strict=True))
         diagnoses = []
+        if offset and ok[offset[0]] and not any(ok[name] for name in offset[1:]) and \
+                all(ctx.out(name) is not None for name in offset[1:]):
+            diagnoses.append(Finding("nb-offset", *NOTEBOOK_OFFSET))
         if transposed:
             names = [n for n, c in zip(ctx.cell.records, checks, strict=True) if not c.ok]
             flipped = [n for n in names if (a := _array(ctx.out(n))) is not None
@@ -445,6 +459,13 @@ def _cell_judge(tolerances: dict[str, Tolerance] | None = None, *, tol: Toleranc
 
     return judge
 
+
+NOTEBOOK_OFFSET = (
+    "Sin offset el módulo da lo esperado, pero con offset no: los trozos de la celda «module-"
+    "offset» no coinciden con la secuencia entera. Revisa qué filas de la tabla suma forward.",
+    "Without an offset the module gives the expected values, but not with one: the chunks of "
+    "cell 'module-offset' do not match the whole sequence. Check which rows of the table "
+    "forward adds.")
 
 TRANSPOSED = (
     "shift_matrix devuelve la traspuesta: M(Δ)ᵀ = M(−Δ) desplaza hacia atrás. Revisa el signo "
@@ -474,7 +495,8 @@ NOTEBOOK = NotebookChecks(
                    "rows": "encoder(torch.zeros(1, 3, 32), offset=4)[0]",
                    "hidden": "SinusoidalPositionalEncoding(d_model=10, max_len=30, base=60.0)"
                              "(torch.zeros(2, 4, 10, dtype=torch.float64), offset=13)"},
-                  _cell_judge(tolerances=SUM_TOLERANCES)),
+                  _cell_judge(tolerances=SUM_TOLERANCES, offset=("full", "chunked", "rows",
+                                                                 "hidden"))),
     ),
     manual_titles={
         "q1-answer": ("Pregunta 1: por qué oscila el producto escalar (corrección manual)",

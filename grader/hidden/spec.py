@@ -6,8 +6,8 @@ A lab's hidden checks (``grader/hidden/lab_<id>.py``) declare:
   trusted parent and handed to the child in a file;
 - ``GROUPS``: probe groups. A group is a list of :class:`Case` calls into one student module, run
   in one fresh sandboxed process (a crash costs that group only). A group marked ``device=True``
-  runs its tensors on PyTorch's ``meta`` device (always) and on CUDA (when there is a GPU); its
-  reference outputs come from the CPU;
+  runs on the CPU (values), on PyTorch's ``meta`` device (placement, always) and on CUDA (when
+  there is a GPU); its reference outputs come from the CPU;
 - ``ITEMS``: graded items. Each reads the outputs of one group and is judged by a function that
   gets a :class:`~grader.verdicts.JudgeContext` and returns a :class:`~grader.verdicts.Verdict`;
 - ``NOTEBOOK``: for the lab's notebook, the values to record in place of each auto-graded test
@@ -103,10 +103,11 @@ class Group:
     device: bool = False
 
     def variants(self, cuda: bool) -> tuple[str, ...]:
-        """Where the group runs for a student: ``cpu``, or ``meta`` (+ ``cuda`` with a GPU)."""
+        """Where the group runs for a student: ``cpu``; device groups also on ``meta`` (always)
+        and ``cuda`` (with a GPU)."""
         if not self.device:
             return ("cpu",)
-        return ("meta", "cuda") if cuda else ("meta",)
+        return ("cpu", "meta", "cuda") if cuda else ("cpu", "meta")
 
 
 @dataclass(frozen=True)

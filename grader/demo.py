@@ -1,0 +1,160 @@
+"""``minimodel-grader demo``: grade the bundled sample submissions and print the table.
+
+Four samples are assembled into ``build/demo/submissions`` (see ``grader/samples/README.md``):
+``reference`` (the solutions and the solved notebooks), ``stubs`` (the untouched student repo),
+``buggy`` (typical mistakes) and ``hostile`` (attacks on the grader). They are graded with
+``--force`` into ``build/demo/grades`` with short limits, and the table shows each one's automatic
+points per lab and the findings that explain them.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+
+from grader import nbexec
+from grader.grading import Options, grade
+from grader.sandbox import Limits
+from grader.stubs import END_MARK, START_MARK
+from minimodel.course import LABS, encoding_modules
+from minimodel.implementation import REFERENCE_DIR, REPO_ROOT, STUBS_DIR
+
+SAMPLES_DIR = Path(__file__).resolve().parent / "samples"
+SAMPLES = ("reference", "stubs", "buggy", "hostile")
+EXPECTED = {"reference": "full marks", "stubs": "zero", "buggy": "partial", "hostile": "zero"}
+
+
+def snippets(sample: str) -> dict[str, str]:
+    """``{"<target>.<name>": source}`` for one sample folder."""
+    folder = SAMPLES_DIR / sample
+    return {p.name[: -len(".snippet")]: p.read_text(encoding="utf-8")
+            for p in sorted(folder.glob("*.snippet"))}
+
+
+def fill_stub(stub: str, bodies: dict[str, str], module_code: str = "") -> str:
+    """The stub with each ``YOUR CODE`` block replaced by the body written for its function."""
+    lines = stub.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if lines[i].strip() != START_MARK:
+            out.append(lines[i])
+            i += 1
+            continue
+        indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+        j = i
+        while lines[j].strip() != END_MARK:
+            j += 1
+        block = "\n".join(lines[i : j + 1])
+        match = re.search(r"Falta implementar ([\w.]+)", block)
+        name = match.group(1) if match else ""
+        if name in bodies:
+            out += [indent + line if line.strip() else "" for line in
+                    bodies[name].rstrip("\n").splitlines()]
+        else:
+            out += lines[i : j + 1]
+        i = j + 1
+    text = "\n".join(out) + "\n"
+    return text + ("\n\n" + module_code if module_code else "")
+
+
+def fill_notebook(notebook: nbformat.NotebookNode, cells: dict[str, str]) -> nbformat.NotebookNode:
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in cells:
+            cell.source = cells[grade_id].rstrip("\n")
+    return notebook
+
+
+def build_sample(sample: str, dest: Path) -> Path:
+    """Write one sample submission (a copy of the student-editable files) into ``dest``."""
+    positional = dest / "src" / "minimodel" / "positional"
+    labs = dest / "labs"
+    positional.mkdir(parents=True, exist_ok=True)
+    labs.mkdir(parents=True, exist_ok=True)
+    parts = snippets(sample) if sample in ("buggy", "hostile") else {}
+    for module in encoding_modules():
+        if sample == "reference":
+            source = REFERENCE_DIR / f"{module}.py"
+            if source.exists():
+                shutil.copy2(source, positional / f"{module}.py")
+            continue
+        stub = STUBS_DIR / f"{module}.py"
+        if not stub.exists():
+            continue
+        prefix = f"{module}."
+        bodies = {k[len(prefix):]: v for k, v in parts.items() if k.startswith(prefix)}
+        module_code = bodies.pop("__module__", "")
+        (positional / f"{module}.py").write_text(
+            fill_stub(stub.read_text(encoding="utf-8"), bodies, module_code), encoding="utf-8")
+    for lab in LABS:
+        if sample == "reference":
+            if nbexec.source_path(lab.slug).exists():
+                nbformat.write(nbexec.source_notebook(lab.slug), labs / f"{lab.slug}.ipynb")
+            continue
+        released = REPO_ROOT / "labs" / f"{lab.slug}.ipynb"
+        if not released.exists():
+            continue
+        notebook = nbformat.read(released, as_version=4)
+        prefix = f"{lab.slug}."
+        cells = {k[len(prefix):]: v for k, v in parts.items() if k.startswith(prefix)}
+        nbformat.write(fill_notebook(notebook, cells), labs / f"{lab.slug}.ipynb")
+    return dest
+
+
+def build_samples(folder: Path) -> Path:
+    if folder.exists():
+        shutil.rmtree(folder)
+    for sample in SAMPLES:
+        build_sample(sample, folder / sample)
+    return folder
+
+
+def table(records: list[dict]) -> str:
+    """The sample table: automatic points per lab, total, and what explains the score."""
+    labs = sorted({lab for r in records for lab in r["labs"]})
+    header = ["sample", *labs, "total", "expected", "findings"]
+    rows = []
+    order = {name: i for i, name in enumerate(SAMPLES)}
+    for record in sorted(records, key=lambda r: order.get(r["student_id"], 99)):
+        cells = [record["student_id"]]
+        for lab_id in labs:
+            lab = record["labs"].get(lab_id, {})
+            cells.append(f"{lab.get('score', 0):g}/{lab.get('max', 0):g}")
+        codes = []
+        for lab in record["labs"].values():
+            for verdict in lab["items"]:
+                for finding in verdict.get("findings", []):
+                    if finding.get("scoring", True) and finding["code"] not in codes:
+                        codes.append(finding["code"])
+            for finding in lab.get("notebook", {}).get("findings", []):
+                if finding["code"] not in codes:
+                    codes.append(finding["code"])
+        shown = ", ".join(codes[:7]) + (", …" if len(codes) > 7 else "")
+        cells += [f"{record['total']:g}/{record['max_total']:g}",
+                  EXPECTED.get(record["student_id"], ""), shown or "-"]
+        rows.append(cells)
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header) - 1)]
+    lines = []
+    for row in [header, *rows]:
+        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=False))
+                     + "  " + str(row[-1]))
+    lines.insert(1, "  ".join("-" * w for w in widths) + "  " + "-" * 8)
+    return "\n".join(lines)
+
+
+def run_demo(out: Path | None = None, workers: int = 0, stream=sys.stdout) -> int:
+    base = out or REPO_ROOT / "build" / "demo"
+    submissions = build_samples(base / "submissions")
+    limits = Limits(wall_s=6, cpu_s=7, cell_timeout_s=60)
+    summary = grade(submissions, base / "grades", Options(workers=workers, force=True,
+                                                          limits=limits))
+    stream.write("\nSamples / muestras (automatic points; written answers are graded by hand):\n")
+    stream.write(table(summary["records"]) + "\n")
+    stream.write(f"Feedback: {base / 'grades' / 'feedback'}/<sample>/feedback.{{es,en}}.html\n")
+    stream.write(f"run completed: {len(summary['records'])} samples graded\n")
+    return 0
