@@ -30,6 +30,7 @@ install: $(STAMP)
 
 demo: install
 	$(BIN)/python -m minimodel.labrun --impl reference --figures build/figures
+	$(BIN)/minimodel-grader demo
 
 test: install
 	$(BIN)/ruff check .
