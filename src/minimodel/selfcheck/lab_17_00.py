@@ -22,8 +22,7 @@ def _expect_number(value: object, expected: float, *, name: str, atol: float = 1
         raise CheckFailure(
             f"{name} debe devolver un float de Python (usa .item()); devolvió "
             f"{type(value).__name__}.",
-            f"{name} must return a Python float (use .item()); it returned "
-            f"{type(value).__name__}.",
+            f"{name} must return a Python float (use .item()); it returned {type(value).__name__}.",
         )
     if abs(value - expected) > atol:
         raise CheckFailure(
