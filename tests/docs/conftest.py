@@ -1,0 +1,62 @@
+"""Fixtures for the docs tests: one build of both sites per test run, shared by the workers."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / "build" / "docs-test-site"
+
+
+@contextlib.contextmanager
+def _exclusive(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def built_site() -> dict:
+    """Build both sites with ``docs_site/build.py`` (``--strict``) into ``build/docs-test-site``.
+
+    With pytest-xdist each worker has its own session; the first one builds and the others reuse
+    that build (same test run id), so the sites are built once per ``make test``.
+
+    Returns:
+        ``{"site": Path, "seconds": float, "log": str}``.
+    """
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid-{os.getpid()}"
+    stamp = SITE.parent / "docs-test-site.stamp"
+    with _exclusive(SITE.parent / "docs-test-site.lock"):
+        if stamp.is_file():
+            done_by, seconds, *log = stamp.read_text().split("\n")
+            if done_by == run_id:
+                return {"site": SITE, "seconds": float(seconds), "log": "\n".join(log)}
+        start = time.perf_counter()
+        result = subprocess.run(
+            [sys.executable, str(ROOT / "docs_site" / "build.py"), "--out", str(SITE)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        seconds = time.perf_counter() - start
+        log = result.stdout + result.stderr
+        if result.returncode != 0:
+            stamp.unlink(missing_ok=True)
+            pytest.fail(f"docs build failed (mkdocs build --strict):\n{log}", pytrace=False)
+        stamp.write_text(f"{run_id}\n{seconds}\n{log}")
+    return {"site": SITE, "seconds": seconds, "log": log}

@@ -1,0 +1,71 @@
+"""Both sites build with ``mkdocs build --strict`` and are self-contained (no network at all)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from docs_pages import LANGS, markdown_files
+
+# Anything the browser would fetch by itself: scripts, stylesheets, images, fonts, frames.
+FETCHED = re.compile(
+    r"""<(?:script|img|iframe|source)\b[^>]*\ssrc=["'](?P<src>[^"']+)"""
+    r"""|<link\b[^>]*\srel=["'](?:stylesheet|preload|icon|modulepreload)["'][^>]*\shref=["'](?P<href>[^"']+)""",
+    re.IGNORECASE,
+)
+
+
+def test_both_languages_build_strict_and_fast(built_site):
+    site = built_site["site"]
+    for lang in LANGS:
+        assert (site / lang / "index.html").is_file(), f"site/{lang}/index.html missing"
+    assert built_site["seconds"] < 60, f"docs build took {built_site['seconds']:.0f} s"
+
+
+def test_root_redirects_to_spanish(built_site):
+    root = (built_site["site"] / "index.html").read_text(encoding="utf-8")
+    assert 'http-equiv="refresh" content="0; url=es/index.html"' in root
+    assert 'href="en/index.html"' in root
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_page_is_built(built_site, lang):
+    site = built_site["site"] / lang
+    for page in markdown_files(lang):
+        html = site / page.replace(".md", ".html")
+        assert html.is_file(), f"{page} was not built into {html}"
+        assert f'<html lang="{lang}"' in html.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_math_assets_are_served_with_the_site(built_site, lang):
+    vendor = built_site["site"] / lang / "assets" / "vendor" / "katex"
+    for name in ("katex.min.js", "katex.min.css", "LICENSE"):
+        assert (vendor / name).is_file(), f"{name} missing: the KaTeX hook did not run"
+    fonts = {font.name for font in (vendor / "fonts").iterdir()}
+    for font in re.findall(r"url\(fonts/([^)]+)\)", (vendor / "katex.min.css").read_text()):
+        assert font in fonts, f"katex.min.css needs fonts/{font}"
+    assert (built_site["site"] / lang / "assets" / "javascripts" / "katex-init.js").is_file()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_nothing_is_fetched_from_the_network(built_site, lang):
+    site = built_site["site"] / lang
+    for html in site.rglob("*.html"):
+        for match in FETCHED.finditer(html.read_text(encoding="utf-8")):
+            url = match.group("src") or match.group("href")
+            assert not re.match(r"(?:https?:)?//", url), f"{html.name} fetches {url}"
+    for css in site.rglob("*.css"):
+        for url in re.findall(r"url\(\s*['\"]?([^'\")]+)", css.read_text(encoding="utf-8")):
+            assert not re.match(r"(?:https?:)?//", url), f"{css.name} fetches {url}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_switcher_points_to_the_same_page(built_site, lang):
+    other = "en" if lang == "es" else "es"
+    html = (built_site["site"] / lang / "17" / "01-sinusoidal.html").read_text(encoding="utf-8")
+    links = re.findall(r'<a href="([^"]+)" hreflang="(\w+)"[^>]*class="md-select__link', html)
+    assert dict((code, href) for href, code in links) == {
+        lang: f"../../{lang}/17/01-sinusoidal.html",
+        other: f"../../{other}/17/01-sinusoidal.html",
+    }
