@@ -4,12 +4,12 @@ Every encoding of ``minimodel.positional`` plugs into exactly one of them:
 
 1. ``add_to_input(x, offset)``: add a vector per position to the token embeddings
    (``sinusoidal``, ``learned``);
-2. ``rotate(q, k, positions)``: rotate queries and keys by their positions (``rope``);
+2. ``rotate(q, k, offset)``: rotate queries and keys by their positions (``rope``);
 3. ``attention_bias(q_len, k_len)``: add a bias to the attention logits (``alibi``, ``t5``).
 
-Each hook is told where the chunk starts (an offset, explicit positions, or queries aligned to the
-end of the keys), so a chunk fed after a KV cache gets the same encoding as in a full forward pass.
-This file is the only place where the model calls the encodings: their call sites are below.
+Each hook is told where the chunk starts (an offset, or queries aligned to the end of the keys),
+so a chunk fed after a KV cache gets the same encoding as in a full forward pass. This file is the
+only place where the model calls the encodings: their call sites are below.
 """
 
 from __future__ import annotations
@@ -63,7 +63,6 @@ class PositionalHooks(nn.Module):
     def __init__(self, config) -> None:
         super().__init__()
         self.kind = config.positional
-        self.block_size = config.block_size
         head_dim = config.n_embd // config.n_head
         self.input = None  # hook 1: a module whose forward(x, offset) adds the encodings to x
         self.relative = None  # hook 3 (t5): a module whose forward(q_len, k_len) is the bias
@@ -81,10 +80,16 @@ class PositionalHooks(nn.Module):
             self.scaling = config.rope_scaling
             self.scaling_factor = config.rope_scaling_factor
             self.original_max_len = config.rope_original_max_len or config.block_size
-            # Kept in float32 whatever the model's dtype: bf16 angles go wrong past a few hundred
-            # positions. Not saved: it is a function of the config.
-            inv_freq, self.attention_factor = self.rope_frequencies(seq_len=config.block_size)
-            self.register_buffer("inv_freq", inv_freq, persistent=False)
+            inv_freq, factor = self.rope_frequencies(seq_len=config.block_size)
+            # float32 cos/sin tables, computed once (and kept float32 if the model is cast).
+            self.rotary = self.rope.RotaryEmbedding(
+                self.rotary_dim,
+                max_len=config.max_len,
+                base=self.rope_base,
+                convention=self.convention,
+                attention_factor=factor,
+                inv_freq=inv_freq,
+            )
         elif self.kind == "alibi":
             alibi = encoding_module("alibi")
             self.alibi_bias = alibi.alibi_bias
@@ -146,20 +151,21 @@ class PositionalHooks(nn.Module):
         )
 
     def rotate(
-        self, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor
+        self, q: torch.Tensor, k: torch.Tensor, offset: int
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Rotate queries and keys ``(B, H, T, head_dim)`` by ``positions`` ``(T,)``."""
+        """Rotate queries and keys ``(B, H, T, head_dim)`` at positions ``offset .. offset+T-1``."""
         if self.kind != "rope":
             return q, k
-        inv_freq, factor = self.inv_freq, self.attention_factor
-        if self.scaling == "dynamic_ntk":  # a function of the current length
-            inv_freq, factor = self.rope_frequencies(seq_len=int(positions[-1]) + 1)
-            inv_freq = inv_freq.to(q.device)
-        kwargs = dict(convention=self.convention, attention_factor=factor)
-        return (
-            self.rope.apply_rope(q, positions, inv_freq, **kwargs),
-            self.rope.apply_rope(k, positions, inv_freq, **kwargs),
-        )
+        if self.scaling == "dynamic_ntk":  # frequencies depend on the current length
+            T = q.size(-2)
+            inv_freq, factor = self.rope_frequencies(seq_len=offset + T)
+            positions = torch.arange(offset, offset + T, device=q.device)
+            kwargs = dict(convention=self.convention, attention_factor=factor)
+            return (
+                self.rope.apply_rope(q, positions, inv_freq, **kwargs),
+                self.rope.apply_rope(k, positions, inv_freq, **kwargs),
+            )
+        return self.rotary(q, offset), self.rotary(k, offset)
 
     # --- hook 3: bias on the attention logits -------------------------------------------------
     def attention_bias(self, q_len: int, k_len: int) -> torch.Tensor | None:

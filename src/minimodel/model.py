@@ -106,7 +106,7 @@ class CausalSelfAttention(nn.Module):
         self,
         x: torch.Tensor,
         hooks: PositionalHooks,
-        positions: torch.Tensor,
+        offset: int,
         bias: torch.Tensor | None,
         cache: KVCache | None,
         layer: int,
@@ -114,7 +114,7 @@ class CausalSelfAttention(nn.Module):
         B, T, C = x.shape
         q, k, v = self.c_attn(x).split(C, dim=2)
         q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
-        q, k = hooks.rotate(q, k, positions)  # hook 2 (RoPE); identity otherwise
+        q, k = hooks.rotate(q, k, offset)  # hook 2 (RoPE); identity otherwise
         if cache is not None:
             k, v = cache.update(layer, k, v)  # (B, H, cached + T, head_dim)
         dropout = self.dropout if self.training else 0.0
@@ -153,8 +153,8 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(config.n_embd, bias=config.bias)
         self.mlp = MLP(config)
 
-    def forward(self, x, hooks, positions, bias, cache, layer) -> torch.Tensor:
-        x = x + self.attn(self.ln_1(x), hooks, positions, bias, cache, layer)
+    def forward(self, x, hooks, offset, bias, cache, layer) -> torch.Tensor:
+        x = x + self.attn(self.ln_1(x), hooks, offset, bias, cache, layer)
         return x + self.mlp(self.ln_2(x))
 
 
@@ -212,12 +212,11 @@ class GPT(nn.Module):
         B, T = idx.shape
         offset = cache.length if cache is not None else 0
         self.hooks.check_length(offset + T)
-        positions = torch.arange(offset, offset + T, device=idx.device)  # (T,)
         x = self.hooks.add_to_input(self.wte(idx), offset)  # hook 1 (sinusoidal, learned)
         x = self.drop(x)
         bias = self.hooks.attention_bias(T, offset + T)  # hook 3, shared by all layers
         for layer, block in enumerate(self.blocks):
-            x = block(x, self.hooks, positions, bias, cache, layer)
+            x = block(x, self.hooks, offset, bias, cache, layer)
         logits = self.lm_head(self.ln_f(x))
         loss = None
         if targets is not None:

@@ -22,7 +22,7 @@ def manual_attention(model, x, layer=0):
     H = attn.n_head
     q, k, v = attn.c_attn(x).split(C, dim=2)
     q, k, v = (t.view(B, T, H, C // H).transpose(1, 2) for t in (q, k, v))
-    q, k = hooks.rotate(q, k, torch.arange(T))
+    q, k = hooks.rotate(q, k, 0)
     scores = q @ k.transpose(-1, -2) / math.sqrt(C // H)  # (B, H, T, T)
     bias = hooks.attention_bias(T, T)
     scores = scores + (bias if bias is not None else causal_mask(T, T))
@@ -35,9 +35,8 @@ def manual_attention(model, x, layer=0):
 def test_sdpa_equals_manual_attention(encoding):
     model = tiny_model(encoding)
     x = torch.randn(2, 12, model.config.n_embd, generator=torch.Generator().manual_seed(0))
-    positions = torch.arange(12)
     bias = model.hooks.attention_bias(12, 12)
-    got = model.blocks[0].attn(x, model.hooks, positions, bias, None, 0)
+    got = model.blocks[0].attn(x, model.hooks, 0, bias, None, 0)
     torch.testing.assert_close(got, manual_attention(model, x), atol=1e-6, rtol=1e-5)
 
 
