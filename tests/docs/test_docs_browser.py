@@ -32,7 +32,9 @@ LESSON_HTML = LESSON.replace(".md", ".html")
 pytestmark = pytest.mark.browser
 
 
-def _chromium() -> str:
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    """Path of the Chromium binary; skips (or fails, when required) before anything is built."""
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found:
         return found
@@ -48,7 +50,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def server(built_site):
+def server(chromium, built_site):
     """``http://127.0.0.1:<port>/`` serving the built site, for this module."""
     handler = functools.partial(_QuietHandler, directory=str(built_site["site"]))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -59,10 +61,10 @@ def server(built_site):
     httpd.server_close()
 
 
-def run_chromium(url: str, profile: Path, *args: str) -> str:
+def run_chromium(chromium: str, url: str, profile: Path, *args: str) -> str:
     """Load ``url`` in headless Chromium with no network but localhost; return its stdout."""
     command = [
-        _chromium(),
+        chromium,
         "--headless",
         "--no-sandbox",
         "--disable-gpu",
@@ -116,12 +118,13 @@ def switcher_links(dom: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_lesson_renders_and_switches_language_over_http(server, lang, tmp_path):
+def test_lesson_renders_and_switches_language_over_http(chromium, server, lang, tmp_path):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     shot = SCREENSHOTS / f"17-01-sinusoidal-{lang}.png"
     shot.unlink(missing_ok=True)
     url = urljoin(server, f"{lang}/{LESSON_HTML}")
     dom = run_chromium(
+        chromium,
         url,
         tmp_path / "profile",
         "--dump-dom",
@@ -141,9 +144,9 @@ def test_lesson_renders_and_switches_language_over_http(server, lang, tmp_path):
         assert f'<html lang="{other}"' in response.read().decode("utf-8")
 
 
-def test_lesson_renders_from_the_file_system(built_site, tmp_path):
+def test_lesson_renders_from_the_file_system(chromium, built_site, tmp_path):
     page = built_site["site"] / "es" / LESSON_HTML
-    dom = run_chromium(page.as_uri(), tmp_path / "profile", "--dump-dom")
+    dom = run_chromium(chromium, page.as_uri(), tmp_path / "profile", "--dump-dom")
     check_rendered(dom, "es")
     target = (page.parent / switcher_links(dom)["en"]).resolve()
     assert target == (built_site["site"] / "en" / LESSON_HTML).resolve()
