@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import subprocess
+from pathlib import Path
 
 import pytest
 from docs_pages import LANGS, markdown_files
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # Anything the browser would fetch by itself: scripts, stylesheets, images, fonts, frames.
 FETCHED = re.compile(
@@ -69,3 +74,25 @@ def test_switcher_points_to_the_same_page(built_site, lang):
         lang: f"../../{lang}/17/01-sinusoidal.html",
         other: f"../../{other}/17/01-sinusoidal.html",
     }
+
+
+def test_strict_build_fails_on_a_warning(tmp_path):
+    """``--strict`` only works if the warnings are logged: the build must not run ``--quiet``."""
+    here = ROOT / "docs_site"
+    spec = importlib.util.spec_from_file_location("docs_build", here / "build.py")
+    docs_build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(docs_build)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text("# Home {#home}\n\n[broken](missing-page.md)\n")
+    config = tmp_path / "mkdocs.yml"
+    config.write_text(
+        f"INHERIT: {here / 'mkdocs.en.yml'}\n"
+        f"docs_dir: {docs}\n"
+        f"hooks: [{here / 'hooks' / 'katex_assets.py'}]\n"
+        f"theme:\n  custom_dir: {here / 'overrides'}\n"
+    )
+    command = docs_build.mkdocs_command(config, tmp_path / "site")
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode != 0, "a broken link did not fail the strict build"
+    assert "missing-page.md" in result.stdout + result.stderr
