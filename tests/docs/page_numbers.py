@@ -26,6 +26,7 @@ _FUNCTIONS = {
     "log": math.log,
     "log2": math.log2,
     "log10": math.log10,
+    "floor": math.floor,
 }
 
 
@@ -44,6 +45,8 @@ def to_python(tex: str) -> str | None:
     s = s.replace("\\tfrac", "\\frac").replace("\\dfrac", "\\frac").replace("−", "-")
     s = re.sub(r"\\log_2\s*([\d.]+)", r"log2(\1)", s)
     s = re.sub(r"\\ln\s*([\d.]+)", r"log(\1)", s)
+    s = re.sub(r"\\ln\s*\(", "log(", s)
+    s = s.replace("\\lfloor", " floor(").replace("\\rfloor", ")")
     s = re.sub(r"(?<![A-Za-z\\])e\^\{", r"exp{", s)
     while True:  # innermost braces first
         new = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"((\1)/(\2))", s)
@@ -54,9 +57,9 @@ def to_python(tex: str) -> str | None:
             break
         s = new
     s = re.sub(r"\^(\d)", r"**\1", s)
-    s = re.sub(r"((?<![A-Za-z\d])[\d.]+|\))\s*(pi|sqrt|exp|log2|log10|log|\()", r"\1*\2", s)
+    s = re.sub(r"((?<![A-Za-z\d])[\d.]+|\))\s*(pi|sqrt|exp|log2|log10|log|floor|\()", r"\1*\2", s)
     s = re.sub(r"(\d|\))\s+(\d)", r"\1*\2", s)
-    allowed = r"(?:\d+(?:\.\d*)?|pi|sqrt|exp|log2|log10|log|\*\*|[\s+\-*/()])*"
+    allowed = r"(?:\d+(?:\.\d*)?|pi|sqrt|exp|log2|log10|log|floor|\*\*|[\s+\-*/()])*"
     return s if s.strip() and re.fullmatch(allowed, s) else None
 
 

@@ -54,8 +54,7 @@ def slope_mistakes(n_heads: int) -> dict:
         ),
         "off_by_one": (
             2.0 ** (-8.0 * (k - 1) / n_heads),
-            "La primera pendiente vale 1: el exponente empieza en h = 1, no en 0 "
-            "(m_1 = 2^(-8/H)).",
+            "La primera pendiente vale 1: el exponente empieza en h = 1, no en 0 (m_1 = 2^(-8/H)).",
             "The first slope is 1: the exponent starts at h = 1, not 0 (m_1 = 2^(-8/H)).",
         ),
     }
@@ -193,8 +192,7 @@ def bias_symmetric() -> None:
         mistakes={
             "masked": (
                 masked,
-                "Con causal=False no hay máscara: las claves futuras también reciben "
-                "-m |i - j|.",
+                "Con causal=False no hay máscara: las claves futuras también reciben -m |i - j|.",
                 "With causal=False there is no mask: future keys also get -m |i - j|.",
             ),
             "signed": (
