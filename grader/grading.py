@@ -40,10 +40,10 @@ from grader.sandbox import (
     Limits,
     Scratch,
     Zygote,
-    ZygoteError,
     matplotlib_cache,
     probe_capabilities,
     read_group,
+    sandbox_config,
 )
 from grader.unpack import POSITIONAL, Submission, discover, unpack
 from grader.verdicts import CellContext, Finding, GroupOutcome, JudgeContext, Verdict
@@ -127,17 +127,14 @@ def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
               "fingerprint": submission.fingerprint(), "config": ctx.config,
               "messages": [m.to_json() for m in submission.messages], "labs": {},
               "instructor": {"groups": {}, "notebooks": {}}}
-    holder: dict = {"zygote": None, "failed": False}
-    problems = []
+    problems: list[str] = []
     try:
         for lab_id, checks in registry().items():
             if ctx.labs and lab_id not in ctx.labs:
                 continue
             record["labs"][lab_id] = _grade_lab(lab_id, checks, submission, scratch, ctx,
-                                                holder, log_path, record, problems)
+                                                log_path, record, problems)
     finally:
-        if holder["zygote"] is not None:
-            holder["zygote"].close()
         scratch.remove()
     _lift_syntax_errors(record)
     gradebook.recompute_totals(record)
@@ -150,7 +147,7 @@ def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
 
 
 def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: RunContext,
-               holder: dict, log_path: Path, record: dict, problems: list) -> dict:
+               log_path: Path, record: dict, problems: list) -> dict:
     lab = find_lab(lab_id)
     refs = References(lab_id)
     numbers = checks.hidden_numbers()
@@ -158,6 +155,7 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
     inputs_path = scratch.add_inputs(module_name(lab_id), arrays)
     outcomes: dict[str, dict[str, GroupOutcome]] = {}
     limits = ctx.limits.group()
+    sandbox = sandbox_config(scratch, ctx.caps, extra_hide=ctx.extra_hide, cuda=ctx.cuda)
     for group in checks.groups:
         n = len(group.cases)
         variants = group.variants(ctx.cuda)
@@ -168,8 +166,8 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
             continue
         results = {}
         for variant in variants:
-            results[variant] = _run_group(group, variant, inputs_path, scratch, ctx, holder,
-                                          log_path, limits)
+            results[variant] = _run_group(group, variant, inputs_path, scratch, ctx, sandbox,
+                                          limits)
             record["instructor"]["groups"][f"{lab_id}/{group.key}/{variant}"] = {
                 k: v for k, v in results[variant].report.items() if k != "output_head"}
             if results[variant].status == "error":
@@ -209,30 +207,29 @@ def _judged(judge, context, key, title_es, title_en, points, problems) -> Verdic
             "it.")], instructor={"traceback": traceback.format_exc()[-4000:]})
 
 
-def _run_group(group, variant, inputs_path, scratch, ctx: RunContext, holder, log_path,
+_ZYGOTE: Zygote | None = None
+
+
+def _zygote(ctx: RunContext) -> Zygote:
+    """This worker's zygote (one per worker process, started on first use)."""
+    global _ZYGOTE
+    if _ZYGOTE is None:
+        home = ctx.scratch_root / f"worker-{os.getpid()}"
+        _ZYGOTE = Zygote(home, ctx.out / "logs" / f"worker-{os.getpid()}.log", cuda=ctx.cuda)
+    return _ZYGOTE
+
+
+def _run_group(group, variant, inputs_path, scratch, ctx: RunContext, sandbox: dict,
                limits) -> GroupOutcome:
     n = len(group.cases)
-    if holder["failed"]:
-        return GroupOutcome.absent(variant, "error", n)
-    if holder["zygote"] is None:
-        zygote = Zygote(scratch, ctx.caps, extra_hide=ctx.extra_hide, cuda=ctx.cuda,
-                        log_path=log_path)
-        try:
-            zygote.start()
-        except ZygoteError as error:
-            holder["failed"] = True
-            with open(log_path, "a", encoding="utf-8") as log:
-                log.write(f"sandbox failed to start: {error}\n")
-            return GroupOutcome.absent(variant, "error", n)
-        holder["zygote"] = zygote
     request = {"dir": scratch.new_item_dir(f"{group.key}-{variant}"), "module": group.module,
                "variant": variant, "inputs": str(inputs_path),
-               "cases": [c.to_json() for c in group.cases], "limits": limits}
-    report = holder["zygote"].run(request, timeout=float(limits["wall_s"]) + 30)
-    if report.get("status") == "grader-error" and holder["zygote"].process.poll() is not None:
-        holder["zygote"] = None  # start a fresh one for the next group
-    data = read_group(scratch.items / request["dir"], n) if report.get(
-        "status") != "grader-error" else {"cases": [None] * n}
+               "cases": [c.to_json() for c in group.cases], "limits": limits,
+               "sandbox": sandbox}
+    report = _zygote(ctx).run(request, timeout=float(limits["wall_s"]) + 30)
+    if report.get("status") == "grader-error":
+        return GroupOutcome.absent(variant, "error", n)
+    data = read_group(scratch.items / request["dir"], n)
     return GroupOutcome.from_run(variant, report, data)
 
 

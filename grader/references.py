@@ -26,7 +26,15 @@ import numpy as np
 from grader import nbexec
 from grader.hidden import module_name, registry
 from grader.hidden.spec import LabChecks
-from grader.sandbox import Limits, Scratch, Zygote, matplotlib_cache, probe_capabilities, read_group
+from grader.sandbox import (
+    Limits,
+    Scratch,
+    Zygote,
+    matplotlib_cache,
+    probe_capabilities,
+    read_group,
+    sandbox_config,
+)
 from grader.verdicts import Tolerance, values_close
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
 
@@ -68,14 +76,16 @@ def compute(checks: LabChecks, work: Path, log_path: Path) -> tuple[dict, dict]:
     meta: dict = {"groups": {}, "notebook": {}}
     lab_inputs = checks.inputs()
     inputs_path = scratch.add_inputs(module_name(checks.lab_id), lab_inputs)
-    zygote = Zygote(scratch, caps, extra_hide=[], cuda=False, log_path=log_path)
+    zygote = Zygote(work / "zygote", log_path)
+    sandbox = sandbox_config(scratch, caps, extra_hide=[], cuda=False)
     zygote.start()
     try:
         limits = Limits(wall_s=120, cpu_s=120).group()
         for group in checks.groups:
             request = {"dir": scratch.new_item_dir(group.key), "module": group.module,
                        "variant": "cpu", "inputs": str(inputs_path),
-                       "cases": [c.to_json() for c in group.cases], "limits": limits}
+                       "cases": [c.to_json() for c in group.cases], "limits": limits,
+                       "sandbox": sandbox}
             report = zygote.run(request, timeout=200)
             data = read_group(scratch.items / request["dir"], len(group.cases))
             if data["import_error"] or report.get("status") != "exited":

@@ -353,51 +353,63 @@ class ZygoteError(RuntimeError):
     """The sandbox's zygote could not start or stopped answering."""
 
 
-class Zygote:
-    """Client of ``grader/child/zygote.py``: one per submission, serving its probe groups."""
+def sandbox_config(scratch: Scratch, caps: Capabilities, *, extra_hide: list[Path],
+                   cuda: bool) -> dict:
+    """The sandbox of one submission, sent with each probe group to the zygote."""
+    view = filesystem_view(scratch.root, extra_hide)
+    return {
+        **view,
+        "namespaces": caps.namespaces,
+        "pid_namespace": caps.pid_namespace,
+        "drop_privileges": caps.drop_privileges,
+        "uid": sandbox_uid(),
+        "gid": sandbox_uid(),
+        "course_src": str(scratch.course_src),
+        "items_dir": str(scratch.items),
+        "env": sandbox_env(scratch.items, cuda=cuda),
+        "audit_guard": view["hide"] if not caps.namespaces else [],
+    }
 
-    def __init__(self, scratch: Scratch, caps: Capabilities, *, extra_hide: list[Path],
-                 cuda: bool, log_path: Path):
-        self.scratch = scratch
-        self.caps = caps
-        view = filesystem_view(scratch.root, extra_hide)
-        self.config = {
-            **view,
-            "namespaces": caps.namespaces,
-            "pid_namespace": caps.pid_namespace,
-            "drop_privileges": caps.drop_privileges,
-            "uid": sandbox_uid(),
-            "gid": sandbox_uid(),
-            "course_src": str(scratch.course_src),
-            "items_dir": str(scratch.items),
-            "env": sandbox_env(scratch.items, cuda=cuda),
-            "audit_guard": view["hide"] if not caps.namespaces else [],
-        }
-        self.config_path = scratch.root / "zygote.json"
-        self.config_path.write_text(json.dumps(self.config))
+
+class Zygote:
+    """Client of ``grader/child/zygote.py``: one per grading worker, serving every submission.
+
+    The zygote imports NumPy and PyTorch once; each probe group it forks carries its own
+    submission's sandbox (see :func:`sandbox_config`).
+    """
+
+    def __init__(self, home: Path, log_path: Path, *, cuda: bool = False):
+        self.home = home
+        runner = home / "runner"
+        runner.mkdir(parents=True, exist_ok=True)
+        for name in CHILD_FILES:
+            shutil.copy2(CHILD_DIR / name, runner / name)
+        self.script = runner / "zygote.py"
+        self.config_path = home / "zygote.json"
+        self.config_path.write_text(json.dumps({"env": sandbox_env(home, cuda=cuda)}))
         self.log_path = log_path
         self.process: subprocess.Popen | None = None
         self._buffer = b""
-        self.applied: dict = {}
 
-    def start(self, timeout: float = 120.0) -> dict:
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def start(self, timeout: float = 120.0) -> None:
         log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-B", str(self.scratch.runner / "zygote.py"),
-                 str(self.config_path)],
+                [sys.executable, "-I", "-B", str(self.script), str(self.config_path)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                start_new_session=True, cwd=str(self.scratch.root),
+                start_new_session=True, cwd=str(self.home),
                 env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
             )
         finally:
             log.close()
+        self._buffer = b""
         hello = self._read_line(timeout)
         if not hello or not hello.get("ready"):
             self.kill()
             raise ZygoteError(f"sandbox did not start: {hello!r}")
-        self.applied = hello.get("applied", {})
-        return self.applied
 
     def _read_line(self, timeout: float) -> dict | None:
         assert self.process is not None and self.process.stdout is not None
@@ -421,9 +433,14 @@ class Zygote:
             return None
 
     def run(self, request: dict, timeout: float) -> dict:
-        """Send one probe group; return the monitor's report (``grader-error`` if no answer)."""
-        if self.process is None or self.process.poll() is not None:
-            return {"status": "grader-error", "detail": "sandbox not running"}
+        """Send one probe group; return the monitor's report (``grader-error`` if no answer).
+
+        A zygote that died is started again first."""
+        if not self.alive():
+            try:
+                self.start()
+            except ZygoteError as error:
+                return {"status": "grader-error", "detail": str(error)}
         assert self.process.stdin is not None
         try:
             self.process.stdin.write((json.dumps(request) + "\n").encode())

@@ -1,17 +1,19 @@
 """The sandbox's zygote: load NumPy and PyTorch once, then fork one limited process per probe group.
 
 Started by the trusted parent as ``python -I zygote.py <config.json>``, as root, in a new
-session. It enters the sandbox (``isolation.enter``), imports the heavy libraries and the given
-course code, and then serves requests, one JSON line each on stdin, answering one JSON line each
-on the protocol channel (its original stdout). The zygote itself never imports student code.
+session, once per grading worker. It imports the heavy libraries (never any course or student
+code) and then serves requests, one JSON line each on stdin, answering one JSON line each on the
+protocol channel (its original stdout). Each request carries the sandbox of one submission: the
+folders to cover and to expose, the unprivileged user, the scrubbed environment, the limits.
 
-For each request it forks a monitor, which (with PID namespaces) moves into a new PID namespace
-and forks the worker. The worker is PID 1 there: it mounts its own ``/proc``, sends its output to
-a pipe, sets the limits, drops to the unprivileged user, imports the student's module and runs the
-cases (``probe_runner``). When the worker ends or is killed, the kernel kills everything left in
-its namespace, so no process outlives its group. The monitor enforces the wall-clock limit, keeps
-the first kilobytes of output and throws the rest away (a flood costs nothing but time), and
-reports how the worker ended.
+For each request it forks a monitor, which enters that sandbox (new mount and network
+namespaces, ``isolation.enter``), moves into a new PID namespace and forks the worker. The worker
+is PID 1 there: it mounts its own ``/proc``, sends its output to a pipe, sets the limits, drops to
+the unprivileged user, imports the student's module and runs the cases (``probe_runner``). When
+the worker ends or is killed, the kernel kills everything left in its namespace, so no process
+outlives its group. The monitor enforces the wall-clock limit, keeps the first kilobytes of output
+and throws the rest away (a flood costs nothing but time), and reports how the worker ended. If
+the sandbox cannot be entered as the platform probe promised, no student code runs.
 """
 
 from __future__ import annotations
@@ -44,11 +46,14 @@ def _rss_kb(pid: int) -> int:
     return 0
 
 
-def _worker(request: dict, config: dict, item_dir: str, out_w: int) -> None:
+def _worker(request: dict, config: dict, item_dir: str, out_w: int, applied: dict) -> None:
     """The process that runs student code (never returns)."""
     code = 70
     try:
         os.setsid()
+        os.environ.clear()
+        os.environ.update(config["env"])
+        sys.path.insert(0, config["course_src"])
         if config.get("pid_namespace"):
             isolation.unshare(isolation.CLONE_NEWNS)
             isolation.mount_private_proc()
@@ -66,6 +71,9 @@ def _worker(request: dict, config: dict, item_dir: str, out_w: int) -> None:
             isolation.drop_privileges(config["uid"], config["gid"])
         isolation.set_parent_death_signal()
         os.environ["HOME"] = item_dir
+        if not applied["files"] and config.get("audit_guard"):
+            isolation.install_audit_guard(config["audit_guard"],
+                                          config["expose_ro"] + config["expose_rw"])
         import probe_runner
 
         probe_runner.run(request, item_dir)
@@ -87,6 +95,9 @@ def _monitor(request: dict, config: dict, item_dir: str) -> dict:
     wall = float(limits.get("wall_s", 30))
     keep = int(limits.get("output_kb", 64)) * 1024
     memory_kb = int(limits.get("memory_mb", 0)) * 1024
+    applied = isolation.enter(config)
+    if config.get("namespaces") and not (applied["files"] and applied["network"]):
+        return {"status": "grader-error", "detail": f"sandbox not entered: {applied}"}
     if config.get("pid_namespace"):
         isolation.unshare(isolation.CLONE_NEWPID)
     out_r, out_w = os.pipe()
@@ -94,7 +105,7 @@ def _monitor(request: dict, config: dict, item_dir: str) -> dict:
     pid = os.fork()
     if pid == 0:
         os.close(out_r)
-        _worker(request, config, item_dir, out_w)
+        _worker(request, config, item_dir, out_w, applied)
     os.close(out_w)
     os.set_blocking(out_r, False)
     head = bytearray()
@@ -171,8 +182,9 @@ def _kill(pid: int, config: dict) -> None:
         pass
 
 
-def run_group(request: dict, config: dict) -> dict:
+def run_group(request: dict) -> dict:
     """Serve one request: a fresh item folder, a monitor process, its report."""
+    config = request["sandbox"]
     item_dir = os.path.join(config["items_dir"], request["dir"])
     os.mkdir(item_dir, 0o700)
     if config.get("drop_privileges"):
@@ -213,10 +225,8 @@ def main() -> int:
     os.dup2(2, 1)  # anything the libraries print goes to the log, not the protocol
     isolation.set_parent_death_signal()
     os.umask(0o022)
-    applied = isolation.enter(config)
     os.environ.clear()
     os.environ.update(config["env"])
-    sys.path.insert(0, config["course_src"])
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     try:
         import numpy  # noqa: F401
@@ -227,22 +237,16 @@ def main() -> int:
         (torch.zeros(2, device="meta") + torch.zeros(2, device="meta")).sum()
         (torch.zeros(2, dtype=torch.bfloat16) + torch.zeros(2)).sum()
         import probe_runner  # noqa: F401
-
-        import minimodel.positional  # noqa: F401  (the given package; no student module yet)
     except BaseException as error:  # noqa: BLE001
-        _send(channel, {"ready": False, "error": repr(error), "applied": applied})
+        _send(channel, {"ready": False, "error": repr(error)})
         return 1
-    if not applied["files"] and config.get("audit_guard"):
-        isolation.install_audit_guard(config["audit_guard"],
-                                      config["expose_ro"] + config["expose_rw"])
-        applied["audit_guard"] = True
-    _send(channel, {"ready": True, "applied": applied})
+    _send(channel, {"ready": True})
     for line in sys.stdin:
         if not line.strip():
             continue
         request = json.loads(line)
         try:
-            reply = run_group(request, config)
+            reply = run_group(request)
         except BaseException as error:  # noqa: BLE001
             reply = {"dir": request.get("dir"), "status": "grader-error", "detail": repr(error)}
         _send(channel, reply)

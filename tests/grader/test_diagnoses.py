@@ -1,0 +1,216 @@
+"""The judges of lab 17.01 on synthetic outputs: scores, and each known mistake diagnosed.
+
+No sandbox here: the student's outputs are built in the test (the reference formula with a known
+mistake) and handed to the judges as if a child had returned them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from grader.hidden import lab_17_01 as lab
+from grader.hidden import registry
+from grader.references import References
+from grader.verdicts import GroupOutcome, JudgeContext, redact, split_bilingual
+
+CHECKS = registry()["17.01"]
+REFS = References("17.01")
+INPUTS = CHECKS.inputs()
+
+
+def output(array, kind="ndarray", dtype=None, device="cpu", exact=True):
+    array = np.asarray(array)
+    return {"kind": kind, "dtype": dtype or str(array.dtype), "shape": tuple(array.shape),
+            "device": device, "exact_type": exact, "value": None,
+            "array": None if device == "meta" else array}
+
+
+def outcome(outputs, variant="cpu", status="finished"):
+    cases = [{"ok": True, "outputs": [o], "error": None} if isinstance(o, dict) else
+             {"ok": False, "outputs": [], "error": o} for o in outputs]
+    return GroupOutcome(variant, status, cases)
+
+
+def judge(item_key, run, meta_run=None, gpu_run=None):
+    item = next(i for i in CHECKS.items if i.key == item_key)
+    group = CHECKS.group(item.group)
+    n = len(group.cases)
+    if group.device:
+        meta_run = meta_run or run
+        gpu_run = gpu_run or GroupOutcome.absent("cuda", "not-run", n)
+    context = JudgeContext(item, group, run, gpu_run, REFS.group(item.group), INPUTS,
+                           CHECKS.hidden_numbers(), "sinusoidal.py", {"wall_s": 5}, False,
+                           meta_run)
+    return item.judge(context)
+
+
+def codes(verdict):
+    return {f.code for f in verdict.findings}
+
+
+def pe_outputs(make):
+    return [output(make(T, d, base)) for T, d, base in lab.PE_CASES]
+
+
+def right(T, d, base):
+    return lab.table(T, d, base).astype(np.float32)
+
+
+def test_reference_formula_scores_full_marks():
+    for key in ("pe.values", "pe.dtype", "pe.laws"):
+        verdict = judge(key, outcome(pe_outputs(right)))
+        assert verdict.score == verdict.points, (key, verdict.findings)
+        assert verdict.status == "passed"
+
+
+@pytest.mark.parametrize("mistake", ["concatenated", "exponent", "swapped", "from-one"])
+def test_table_mistakes_are_named(mistake):
+    def make(T, d, base):
+        table = lab.table_mistakes(T, d, base).get(mistake, lab.table(T, d, base))
+        return table.astype(np.float32)
+
+    verdict = judge("pe.values", outcome(pe_outputs(make)))
+    assert verdict.score < verdict.points
+    assert mistake in codes(verdict)
+    finding = next(f for f in verdict.findings if f.code == mistake)
+    assert finding.es and finding.en and finding.es != finding.en
+
+
+def test_ignored_base_is_named():
+    def make(T, d, base):
+        return lab.table(T, d, 10000.0).astype(np.float32)
+
+    verdict = judge("pe.values", outcome(pe_outputs(make)))
+    assert "base-ignored" in codes(verdict)
+    assert 0 < verdict.score < verdict.points  # only the case with another base fails
+
+
+def test_float32_angles_pass_with_a_note():
+    def make(T, d, base):
+        angles = np.arange(T, dtype=np.float32)[:, None] * (
+            base ** (-np.arange(0, d, 2) / d)).astype(np.float32)
+        table = np.empty((T, d), np.float32)
+        table[:, 0::2], table[:, 1::2] = np.sin(angles), np.cos(angles)
+        return table
+
+    verdict = judge("pe.values", outcome(pe_outputs(make)))
+    assert verdict.score == verdict.points
+    assert "float32-angles" in codes(verdict)
+    assert all(not f.scoring for f in verdict.findings if f.code == "float32-angles")
+
+
+def test_float64_and_tensor_outputs_cost_the_dtype_point_only():
+    float64 = outcome([output(lab.table(T, d, b)) for T, d, b in lab.PE_CASES])
+    assert judge("pe.values", float64).score == 3
+    verdict = judge("pe.dtype", float64)
+    assert verdict.score == 0 and "float64-output" in codes(verdict)
+    tensors = outcome([output(right(*c), kind="tensor") for c in lab.PE_CASES])
+    assert "returns-tensor" in codes(judge("pe.dtype", tensors))
+
+
+def test_a_table_of_zeros_has_no_properties():
+    zeros = outcome([output(np.zeros((T, d), np.float32)) for T, d, _ in lab.PE_CASES])
+    verdict = judge("pe.laws", zeros)
+    assert verdict.score == 0
+    assert {"law-unit-pairs", "law-first-row"} <= codes(verdict)
+
+
+def test_lying_subclass_fails_the_type_check():
+    liar = outcome([output(right(*c), exact=False) for c in lab.PE_CASES])
+    assert judge("pe.dtype", liar).score == 0
+
+
+def module_outputs(rows_for, cases=lab.MODULE_CASES, prefix="m", dtype=None):
+    outputs = []
+    for k, case in enumerate(cases):
+        d, _, base, shape, offset = case
+        x = INPUTS[f"{prefix}{k}"].astype(np.float64)
+        T = shape[-2]
+        result = x + rows_for(T, d, base, offset)
+        outputs.append(output(result.astype(np.float32), kind="tensor", dtype=dtype))
+    return outputs
+
+
+def test_module_offset_mistakes():
+    good = outcome(module_outputs(lambda T, d, b, o: lab.table(T, d, b, start=o)))
+    assert judge("module.values", good).score == 2
+    ignored = judge("module.values", outcome(module_outputs(
+        lambda T, d, b, o: lab.table(T, d, b))))
+    assert "offset-ignored" in codes(ignored) and 0 < ignored.score < 2
+    shifted = judge("module.values", outcome(module_outputs(
+        lambda T, d, b, o: lab.table(T, d, b, start=o + 1 if o else 0))))
+    assert "offset-off-by-one" in codes(shifted)
+
+
+def test_module_inherits_a_table_mistake():
+    def rows(T, d, base, offset):
+        return lab.table_mistakes(T + offset, d, base)["concatenated"][offset:]
+
+    verdict = judge("module.values", outcome(module_outputs(rows)))
+    assert "module-concatenated" in codes(verdict)
+
+
+def dtype_outputs(out_dtype):
+    outputs = []
+    for k, (dtype, shape, offset) in enumerate(lab.DTYPE_CASES):
+        x = INPUTS[f"t{k}"].astype(np.float64)
+        result = x + lab.table(shape[-2], 12, 10000.0, start=offset)
+        outputs.append(output(result.astype(np.float32), kind="tensor",
+                              dtype=out_dtype or dtype))
+    return outputs
+
+
+def test_dtype_not_kept_is_named():
+    assert judge("module.dtype", outcome(dtype_outputs(None))).score == 1
+    verdict = judge("module.dtype", outcome(dtype_outputs("float32")))
+    assert verdict.score == 0 and "dtype-not-kept" in codes(verdict)
+
+
+def device_cases(device):
+    outputs = []
+    for k, (dtype, shape, offset) in enumerate(lab.DEVICE_CASES):
+        x = INPUTS[f"v{k}"].astype(np.float64)
+        result = (x + lab.table(shape[-2], 12, 10000.0, start=offset)).astype(np.float32)
+        if dtype == "bfloat16":  # what a bfloat16 tensor holds
+            result = (result.view(np.uint32) & 0xFFFF0000).view(np.float32)
+        outputs.append(output(result, kind="tensor", dtype=dtype, device=device))
+    return outputs
+
+
+def test_device_needs_values_and_placement():
+    cpu = outcome(device_cases("cpu"))
+    meta = outcome(device_cases("meta"), variant="meta")
+    verdict = judge("module.device", cpu, meta_run=meta)
+    assert verdict.score == 1 and verdict.gpu == "not run"
+    error = {"type": "RuntimeError",
+             "message": "Tensor on device cpu is not on the expected device meta!"}
+    broken = judge("module.device", cpu, meta_run=outcome([error, error], variant="meta"))
+    assert broken.score == 0 and "device" in codes(broken)
+
+
+def test_gpu_not_run_is_never_passed_and_gpu_failure_costs():
+    cpu = outcome(device_cases("cpu"))
+    meta = outcome(device_cases("meta"), variant="meta")
+    assert judge("module.device", cpu, meta_run=meta).gpu == "not run"
+    gpu_ok = outcome(device_cases("cuda"), variant="cuda")
+    assert judge("module.device", cpu, meta_run=meta, gpu_run=gpu_ok).gpu == "passed"
+    gpu_bad = outcome(device_cases("cpu"), variant="cuda")  # came back on the wrong device
+    verdict = judge("module.device", cpu, meta_run=meta, gpu_run=gpu_bad)
+    assert verdict.gpu == "failed" and verdict.score == 0
+
+
+def test_run_problems_are_reported_in_both_languages():
+    timeout = GroupOutcome.absent("cpu", "timeout", len(lab.PE_CASES))
+    verdict = judge("pe.values", timeout)
+    assert verdict.score == 0
+    finding = next(f for f in verdict.findings if f.code == "timeout")
+    assert "tiempo" in finding.es and "time" in finding.en
+
+
+def test_feedback_text_hides_hidden_numbers():
+    numbers = CHECKS.hidden_numbers()
+    assert "37" in numbers and "1000" in numbers
+    assert redact("shape (37, 24) in lesson 17.01 with float64", numbers) == \
+        "shape (…, …) in lesson 17.01 with float64"
+    assert split_bilingual("[es] hola\n[en] hello") == ("hola", "hello")
