@@ -27,6 +27,8 @@ _FUNCTIONS = {
     "log2": math.log2,
     "log10": math.log10,
     "floor": math.floor,
+    "sin": math.sin,
+    "cos": math.cos,
 }
 
 
@@ -47,6 +49,7 @@ def to_python(tex: str) -> str | None:
     s = re.sub(r"\\ln\s*([\d.]+)", r"log(\1)", s)
     s = re.sub(r"\\ln\s*\(", "log(", s)
     s = s.replace("\\lfloor", " floor(").replace("\\rfloor", ")")
+    s = re.sub(r"\\(sin|cos)\s*([\d.]+)", r"\1(\2)", s)
     s = re.sub(r"(?<![A-Za-z\\])e\^\{", r"exp{", s)
     while True:  # innermost braces first
         new = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"((\1)/(\2))", s)
@@ -57,9 +60,11 @@ def to_python(tex: str) -> str | None:
             break
         s = new
     s = re.sub(r"\^(\d)", r"**\1", s)
-    s = re.sub(r"((?<![A-Za-z\d])[\d.]+|\))\s*(pi|sqrt|exp|log2|log10|log|floor|\()", r"\1*\2", s)
+    s = re.sub(
+        r"((?<![A-Za-z\d])[\d.]+|\))\s*(pi|sqrt|exp|log2|log10|log|floor|sin|cos|\()", r"\1*\2", s
+    )
     s = re.sub(r"(\d|\))\s+(\d)", r"\1*\2", s)
-    allowed = r"(?:\d+(?:\.\d*)?|pi|sqrt|exp|log2|log10|log|floor|\*\*|[\s+\-*/()])*"
+    allowed = r"(?:\d+(?:\.\d*)?|pi|sqrt|exp|log2|log10|log|floor|sin|cos|\*\*|[\s+\-*/()])*"
     return s if s.strip() and re.fullmatch(allowed, s) else None
 
 
