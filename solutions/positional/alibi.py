@@ -35,8 +35,8 @@ def alibi_slopes(n_heads: int, *, device: torch.device | str | None = None) -> t
         device: where to create the tensor (default: the CPU).
 
     Returns:
-        Tensor of shape ``(n_heads,)`` and dtype ``float32``, every value in ``(0, 1)``
-        (``0.00390625 = 2**-8`` is the smallest for 8 heads).
+        Tensor of shape ``(n_heads,)`` and dtype ``float32``, every value in ``(0, 1)``; the
+        smallest is always ``2**-8 = 0.00390625``.
 
     Raises:
         TypeError: ``n_heads`` is not an integer.

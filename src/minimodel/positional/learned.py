@@ -75,12 +75,13 @@ class LearnedPositionalEmbedding(nn.Module):
                     f"Las posiciones {offset} .. {offset + T - 1} no caben en la tabla aprendida: "
                     f"max_len = {self.max_len} (posiciones 0 .. {self.max_len - 1}). Una tabla "
                     "aprendida no tiene filas más allá de su longitud; recorta el contexto a "
-                    f"{self.max_len} tokens o amplía la tabla (interpolate_positions) y reentrena.",
+                    f"{self.max_len} tokens, o amplía la tabla (interpolate_positions) y "
+                    "reentrena el modelo.",
                     f"Positions {offset} .. {offset + T - 1} do not fit in the learned table: "
                     f"max_len = {self.max_len} (positions 0 .. {self.max_len - 1}). A learned "
                     "table has no rows past its length; crop the context to "
-                    f"{self.max_len} tokens or enlarge the table (interpolate_positions) and "
-                    "fine-tune.",
+                    f"{self.max_len} tokens, or enlarge the table (interpolate_positions) and "
+                    "fine-tune the model.",
                 )
             )
         # ====== INICIO DE TU CÓDIGO / START OF YOUR CODE ======
