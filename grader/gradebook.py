@@ -191,8 +191,15 @@ def merge_manual(out: Path, db: Path) -> int:
     ``student_id``; the assignment and notebook are the lab's slug. Returns how many scores were
     taken.
     """
+    import os
+    import sys
+
     from nbgrader.api import Gradebook, MissingEntry
 
+    # nbgrader runs the `alembic` executable next to this Python: make it findable.
+    scripts = str(Path(sys.executable).parent)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
     taken = 0
     records = load_records(out)
     checks_by_lab = registry()

@@ -265,7 +265,8 @@ def _grade_notebook(lab_id, checks, submission, scratch, ctx, refs, numbers, log
                 str(scratch.items / f"nb-{folder_name}"))
             folder, outcome = nbexec.run_notebook(
                 notebook, scratch=scratch, name=folder_name, caps=ctx.caps, limits=ctx.limits,
-                extra_hide=ctx.extra_hide, log_path=log_path, mpl_cache=ctx.mpl_cache)
+                extra_hide=ctx.extra_hide, log_path=log_path,
+                mpl_cache=matplotlib_cache(ctx.mpl_cache))
             if outcome.get("status") == "error":
                 problems.append("notebook")
             records = nbexec.read_records(folder, checks.notebook)
@@ -469,7 +470,7 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream) -> dic
     (scratch_root / "pid").write_text(str(os.getpid()))
     ctx = RunContext(out=out, scratch_root=scratch_root, caps=caps, cuda=cuda,
                      limits=options.limits, config=config, extra_hide=[submissions, out],
-                     mpl_cache=matplotlib_cache(scratch_root / "mpl"), labs=options.labs)
+                     mpl_cache=out / ".cache" / "matplotlib", labs=options.labs)
     progress = Progress(len(todo), stream, options.progress)
     failures: list[str] = []
     start = time.monotonic()

@@ -294,12 +294,20 @@ def sandbox_uid() -> int:
 
 
 def matplotlib_cache(folder: Path) -> Path:
-    """Build matplotlib's font cache once per run (seconds) so each kernel can copy it."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Build matplotlib's font cache once (seconds) so each kernel can copy it.
+
+    Two workers may race to build it: each builds into its own folder and moves it in place.
+    """
     if not any(folder.glob("fontlist-*.json")):
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        build = Path(tempfile.mkdtemp(prefix=".mpl-", dir=folder.parent))
         subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"],
-                       env={**os.environ, "MPLCONFIGDIR": str(folder), "MPLBACKEND": "agg"},
+                       env={**os.environ, "MPLCONFIGDIR": str(build), "MPLBACKEND": "agg"},
                        capture_output=True, timeout=300, check=False)
+        try:
+            os.rename(build, folder)
+        except OSError:  # another worker got there first
+            shutil.rmtree(build, ignore_errors=True)
     return folder
 
 

@@ -1,0 +1,162 @@
+"""Whole runs through the command line: resume after ``kill -9``, ``--force``, shards and merge,
+manual grades from formgrader, exit status."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from grader_corpus import REFERENCE, ZEROS_FORWARD, ZEROS_PE, Entry, stub_with
+
+from grader import gradebook
+
+FAST = ["--timeout", "3", "--no-progress", "--workers", "1"]
+
+
+def submissions(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    entries = [
+        Entry("ana", REFERENCE),
+        Entry("bea", stub_with(ZEROS_PE, ZEROS_FORWARD)),
+        Entry("carlos", stub_with(None, None)),
+        Entry("dora", REFERENCE.replace("offset : offset + T", "0 : T")),
+        Entry("eva", REFERENCE, zip=True),
+    ]
+    for entry in entries:
+        entry.build(folder)
+    return folder
+
+
+def grader(*args, **popen) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "grader.cli", *map(str, args)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            **popen)
+
+
+def finish(process: subprocess.Popen) -> str:
+    output, _ = process.communicate(timeout=600)
+    assert process.returncode == 0, output
+    return output
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    subs = submissions(root / "subs")
+    output = finish(grader("grade", subs, "--out", root / "full", *FAST))
+    return root, subs, (root / "full" / "grades.csv").read_text(), output
+
+
+def test_a_run_completes_with_exit_status_zero(full_run):
+    root, _, grades, output = full_run
+    assert "run completed: 5 graded" in output
+    rows = {line.split(",")[0]: line for line in grades.splitlines()[1:]}
+    assert set(rows) == {"ana", "bea", "carlos", "dora", "eva"}
+    assert rows["ana"].split(",")[-3] == "9"  # module items only: no notebook submitted
+    assert rows["eva"] == rows["ana"].replace("ana,", "eva,", 1)
+    assert (root / "full" / "items.csv").exists() and (root / "full" / "grading.log").exists()
+    for student in ("ana", "bea"):
+        folder = root / "full" / "feedback" / student
+        assert {p.name for p in folder.iterdir()} == {
+            "feedback.es.md", "feedback.en.md", "feedback.es.html", "feedback.en.html"}
+
+
+def test_kill_9_then_rerun_gives_the_same_grades(full_run, tmp_path):
+    _, subs, grades, _ = full_run
+    out = tmp_path / "out"
+    process = grader("grade", subs, "--out", out, *FAST)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not list((out / "records").glob("*.json")):
+        time.sleep(0.2)
+    os.kill(process.pid, signal.SIGKILL)  # no chance to clean up
+    process.communicate(timeout=60)
+    done_before = len(list((out / "records").glob("*.json")))
+    assert 1 <= done_before < 5
+    time.sleep(1.5)  # parent-death signals propagate
+    leftovers = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(out) not in leftovers and "zygote.py" not in leftovers.replace(
+        "grader-shared", "")  # nothing of the killed run survives
+    output = finish(grader("grade", subs, "--out", out, *FAST))
+    assert f"{done_before} already graded" in output
+    assert (out / "grades.csv").read_text() == grades
+    again = finish(grader("grade", subs, "--out", out, *FAST))
+    assert "5 already graded, grading 0" in again
+    forced = finish(grader("grade", subs, "--out", out, *FAST, "--force"))
+    assert "0 already graded, grading 5" in forced
+    assert (out / "grades.csv").read_text() == grades
+
+
+def test_a_changed_submission_is_regraded(full_run, tmp_path):
+    root, subs, _, _ = full_run
+    out = tmp_path / "out"
+    shutil.copytree(root / "full", out)
+    (out / ".lock").unlink(missing_ok=True)
+    changed = tmp_path / "subs"
+    shutil.copytree(subs, changed)
+    module = changed / "bea" / "src/minimodel/positional/sinusoidal.py"
+    module.write_text(REFERENCE)
+    output = finish(grader("grade", changed, "--out", out, *FAST))
+    assert "4 already graded, grading 1" in output
+    assert gradebook.load_record(out, "bea")["total"] == 9
+
+
+def test_shards_then_merge_equal_one_run(full_run, tmp_path):
+    _, subs, grades, _ = full_run
+    first = grader("grade", subs, "--out", tmp_path / "s0", "--shard", "0/2", *FAST)
+    second = grader("grade", subs, "--out", tmp_path / "s1", "--shard", "1/2", *FAST)
+    assert "(shard 0/2)" in finish(first) and "(shard 1/2)" in finish(second)
+    finish(grader("merge", tmp_path / "s0", tmp_path / "s1", "--out", tmp_path / "all"))
+    assert (tmp_path / "all" / "grades.csv").read_text() == grades
+
+
+def test_usage_errors_exit_2(tmp_path):
+    process = grader("grade", tmp_path / "nowhere", "--out", tmp_path / "out")
+    process.communicate(timeout=120)
+    assert process.returncode == 2
+    from grader.sandbox import cuda_available
+
+    if not cuda_available():
+        (tmp_path / "subs").mkdir()
+        process = grader("grade", tmp_path / "subs", "--out", tmp_path / "out2", "--device",
+                         "cuda")
+        output, _ = process.communicate(timeout=120)
+        assert process.returncode == 2 and "no GPU" in output
+
+
+def test_manual_grades_from_formgrader_are_merged(full_run, tmp_path, monkeypatch):
+    from nbgrader.api import Gradebook
+
+    # nbgrader runs `alembic` from this environment's scripts folder
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    root, _, _, _ = full_run
+    out = tmp_path / "out"
+    shutil.copytree(root / "full", out)
+    db = tmp_path / "gradebook.db"
+    slug = "17_01_sinusoidal"
+    with Gradebook(f"sqlite:///{db}") as book:
+        book.add_assignment(slug)
+        book.update_or_create_notebook(slug, slug)
+        for cell, points in (("q1-answer", 2), ("q2-answer", 1)):
+            book.update_or_create_grade_cell(cell, slug, slug, max_score=points,
+                                             cell_type="markdown")
+            book.update_or_create_solution_cell(cell, slug, slug)
+        book.add_student("ana")
+        book.add_submission(slug, "ana")
+        grade = book.find_grade("q1-answer", slug, slug, "ana")
+        grade.manual_score = 1.5
+        book.db.commit()
+    finish(grader("merge", "--out", out, "--manual", db))
+    rows = {line.split(",")[0]: line.split(",")
+            for line in (out / "grades.csv").read_text().splitlines()}
+    header = rows["student_id"]
+    ana = dict(zip(header, rows["ana"], strict=True))
+    assert ana["17.01/nb/q1-answer"] == "1.50" and ana["17.01/nb/q2-answer"] == ""
+    assert ana["total"] == "10.50"
+    feedback = (out / "feedback" / "ana" / "feedback.en.md").read_text()
+    assert "graded by hand" in feedback
