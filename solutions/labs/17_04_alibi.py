@@ -181,10 +181,11 @@ with_sdpa = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.to(q.dtype))
 by_hand = manual_attention(q, k, v, bias)
 print("max |SDPA - manual| =", (with_sdpa - by_hand).abs().max().item())
 
-# is_causal=True no se puede combinar con attn_mask: por eso el -inf va dentro del sesgo.
-# is_causal=True cannot be combined with attn_mask: that is why the -inf lives in the bias.
+# La documentación prohíbe combinar is_causal=True con attn_mask: por eso el -inf va dentro del sesgo.
+# The documentation forbids combining is_causal=True with attn_mask: that is why the -inf lives in the bias.
 try:
     F.scaled_dot_product_attention(q, k, v, attn_mask=bias, is_causal=True)
+    print("esta llamada no lanzó error / this call raised no error")
 except RuntimeError as error:
     print("RuntimeError:", str(error).splitlines()[0])
 
