@@ -36,12 +36,19 @@ def test_stub_keeps_signatures_and_raises_bilingual_hint(module):
     assert "BEGIN SOLUTION" not in stub and "HINT" not in stub
 
     def signatures(text):
-        tree = ast.parse(text)
-        return {
-            node.name: (ast.unparse(node.args), ast.get_docstring(node))
-            for node in ast.walk(tree)
-            if isinstance(node, ast.FunctionDef | ast.ClassDef) and hasattr(node, "args")
-        }
+        """Public API: module-level functions and classes, and their methods (not helpers
+        defined inside a solution block, which the stub rightly drops)."""
+        found = {}
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.FunctionDef):
+                found[node.name] = (ast.unparse(node.args), ast.get_docstring(node))
+            elif isinstance(node, ast.ClassDef):
+                found[node.name] = ("class", ast.get_docstring(node))
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef):
+                        key = f"{node.name}.{item.name}"
+                        found[key] = (ast.unparse(item.args), ast.get_docstring(item))
+        return found
 
     assert signatures(stub) == signatures(solution)
     assert stub.count("raise NotImplementedError(") == solution.count("### BEGIN SOLUTION")
