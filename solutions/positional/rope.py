@@ -167,14 +167,14 @@ def apply_rotary(
         rotated = torch.view_as_real(turned).flatten(-2)  # (B, H, T, r)
     else:
         # Pair (i, i + F), halves a = x[..., :F] and b = x[..., F:2F]:
-        # [a | b] * [cos | cos] + [b | a] * [-sin | sin] = [a cos - b sin | b cos + a sin].
-        # Full-width operations (long inner loops) and the sign folded into the table: three
-        # passes over x instead of rotate-half's five, and autograd still works.
+        # [b | a] * [-sin | sin] + [a | b] * [cos | cos] = [a cos - b sin | b cos + a sin].
+        # One new tensor (the swapped halves), then two full-width in-place passes with the
+        # sign folded into the sine table: three passes where rotate-half makes five.
         head = x[..., :r]
-        swapped = head.unflatten(-1, (2, F)).flip(-2).flatten(-2)  # [b | a]
         both = torch.cat((cos, cos), dim=-1)  # small tables, (..., T, r)
         signed = torch.cat((-sin, sin), dim=-1)
-        rotated = (head * both).addcmul_(swapped, signed)
+        rotated = head.unflatten(-1, (2, F)).flip(-2).flatten(-2)  # [b | a], a copy
+        rotated.mul_(signed).addcmul_(head, both)
     if r < D:  # partial rotation: the tail passes through unchanged
         rotated = torch.cat((rotated, x[..., r:]), dim=-1)
     return rotated
