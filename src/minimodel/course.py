@@ -87,6 +87,14 @@ LABS: tuple[Lab, ...] = (
         page="17/06-two-d-and-vision.md",
         modules=("two_d",),
     ),
+    Lab(
+        id="18.02",
+        slug="18_02_rope_scaling",
+        title_es="Escalado de RoPE para contextos largos",
+        title_en="RoPE scaling for long context",
+        page="18/02-rope-scaling.md",
+        modules=("scaling",),
+    ),
 )
 
 

@@ -1,0 +1,478 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: nbgrader,tags,-all
+#     formats: py:percent
+#     notebook_metadata_filter: kernelspec,-all
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown] nbgrader={"grade_id": "intro", "locked": true}
+# # Laboratorio 18.02 · Escalado de RoPE para contextos largos
+# *Lab 18.02 · RoPE scaling for long context*
+#
+# **[es]** En este laboratorio implementas los cinco escalados de RoPE de la lección (interpolación
+# de posiciones, NTK-aware, NTK dinámico, YaRN y Llama 3), ves qué hace cada uno con las
+# frecuencias y los aplicas, sin tocar un solo peso, a un Mini-GPT con RoPE entrenado con
+# secuencias de 128 caracteres. Después mides su pérdida por posición hasta 8 veces esa longitud y,
+# si quieres, haces un ajuste fino corto.
+#
+# **[en]** In this lab you implement the lesson's five RoPE scalings (position interpolation,
+# NTK-aware, dynamic NTK, YaRN and Llama 3), see what each one does to the frequencies, and apply
+# them, without touching a single weight, to a RoPE Mini-GPT trained on sequences of 128
+# characters. Then you measure its loss per position up to 8 times that length and, if you like,
+# run a short fine-tune.
+#
+# **Antes de empezar / Before you start**
+# 1. Lee la lección / read the lesson: `docs_es/18/02-rope-scaling.md` · `docs_en/18/02-rope-scaling.md`.
+# 2. Completa / complete `linear_scaling`, `ntk_scaling`, `dynamic_ntk_scaling`,
+#    `yarn_correction_range`, `yarn_scaling` y/and `llama3_scaling` en/in
+#    `src/minimodel/positional/scaling.py` (usan/they use `rope_frequencies` de/from lab 17.03).
+# 3. Comprueba tu código / check your code: `make check LAB=18.02`.
+# 4. Ejecuta este cuaderno de arriba abajo / run this notebook top to bottom. Entrenar el modelo
+#    lleva unos minutos en dos núcleos; el punto de control se guarda en `build/lab_runs/` y la
+#    segunda vez se reutiliza. / Training the model takes a few minutes on two cores; the
+#    checkpoint is saved in `build/lab_runs/` and reused the second time.
+
+# %% nbgrader={"grade_id": "setup", "locked": true}
+import dataclasses
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from minimodel.data import load_data
+from minimodel.evaluate import evaluate_lengths
+from minimodel.implementation import REPO_ROOT
+from minimodel.labkit import lab_size, save_figure, sized
+from minimodel.model import GPT, GPTConfig
+from minimodel.positional.rope import rope_frequencies
+from minimodel.positional.scaling import SCALINGS, yarn_correction_range
+from minimodel.train import TrainConfig, train
+
+np.set_printoptions(precision=4, suppress=True)
+LAB_START = time.perf_counter()
+
+# The lab's model: RoPE on heads of 32 dimensions, base 10000, trained at L0 = 128 tokens.
+ROTARY_DIM, BASE, L0 = 32, 10000.0, 128
+SCALE = 4.0  # s: the static methods aim at 4 x L0 = 512 tokens
+# Options of each method in this lab. Dynamic NTK with factor 1 uses s = L / L0 at every length.
+METHODS = {
+    "linear": {"factor": SCALE},
+    "ntk": {"factor": SCALE},
+    "dynamic_ntk": {"factor": 1.0},
+    "yarn": {"factor": SCALE},
+    "llama3": {"factor": SCALE},
+}
+
+# %% [markdown] nbgrader={"grade_id": "part1-md", "locked": true}
+# ## 1. Qué hace cada método con las frecuencias / What each method does to the frequencies
+#
+# **[es]** Todos los métodos cambian la frecuencia de cada pareja, $\theta'_i = \rho_i\,\theta_i$
+# con $1/s \le \rho_i \le 1$. Escribe `frequency_ratios(length)`: un diccionario con el vector
+# $\rho$ (forma `(ROTARY_DIM // 2,)`, `float64`) de cada método de `METHODS`, para secuencias de
+# `length` tokens (el NTK dinámico depende de ella). Escribe también `unseen_pairs(ratio, length)`:
+# qué parejas giran, con `length` tokens, ángulos que no vieron en el entrenamiento. Son las
+# parejas **lentas** ($n_i = L_0\,\theta_i / 2\pi < 1$) cuyo ángulo máximo crece, es decir, con
+# $c_i = (\text{length}/L_0)\,\rho_i > 1$ (usa una tolerancia de `1e-6`).
+#
+# **[en]** Every method changes each pair's frequency, $\theta'_i = \rho_i\,\theta_i$ with
+# $1/s \le \rho_i \le 1$. Write `frequency_ratios(length)`: a dictionary with the vector $\rho$
+# (shape `(ROTARY_DIM // 2,)`, `float64`) of each method in `METHODS`, for sequences of `length`
+# tokens (dynamic NTK depends on it). Also write `unseen_pairs(ratio, length)`: which pairs turn,
+# with `length` tokens, through angles they did not see in training. They are the **slow** pairs
+# ($n_i = L_0\,\theta_i / 2\pi < 1$) whose largest angle grows, that is, with
+# $c_i = (\text{length}/L_0)\,\rho_i > 1$ (use a tolerance of `1e-6`).
+
+# %% nbgrader={"grade_id": "ratios", "solution": true}
+PLAIN = rope_frequencies(ROTARY_DIM, BASE).double()  # theta_i, (16,)
+TURNS = (L0 * PLAIN / (2 * np.pi)).numpy()  # n_i: turns of each pair over L0 positions
+
+
+def frequency_ratios(length: int) -> dict[str, np.ndarray]:
+    """rho_i = theta'_i / theta_i of every method in METHODS, for sequences of `length` tokens."""
+    ### BEGIN SOLUTION
+    ratios = {}
+    for name, options in METHODS.items():
+        inv_freq, _ = SCALINGS[name](
+            ROTARY_DIM, BASE, original_max_len=L0, seq_len=length, **options
+        )
+        ratios[name] = (inv_freq.double() / PLAIN).numpy()
+    return ratios
+    ### END SOLUTION
+
+
+def unseen_pairs(ratio: np.ndarray, length: int) -> np.ndarray:
+    """Boolean mask (ROTARY_DIM // 2,): slow pairs whose angles at `length` exceed those seen."""
+    ### BEGIN SOLUTION
+    slow = TURNS < 1
+    coverage = length / L0 * ratio
+    return slow & (coverage > 1 + 1e-6)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "ratios-plot", "locked": true}
+ratios = frequency_ratios(int(SCALE * L0))
+lo, hi = yarn_correction_range(ROTARY_DIM, BASE, L0)
+print(f"YaRN: lo = {lo:g}, hi = {hi:g}")
+print("pareja / pair      ", np.arange(ROTARY_DIM // 2))
+print("vueltas / turns n_i", TURNS.round(2))
+for name, ratio in ratios.items():
+    print(f"{name:<12} rho =", ratio.round(3))
+
+fig, ax = plt.subplots(figsize=(8, 4))
+pairs = np.arange(ROTARY_DIM // 2)
+for name, ratio in ratios.items():
+    ax.plot(pairs, ratio, marker="o", label=name)
+ax.axhline(1 / SCALE, color="gray", lw=0.8, ls=":")
+ax.axvline(np.argmax(TURNS < 1) - 0.5, color="black", lw=0.8, ls="--")
+ax.text(np.argmax(TURNS < 1) - 0.4, 0.95, "n_i < 1 →", va="top")
+ax.set_yscale("log")
+ax.set_xlabel("pareja i / pair i")
+ax.set_ylabel("ρ_i = θ'_i / θ_i")
+ax.set_title(f"r = {ROTARY_DIM}, L0 = {L0}, s = {SCALE:g}, L = {int(SCALE * L0)}")
+ax.legend()
+save_figure(fig, "18_02_frequency_ratios")
+plt.show()
+
+unseen = {"none": unseen_pairs(np.ones(ROTARY_DIM // 2), int(SCALE * L0))}
+unseen |= {name: unseen_pairs(ratio, int(SCALE * L0)) for name, ratio in ratios.items()}
+for name, mask in unseen.items():
+    print(
+        f"{name:<12} parejas fuera de lo visto / pairs outside what was seen:", np.flatnonzero(mask)
+    )
+
+# %% nbgrader={"grade": true, "grade_id": "test-ratios", "locked": true, "points": 3}
+assert set(ratios) == set(METHODS), "un vector por método / one vector per method"
+assert all(r.shape == (ROTARY_DIM // 2,) for r in ratios.values()), "forma / shape (16,)"
+assert np.allclose(ratios["linear"], 1 / SCALE), "linear: rho = 1/s"
+assert np.isclose(ratios["ntk"][0], 1) and np.isclose(ratios["ntk"][-1], 1 / SCALE), (
+    "ntk: 1 ... 1/s"
+)
+assert np.allclose(ratios["dynamic_ntk"], ratios["ntk"]), "dynamic (s=1) at 4 L0 = ntk (s=4)"
+assert np.allclose(frequency_ratios(L0)["dynamic_ntk"], 1), "dynamic: plain RoPE up to L0"
+assert unseen["none"].sum() == 10 and unseen["linear"].sum() == 0 and unseen["yarn"].sum() == 0
+assert unseen["ntk"].sum() == 9, "ntk: pairs 6..14 stay above 1/s"
+### BEGIN HIDDEN TESTS
+assert np.allclose(ratios["yarn"][:7], [1, 0.875, 0.75, 0.625, 0.5, 0.375, 0.25])
+assert np.isclose(ratios["llama3"][3], 0.905666, atol=1e-5)
+assert np.allclose(frequency_ratios(2 * L0)["dynamic_ntk"][-1], 0.5, rtol=1e-5)
+assert unseen_pairs(np.ones(16), L0).sum() == 0, "at L0 nothing is unseen"
+assert np.array_equal(np.flatnonzero(unseen_pairs(np.full(16, 0.5), 4 * L0)), np.arange(6, 16))
+assert unseen_pairs(np.full(16, 0.25), 4 * L0).sum() == 0, "exactly 1/s is still inside"
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade_id": "part2-md", "locked": true}
+# ## 2. Un Mini-GPT con RoPE entrenado a 128 tokens / A RoPE Mini-GPT trained at 128 tokens
+#
+# **[es]** El modelo aprende a predecir el siguiente carácter del código fuente de la biblioteca
+# estándar de Python (no se descarga nada). Con el tamaño por defecto, el entrenamiento dura unos
+# minutos en dos núcleos; el punto de control se guarda y la siguiente ejecución lo reutiliza. En
+# la ejecución de prueba (`MINIMODEL_LAB_SIZE=test`) el modelo es diminuto y apenas se entrena: los
+# números de esa ejecución no significan nada.
+#
+# **[en]** The model learns to predict the next character of the Python standard library's source
+# code (nothing is downloaded). At the default size, training takes a few minutes on two cores;
+# the checkpoint is saved and the next run reuses it. In the test run
+# (`MINIMODEL_LAB_SIZE=test`) the model is tiny and barely trained: its numbers mean nothing.
+
+# %% nbgrader={"grade_id": "train", "locked": true}
+data = load_data("stdlib")
+MODEL = GPTConfig(
+    vocab_size=data.vocab_size,
+    block_size=L0,
+    n_layer=sized(full=4, test=2),
+    n_head=sized(full=4, test=2),
+    n_embd=sized(full=128, test=64),  # heads of 32 dimensions in both sizes
+    positional="rope",
+    rope_base=BASE,
+)
+TRAINING = TrainConfig(
+    steps=sized(full=1200, test=12),
+    batch_size=sized(full=16, test=4),
+    warmup=sized(full=100, test=4),
+    seed=0,
+)
+RUN = REPO_ROOT / "build" / "lab_runs" / "18_02_rope" if lab_size() == "full" else None
+start = time.perf_counter()
+trained = train(MODEL, TRAINING, data, out=RUN, resume=True, label="RoPE L0=128 ")
+base_model = trained["model"]
+print(f"{base_model.num_parameters():,} parámetros / parameters, {TRAINING.steps} pasos / steps")
+print(f"pérdida de validación a L0 / validation loss at L0: {trained['val_loss']:.4f}")
+print(f"{time.perf_counter() - start:.0f} s")
+
+# %% [markdown] nbgrader={"grade_id": "part3-md", "locked": true}
+# ## 3. Cada escalado, sin ajuste fino / Each scaling, without fine-tuning
+#
+# **[es]** Escribe `with_scaling(model, name, factor)`: una copia de `model` que usa el escalado
+# `name` de `SCALINGS` con ese factor (y `L0` = la longitud de entrenamiento del modelo), con los
+# mismos pesos; `name=None` es RoPE sin escalar. No modifiques `model`. Pista: la configuración es
+# un `dataclass` (`dataclasses.replace`) y las frecuencias no están en el `state_dict`.
+#
+# **[en]** Write `with_scaling(model, name, factor)`: a copy of `model` that uses the scaling
+# `name` from `SCALINGS` with that factor (and `L0` = the model's training length), with the same
+# weights; `name=None` is plain RoPE. Do not modify `model`. Hint: the configuration is a
+# `dataclass` (`dataclasses.replace`) and the frequencies are not in the `state_dict`.
+
+
+# %% nbgrader={"grade_id": "with-scaling", "solution": true}
+def with_scaling(model: GPT, name: str | None, factor: float = 1.0) -> GPT:
+    """A copy of the RoPE `model` with scaling `name` (None: plain RoPE), in eval mode."""
+    ### BEGIN SOLUTION
+    config = dataclasses.replace(
+        model.config,
+        rope_scaling=name,
+        rope_scaling_factor=factor,
+        rope_original_max_len=model.config.block_size,
+    )
+    scaled = GPT(config)
+    scaled.load_state_dict(model.state_dict())
+    return scaled.eval()
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test-with-scaling", "locked": true, "points": 2}
+probe = torch.randint(1, data.vocab_size, (2, L0))
+with torch.no_grad():
+    reference_logits = base_model(probe)[0]
+    pi = with_scaling(base_model, "linear", SCALE)
+    assert torch.allclose(pi.hooks.rotary.inv_freq, rope_frequencies(ROTARY_DIM, BASE) / SCALE), "linear"
+    assert base_model.config.rope_scaling is None, "no cambies el modelo / do not modify the model"
+    assert torch.equal(pi.wte.weight, base_model.wte.weight), "mismos pesos / same weights"
+    dynamic = with_scaling(base_model, "dynamic_ntk", 1.0)
+    assert torch.allclose(dynamic(probe)[0], reference_logits, atol=1e-5), (
+        "dynamic = plain up to L0"
+    )
+    assert not torch.allclose(pi(probe)[0], reference_logits, atol=1e-6), "linear changes the model"
+    ### BEGIN HIDDEN TESTS
+    yarn = with_scaling(base_model, "yarn", 2.0)
+    assert yarn.config.rope_original_max_len == L0 and yarn.config.rope_scaling_factor == 2.0
+    assert abs(yarn.hooks.rotary.attention_factor - (0.1 * np.log(2) + 1)) < 1e-9
+    plain = with_scaling(base_model, None)
+    assert torch.allclose(plain(probe)[0], reference_logits, atol=1e-6)
+    assert not yarn.training
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade_id": "evaluate-md", "locked": true}
+# **[es]** Ahora, cada método con el modelo entrenado, sin ajuste fino, a $1\times$, $2\times$,
+# $4\times$ y $8\times$ la longitud de entrenamiento. `evaluate_lengths` guarda la pérdida de cada
+# posición (promediada sobre las secuencias) y la resume por tramos $[0, 128)$, $[128, 256)$,
+# $[256, 512)$ y $[512, 1024)$. La tabla muestra la evaluación más larga, por tramos, y la pérdida
+# media a $1\times$ (¿se conserva el contexto corto?).
+#
+# **[en]** Now each method with the trained model, without fine-tuning, at $1\times$, $2\times$,
+# $4\times$ and $8\times$ the training length. `evaluate_lengths` keeps the loss of each position
+# (averaged over the sequences) and summarises it in buckets $[0, 128)$, $[128, 256)$,
+# $[256, 512)$ and $[512, 1024)$. The table shows the longest evaluation, by bucket, and the mean
+# loss at $1\times$ (is the short context preserved?).
+
+# %% nbgrader={"grade_id": "evaluate", "locked": true}
+FACTORS = (1, 2, 4, 8)
+N_SEQUENCES = sized(full=16, test=2)
+
+
+def evaluate_all(models: dict[str, GPT]) -> dict[str, list[dict]]:
+    """evaluate_lengths for every model, on the same validation sequences."""
+    return {name: evaluate_lengths(m, data, FACTORS, n=N_SEQUENCES) for name, m in models.items()}
+
+
+def print_table(results: dict[str, list[dict]]) -> None:
+    longest = results[next(iter(results))][-1]
+    spans = list(longest["buckets"])
+    head = f"{'':<18}{'1x':>8}" + "".join(f"{f'[{a},{b})':>12}" for a, b in spans)
+    print(head)
+    for name, rows in results.items():
+        cells = "".join(f"{rows[-1]['buckets'][span]:12.3f}" for span in spans)
+        print(f"{name:<18}{rows[0]['mean_loss']:8.3f}{cells}")
+
+
+def plot_per_position(results: dict[str, list[dict]], title: str, figure: str) -> None:
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    window = 16
+    for name, rows in results.items():
+        loss = rows[-1]["per_position"].numpy()  # the longest evaluation, (8 L0,)
+        smooth = np.convolve(loss, np.ones(window) / window, mode="valid")
+        ax.plot(np.arange(len(smooth)) + window // 2, smooth, label=name)
+    for multiple in (1, SCALE):
+        ax.axvline(multiple * L0, color="gray", lw=0.8, ls="--")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("posición / position")
+    ax.set_ylabel(f"pérdida (media móvil de {window}) / loss (moving average of {window})")
+    ax.set_title(title)
+    ax.legend()
+    save_figure(fig, figure)
+    plt.show()
+
+
+start = time.perf_counter()
+models = {"none": with_scaling(base_model, None)}
+models |= {name: with_scaling(base_model, name, **options) for name, options in METHODS.items()}
+results = evaluate_all(models)
+print_table(results)
+print(f"{time.perf_counter() - start:.0f} s")
+plot_per_position(
+    results,
+    f"Sin ajuste fino, evaluado a {8 * L0} / no fine-tuning, evaluated at {8 * L0}",
+    "18_02_loss_by_position",
+)
+
+fig, ax = plt.subplots(figsize=(6, 4))
+for name, rows in results.items():
+    ax.plot(
+        [r["eval_length"] for r in rows], [r["mean_loss"] for r in rows], marker="o", label=name
+    )
+ax.set_xscale("log", base=2)
+ax.set_xlabel("longitud evaluada / evaluation length")
+ax.set_ylabel("pérdida media / mean loss")
+ax.legend()
+save_figure(fig, "18_02_loss_by_length")
+plt.show()
+
+# %% [markdown] nbgrader={"grade_id": "q1", "locked": true}
+# **Pregunta 1 / Question 1.** [es] Mira la columna `1x`: ¿qué métodos empeoran el modelo dentro
+# de su longitud de entrenamiento y cuál no puede empeorarlo? ¿Por qué? · [en] Look at the `1x`
+# column: which methods make the model worse within its training length, and which one cannot?
+# Why?
+
+# %% [markdown] nbgrader={"grade_id": "q1-answer", "solution": true, "grade": true, "points": 2}
+# ### BEGIN SOLUTION
+# [es] El NTK dinámico no puede cambiar nada a $1\times$: con $L \le L_0$ devuelve exactamente las
+# frecuencias originales (la prueba de `with_scaling` lo comprueba). Los métodos estáticos cambian
+# las frecuencias para todas las longitudes, así que el modelo recibe ángulos distintos de los que
+# aprendió también en textos cortos. Suele empeorar más la interpolación lineal, que frena también
+# las parejas rápidas (las que distinguen a los vecinos inmediatos, lo que más importa para
+# predecir el siguiente carácter); YaRN y Llama 3 conservan al menos la pareja más rápida y NTK la
+# frena poco. YaRN además multiplica todos los logits por $1.2965$, lo que también cambia la
+# atención a corta distancia.
+#
+# [en] Dynamic NTK cannot change anything at $1\times$: with $L \le L_0$ it returns exactly the
+# original frequencies (the `with_scaling` test checks it). The static methods change the
+# frequencies at every length, so the model receives angles other than the ones it learned even on
+# short texts. Linear interpolation usually hurts most, since it also slows the fast pairs (the
+# ones that tell immediate neighbours apart, which matters most for predicting the next
+# character); YaRN and Llama 3 keep at least the fastest pair and NTK slows it little. YaRN also
+# multiplies every logit by $1.2965$, which changes short-range attention too.
+# ### END SOLUTION
+
+# %% [markdown] nbgrader={"grade_id": "q2", "locked": true}
+# **Pregunta 2 / Question 2.** [es] Los métodos estáticos se prepararon para $s\,L_0 = 512$. ¿Qué
+# les pasa en el tramo $[512, 1024)$, comparado con el NTK dinámico? Relaciónalo con la parte 1.
+# · [en] The static methods were set up for $s\,L_0 = 512$. What happens to them in the bucket
+# $[512, 1024)$, compared with dynamic NTK? Relate it to part 1.
+
+# %% [markdown] nbgrader={"grade_id": "q2-answer", "solution": true, "grade": true, "points": 2}
+# ### BEGIN SOLUTION
+# [es] Un escalado estático con $s = 4$ solo devuelve las parejas lentas a lo visto hasta
+# $4 L_0$: a $8 L_0$, su $c_i = 8\rho_i$ vuelve a valer $2$ para las interpoladas del todo, y los
+# ángulos salen otra vez del rango de entrenamiento, así que la pérdida vuelve a subir, como la de
+# RoPE sin escalar pasado $L_0$. El NTK dinámico recalcula la base con la longitud de la secuencia
+# (con factor 1, $s = L/L_0 = 8$), así que a $8 L_0$ su pareja más lenta está interpolada por $8$;
+# suele degradarse más despacio. Lo que no arregla son las parejas lentas intermedias que NTK no
+# frena lo suficiente (parte 1), ni la resolución que pierde al frenar tanto.
+#
+# [en] A static scaling with $s = 4$ only brings the slow pairs back inside what was seen up to
+# $4 L_0$: at $8 L_0$, their $c_i = 8\rho_i$ is $2$ again for the fully interpolated ones, and the
+# angles leave the training range once more, so the loss rises again, like plain RoPE's past
+# $L_0$. Dynamic NTK recomputes the base from the sequence length (with factor 1, $s = L/L_0 = 8$),
+# so at $8 L_0$ its slowest pair is interpolated by $8$; it usually degrades more slowly. What it
+# does not fix are the intermediate slow pairs NTK does not slow enough (part 1), nor the
+# resolution lost by slowing that much.
+# ### END SOLUTION
+
+# %% [markdown] nbgrader={"grade_id": "part4-md", "locked": true}
+# ## 4. Opcional: un ajuste fino corto / Optional: a short fine-tune
+#
+# **[es]** La interpolación y YaRN se publicaron con un ajuste fino corto a la longitud nueva. Aquí
+# ajustamos unos pocos pasos a $4 L_0 = 512$ tokens tres modelos: `linear`, `yarn` y, como
+# **control**, RoPE sin escalar (`none`). Sin el control no sabríamos si la mejora viene del
+# escalado o simplemente de entrenar más con textos largos. Pon `FINE_TUNE = False` para saltarte
+# esta parte.
+#
+# **[en]** Interpolation and YaRN were published with a short fine-tune at the new length. Here
+# we fine-tune three models for a few steps at $4 L_0 = 512$ tokens: `linear`, `yarn` and, as a
+# **control**, unscaled RoPE (`none`). Without the control we could not tell whether an
+# improvement comes from the scaling or simply from more training on long texts. Set
+# `FINE_TUNE = False` to skip this part.
+
+# %% nbgrader={"grade_id": "fine-tune", "locked": true}
+FINE_TUNE = True
+TUNE_STEPS = sized(full=60, test=1)
+TUNE_BATCH = sized(full=4, test=2)
+TUNE_LENGTH = int(SCALE * L0)
+
+
+def fine_tune(model: GPT, steps: int, length: int, batch_size: int, lr: float = 3e-4) -> GPT:
+    """A copy of `model` trained `steps` more steps on sequences of `length` tokens."""
+    tuned = GPT(model.config)
+    tuned.load_state_dict(model.state_dict())
+    tuned.train()
+    optimizer = tuned.optimizer(lr, weight_decay=0.1)
+    batches = torch.Generator().manual_seed(1234)  # the same batches for every model
+    for _ in range(steps):
+        x, y = data.batch("train", batch_size, length, batches)
+        _, loss = tuned(x, y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(tuned.parameters(), 1.0)
+        optimizer.step()
+    return tuned.eval()
+
+
+if FINE_TUNE:
+    start = time.perf_counter()
+    tuned = {
+        f"{name} + ft": fine_tune(models[name], TUNE_STEPS, TUNE_LENGTH, TUNE_BATCH)
+        for name in ("none", "linear", "yarn")
+    }
+    tuned_results = evaluate_all(tuned)
+    print_table({name: results[name] for name in ("none", "linear", "yarn")} | tuned_results)
+    print(f"{time.perf_counter() - start:.0f} s")
+    plot_per_position(
+        tuned_results,
+        f"{TUNE_STEPS} pasos a {TUNE_LENGTH} / {TUNE_STEPS} steps at {TUNE_LENGTH}",
+        "18_02_fine_tuned",
+    )
+
+# %% [markdown] nbgrader={"grade_id": "q3", "locked": true}
+# **Pregunta 3 / Question 3.** [es] ¿Qué muestra este experimento y qué no puede mostrar? Piensa en
+# el tamaño del modelo y de los datos, en qué mide la pérdida de un modelo de caracteres, en el
+# número de semillas y de secuencias, y en de dónde salen los umbrales de YaRN y de Llama 3.
+# · [en] What does this experiment show, and what can it not show? Think about the size of the
+# model and the data, what the loss of a character model measures, the number of seeds and
+# sequences, and where the thresholds of YaRN and Llama 3 come from.
+
+# %% [markdown] nbgrader={"grade_id": "q3-answer", "solution": true, "grade": true, "points": 3}
+# ### BEGIN SOLUTION
+# [es] Muestra los mecanismos: que los escalados son solo cambios de frecuencias que se aplican
+# sin tocar los pesos, que los estáticos cambian el modelo también dentro de $L_0$ y el dinámico
+# no, y que un factor fijo solo cubre hasta $s\,L_0$. No muestra cómo se ordenan los métodos en
+# un modelo grande. El modelo tiene unos cientos de miles de parámetros y un contexto de 128
+# caracteres; la mayor parte de su pérdida se explica con los últimos caracteres, así que RoPE sin
+# escalar puede degradarse poco y las diferencias entre métodos son pequeñas, a veces del orden
+# del ruido: hay una sola semilla y unas pocas secuencias de validación, sin barras de error.
+# Tampoco mide si el modelo *usa* el contexto lejano (para eso haría falta una tarea de
+# recuperación, lección 18.01). Los umbrales de YaRN ($32$ y $1$ vueltas) y de Llama 3 se
+# ajustaron para modelos con miles de tokens de contexto: aquí ninguna pareja da $32$ vueltas, así
+# que casi todas quedan en la rampa. Y el ajuste fino es de unas decenas de pasos, con el control
+# sin escalar al lado porque parte de la mejora viene solo de entrenar con textos largos.
+#
+# [en] It shows the mechanisms: that the scalings are just changes of frequencies applied without
+# touching the weights, that the static ones change the model within $L_0$ too and the dynamic
+# one does not, and that a fixed factor only covers up to $s\,L_0$. It does not show how the
+# methods rank on a large model. The model has a few hundred thousand parameters and a context of
+# 128 characters; most of its loss is explained by the last few characters, so unscaled RoPE may
+# degrade only a little and the differences between methods are small, sometimes of the order of
+# the noise: there is a single seed and a few validation sequences, with no error bars. Nor does
+# it measure whether the model *uses* the distant context (that needs a retrieval task, lesson
+# 18.01). The thresholds of YaRN ($32$ and $1$ turns) and Llama 3 were tuned for models with
+# thousands of tokens of context: here no pair makes $32$ turns, so almost all of them sit on the
+# ramp. And the fine-tune is a few dozen steps, with the unscaled control next to it because part
+# of the improvement comes merely from training on long texts.
+# ### END SOLUTION
+
+# %% nbgrader={"grade_id": "timing", "locked": true}
+print(f"Laboratorio completo / whole lab: {time.perf_counter() - LAB_START:.0f} s")
