@@ -69,8 +69,8 @@ for n_heads in (8, 12, 6):
     print(f"H = {n_heads:2d}  log2(m) =", torch.log2(slopes).tolist())
 
 fig, ax = plt.subplots(figsize=(7, 3.5))
-for n_heads, marker in ((8, "o"), (12, "s"), (16, "^")):
-    ax.plot(range(1, n_heads + 1), torch.log2(alibi_slopes(n_heads)), marker=marker, label=f"H = {n_heads}")
+for n_heads, style in ((12, dict(marker="s", ls="--")), (8, dict(marker="o", ms=11, mfc="none")), (16, dict(marker="^"))):
+    ax.plot(range(1, n_heads + 1), torch.log2(alibi_slopes(n_heads)), label=f"H = {n_heads}", **style)
 ax.set_xlabel("cabeza h / head h")
 ax.set_ylabel("log2(m_h)")
 ax.set_title("Pendientes de ALiBi / ALiBi slopes")
