@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -202,6 +203,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
+    start = time.perf_counter()
     data = load_data(args.data)
     model_config, train_config = configs_from_args(args, data.vocab_size, "none")
     rows = compare(
@@ -216,5 +218,8 @@ def run(args: argparse.Namespace) -> int:
         args.device,
     )
     print(summary(rows, model_config.block_size))
-    print(f"-> {Path(args.out) / 'results.csv'}, loss_vs_position.png, loss_vs_length.png")
+    if "learned" in args.encodings:
+        print("learned: past its table, rows as initialised (never trained); see allow_length.")
+    minutes = (time.perf_counter() - start) / 60
+    print(f"{minutes:.1f} min -> {Path(args.out) / 'results.csv'}, loss_vs_*.png")
     return 0

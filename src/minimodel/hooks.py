@@ -15,6 +15,7 @@ only place where the model calls the encodings: their call sites are below.
 from __future__ import annotations
 
 import importlib
+import math
 
 import torch
 from torch import nn
@@ -65,10 +66,14 @@ class PositionalHooks(nn.Module):
         self.kind = config.positional
         head_dim = config.n_embd // config.n_head
         self.input = None  # hook 1: a module whose forward(x, offset) adds the encodings to x
+        self.input_scale = 1.0
         self.relative = None  # hook 3 (t5): a module whose forward(q_len, k_len) is the bias
         if self.kind == "sinusoidal":
             sinusoidal = encoding_module("sinusoidal")
             self.input = sinusoidal.SinusoidalPositionalEncoding(config.n_embd, config.max_len)
+            # As in Vaswani et al. (and fairseq): token embeddings times sqrt(d_model), so that a
+            # fixed table of +-1 values does not drown embeddings initialised at std 0.02.
+            self.input_scale = math.sqrt(config.n_embd)
         elif self.kind == "learned":
             learned = encoding_module("learned")
             self.input = learned.LearnedPositionalEmbedding(config.block_size, config.n_embd)
@@ -128,7 +133,7 @@ class PositionalHooks(nn.Module):
     # --- hook 1: additive input ------------------------------------------------------------
     def add_to_input(self, x: torch.Tensor, offset: int) -> torch.Tensor:
         """Embeddings ``(B, T, C)`` plus the encodings of positions ``offset .. offset + T - 1``."""
-        return x if self.input is None else self.input(x, offset=offset)
+        return x if self.input is None else self.input(x * self.input_scale, offset=offset)
 
     # --- hook 2: rotation of queries and keys ---------------------------------------------------
     def rope_frequencies(self, seq_len: int) -> tuple[torch.Tensor, float]:
