@@ -321,8 +321,8 @@ def _gpu_summary(record: dict) -> str:
 
 # --- the worker processes ------------------------------------------------------------------------
 
-def _worker_init() -> None:
-    """Workers die with the main process and leave Ctrl-C to it."""
+def _worker_init(ctx: RunContext) -> None:
+    """Workers die with the main process and leave Ctrl-C to it; the zygote starts loading."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
@@ -334,6 +334,8 @@ def _worker_init() -> None:
         os._exit(1)
 
     threading.Thread(target=watch, daemon=True).start()
+    with contextlib.suppress(OSError):
+        _zygote(ctx).launch()
 
 
 def _work(student_id: str, path: str, ctx: RunContext) -> tuple[str, dict | None, str]:
@@ -465,6 +467,7 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream) -> dic
     say(f"{len(entries)} submissions{shard}: {skipped} already graded, grading {len(todo)} "
         f"with {min(workers, max(len(todo), 1))} workers")
     _clean_stale_scratch()
+    (out / "logs").mkdir(exist_ok=True)
     scratch_root = Path(tempfile.mkdtemp(prefix="mmg-run-"))
     os.chmod(scratch_root, 0o711)
     (scratch_root / "pid").write_text(str(os.getpid()))
@@ -501,7 +504,7 @@ def _run_pool(todo, ctx: RunContext, workers: int, progress: Progress, say) -> l
     while pending:
         batch, pending = pending, []
         with ProcessPoolExecutor(max_workers=min(workers, len(batch)), mp_context=mp,
-                                 initializer=_worker_init) as pool:
+                                 initializer=_worker_init, initargs=(ctx,)) as pool:
             futures = {pool.submit(_work, sid, str(path), ctx): (sid, path)
                        for sid, path in batch}
             remaining = set(futures)

@@ -398,11 +398,24 @@ class Zygote:
         self.log_path = log_path
         self.process: subprocess.Popen | None = None
         self._buffer = b""
+        self.ready = False
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
     def start(self, timeout: float = 120.0) -> None:
+        """Start the zygote (if :meth:`launch` did not already) and wait until it is ready."""
+        if self.process is None or self.process.poll() is not None:
+            self.launch()
+        hello = self._read_line(timeout)
+        if not hello or not hello.get("ready"):
+            self.kill()
+            raise ZygoteError(f"sandbox did not start: {hello!r}")
+        self.ready = True
+
+    def launch(self) -> None:
+        """Start the zygote without waiting: it imports its libraries while the caller works."""
+        self.ready = False
         log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
         try:
             self.process = subprocess.Popen(
@@ -414,10 +427,6 @@ class Zygote:
         finally:
             log.close()
         self._buffer = b""
-        hello = self._read_line(timeout)
-        if not hello or not hello.get("ready"):
-            self.kill()
-            raise ZygoteError(f"sandbox did not start: {hello!r}")
 
     def _read_line(self, timeout: float) -> dict | None:
         assert self.process is not None and self.process.stdout is not None
@@ -444,7 +453,7 @@ class Zygote:
         """Send one probe group; return the monitor's report (``grader-error`` if no answer).
 
         A zygote that died is started again first."""
-        if not self.alive():
+        if not self.alive() or not self.ready:
             try:
                 self.start()
             except ZygoteError as error:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import fcntl
 import io
 import json
-import os
 from contextlib import redirect_stderr
 from pathlib import Path
 
 import pytest
+from grader_corpus import shared_dir
 
 from grader import gradebook
 from grader.grading import Options, grade
@@ -22,13 +22,6 @@ from grader.sandbox import Limits, probe_capabilities
 
 TEST_LIMITS = Limits(wall_s=2.5, cpu_s=3, memory_mb=1024, cell_timeout_s=40,
                      notebook_wall_s=120)
-
-
-def shared_dir(tmp_path_factory) -> Path:
-    """A folder all xdist workers of this run share (a private one without xdist)."""
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    base = tmp_path_factory.getbasetemp()
-    return (base.parent / f"grader-{run}") if run else (base / "grader-shared")
 
 
 def graded_once(tmp_path_factory, name: str, build) -> dict:

@@ -271,6 +271,13 @@ print("SCRATCH", os.listdir("/tmp/" + _run[0]) if _run else [])
     return entries
 
 
+def shared_dir(tmp_path_factory) -> Path:
+    """A folder all xdist workers of this run share (a private one without xdist)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent / f"grader-{run}") if run else (base / "grader-shared")
+
+
 # --- reading results ---------------------------------------------------------------------------
 
 def module_score(record: dict) -> float:

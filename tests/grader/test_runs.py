@@ -3,6 +3,7 @@ manual grades from formgrader, exit status."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
@@ -12,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from grader_corpus import REFERENCE, ZEROS_FORWARD, ZEROS_PE, Entry, stub_with
+from grader_corpus import REFERENCE, ZEROS_FORWARD, ZEROS_PE, Entry, shared_dir, stub_with
 
 from grader import gradebook
 
@@ -47,10 +48,17 @@ def finish(process: subprocess.Popen) -> str:
 
 @pytest.fixture(scope="module")
 def full_run(tmp_path_factory):
-    root = tmp_path_factory.mktemp("runs")
-    subs = submissions(root / "subs")
-    output = finish(grader("grade", subs, "--out", root / "full", *FAST))
-    return root, subs, (root / "full" / "grades.csv").read_text(), output
+    """One uninterrupted run, shared by every xdist worker of this test run."""
+    root = shared_dir(tmp_path_factory) / "runs"
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "output.txt").exists():
+            subs = submissions(root / "subs")
+            output = finish(grader("grade", subs, "--out", root / "full", *FAST))
+            (root / "output.txt").write_text(output)
+    return (root, root / "subs", (root / "full" / "grades.csv").read_text(),
+            (root / "output.txt").read_text())
 
 
 def test_a_run_completes_with_exit_status_zero(full_run):
@@ -87,9 +95,23 @@ def test_kill_9_then_rerun_gives_the_same_grades(full_run, tmp_path):
     assert (out / "grades.csv").read_text() == grades
     again = finish(grader("grade", subs, "--out", out, *FAST))
     assert "5 already graded, grading 0" in again
-    forced = finish(grader("grade", subs, "--out", out, *FAST, "--force"))
-    assert "0 already graded, grading 5" in forced
-    assert (out / "grades.csv").read_text() == grades
+
+
+def test_force_regrades_finished_students(full_run, tmp_path):
+    root, subs, _, _ = full_run
+    one = tmp_path / "subs"
+    one.mkdir()
+    shutil.copytree(subs / "ana", one / "ana")
+    out = tmp_path / "out"
+    (out / "records").mkdir(parents=True)
+    shutil.copy2(root / "full" / "records" / "ana.json", out / "records" / "ana.json")
+    assert "1 already graded, grading 0" in finish(grader("grade", one, "--out", out, *FAST))
+    before = gradebook.load_record(out, "ana")["graded_at"]
+    time.sleep(1.1)
+    forced = finish(grader("grade", one, "--out", out, *FAST, "--force"))
+    assert "0 already graded, grading 1" in forced
+    after = gradebook.load_record(out, "ana")
+    assert after["graded_at"] != before and after["total"] == 9
 
 
 def test_a_changed_submission_is_regraded(full_run, tmp_path):
@@ -103,6 +125,7 @@ def test_a_changed_submission_is_regraded(full_run, tmp_path):
     module.write_text(REFERENCE)
     output = finish(grader("grade", changed, "--out", out, *FAST))
     assert "4 already graded, grading 1" in output
+    assert (out / "grades.csv").read_text().count("\nbea,") == 1  # replaced, not duplicated
     assert gradebook.load_record(out, "bea")["total"] == 9
 
 
