@@ -35,6 +35,26 @@ def snippets(sample: str) -> dict[str, str]:
             for p in sorted(folder.glob("*.snippet"))}
 
 
+def reference_bodies(module: str) -> dict[str, str]:
+    """The body of each solution block of ``solutions/positional/<module>.py``, by function."""
+    from grader.stubs import BEGIN, END, HINT, _owner
+
+    lines = (REFERENCE_DIR / f"{module}.py").read_text(encoding="utf-8").splitlines()
+    bodies = {}
+    for i, line in enumerate(lines):
+        if line.strip() != BEGIN:
+            continue
+        indent = len(line) - len(line.lstrip())
+        j = i + 1
+        body = []
+        while lines[j].strip() != END:
+            if not HINT.search(lines[j]):
+                body.append(lines[j][indent:])
+            j += 1
+        bodies[_owner(lines, i)] = "\n".join(body) + "\n"
+    return bodies
+
+
 def fill_stub(stub: str, bodies: dict[str, str], module_code: str = "") -> str:
     """The stub with each ``YOUR CODE`` block replaced by the body written for its function."""
     lines = stub.splitlines()
@@ -89,6 +109,8 @@ def build_sample(sample: str, dest: Path) -> Path:
         prefix = f"{module}."
         bodies = {k[len(prefix):]: v for k, v in parts.items() if k.startswith(prefix)}
         module_code = bodies.pop("__module__", "")
+        if bodies.pop("__base__", "").strip() == "reference":  # right but for the snippets
+            bodies = {**reference_bodies(module), **bodies}
         (positional / f"{module}.py").write_text(
             fill_stub(stub.read_text(encoding="utf-8"), bodies, module_code), encoding="utf-8")
     for lab in LABS:

@@ -148,8 +148,9 @@ def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             data = io.BytesIO()
-            np.lib.format.write_array(data, np.ascontiguousarray(arrays[key]),
-                                      allow_pickle=False)
+            array = arrays[key]  # (np.ascontiguousarray would turn a 0-d array into 1-d)
+            array = array if array.flags.c_contiguous else np.array(array, order="C")
+            np.lib.format.write_array(data, array, allow_pickle=False)
             archive.writestr(info, data.getvalue())
     path.write_bytes(buffer.getvalue())
 

@@ -532,9 +532,17 @@ class CellContext:
         outputs = self.refs.get(name, [])
         return outputs[position] if position < len(outputs) else {"kind": "missing"}
 
-    def compare(self, name: str, position: int = 0, **options) -> Check:
-        return compare(self.out(name, position), self.ref(name, position),
-                       error=self.error(name), **options)
+    def compare(self, name: str, position: int | None = None, **options) -> Check:
+        """Compare one recorded output (``position``) or, by default, all of them."""
+        if position is not None:
+            return compare(self.out(name, position), self.ref(name, position),
+                           error=self.error(name), **options)
+        count = max(1, len(self.refs.get(name, [])))
+        checks = [compare(self.out(name, p), self.ref(name, p), error=self.error(name),
+                          **options) for p in range(count)]
+        failing = [c for c in checks if not c.ok]
+        return failing[0] if failing else Check(True, max_err=max(
+            (c.max_err or 0.0) for c in checks))
 
     def verdict(self, checks: list[Check], diagnoses: list[Finding] = ()) -> Verdict:
         total = len(checks)

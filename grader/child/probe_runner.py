@@ -14,7 +14,8 @@ A request (JSON, written by the trusted parent) looks like::
                 "args": [{"$input": "x0", "dtype": "float16"}], "kwargs": {"offset": 5}}]}
 
 ``{"$input": key}`` is an array from the inputs file, turned into a tensor of the given dtype on
-the variant's device (or kept as a NumPy array with ``"kind": "numpy"``).
+the variant's device (or on ``"device"`` when given; or kept as a NumPy array with
+``"kind": "numpy"``). ``{"$device": true}`` is the variant's device as a string.
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ def _resolve(value, inputs, device: str):
     """Turn ``{"$input": ...}`` markers into arrays or tensors; leave plain JSON values alone."""
     if isinstance(value, list):
         return [_resolve(v, inputs, device) for v in value]
+    if isinstance(value, dict) and "$device" in value:
+        return device  # the variant's device, as a string argument (``device=...``)
     if isinstance(value, dict) and "$input" in value:
         array = inputs[value["$input"]]
         if value.get("kind") == "numpy":
@@ -72,9 +75,10 @@ def _resolve(value, inputs, device: str):
         torch = _torch()
         dtype = getattr(torch, value.get("dtype", "float32"))
         tensor = torch.from_numpy(array.copy())
-        if device == "meta":
+        where = value.get("device") or device
+        if where == "meta":
             return torch.empty(tensor.shape, dtype=dtype, device="meta")
-        return tensor.to(dtype=dtype).to(device)
+        return tensor.to(dtype=dtype).to(where)
     if isinstance(value, dict):
         return {k: _resolve(v, inputs, device) for k, v in value.items()}
     return value

@@ -387,7 +387,8 @@ def _device_trouble(ctx: JudgeContext, run, device: str) -> bool:
         error = ctx.error(k, run)
         out = ctx.out(k, run=run)
         text = (error or {}).get("message", "").lower()
-        if error and ("device" in text or "meta" in text or "cuda" in text):
+        if error and error.get("type") != "NotImplementedError" and (
+                "device" in text or "meta" in text or "cuda" in text):
             return True
         if out is not None and out.get("device") != device:
             return True

@@ -27,18 +27,33 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Input:
-    """A hidden input array (by key), as a tensor of ``dtype`` or as a NumPy array."""
+    """A hidden input array (by key), as a tensor of ``dtype`` or as a NumPy array.
+
+    Tensors are created on the run's device (``cpu``, ``meta`` or ``cuda``) unless ``device``
+    pins them (``"cpu"``: e.g. positions left on the CPU while ``x`` lives on the GPU)."""
 
     key: str
     dtype: str = "float32"
     kind: str = "torch"
+    device: str | None = None
 
     def to_json(self) -> dict:
-        return {"$input": self.key, "dtype": self.dtype, "kind": self.kind}
+        data = {"$input": self.key, "dtype": self.dtype, "kind": self.kind}
+        if self.device:
+            data["device"] = self.device
+        return data
+
+
+@dataclass(frozen=True)
+class Device:
+    """The run's device as a string argument, e.g. ``alibi_slopes(8, device=Device())``."""
+
+    def to_json(self) -> dict:
+        return {"$device": True}
 
 
 def _json(value):
-    if isinstance(value, Input):
+    if isinstance(value, (Input, Device)):
         return value.to_json()
     if isinstance(value, (list, tuple)):
         return [_json(v) for v in value]

@@ -1,0 +1,88 @@
+"""Helpers the labs' hidden checks share (trusted side only)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.verdicts import CellContext, Check, Finding, JudgeContext, Tolerance, values_close
+
+LOOSE = Tolerance(rtol=1e-3, atol=2e-3)  # to recognise a known mistake, not to grade
+
+
+def whole_case(ctx: JudgeContext, index: int, run=None, **options) -> Check:
+    """One check for a case: every output must match its reference (a tuple: all of it)."""
+    refs = ctx.refs[index] if index < len(ctx.refs) else []
+    if not refs:
+        return Check(False, "missing")
+    checks = [ctx.compare(index, position, run=run, **options) for position in range(len(refs))]
+    failing = [c for c in checks if not c.ok]
+    if not failing:
+        return Check(True, max_err=max((c.max_err or 0.0) for c in checks))
+    return failing[0]
+
+
+def student(ctx, index, position: int = 0, run=None) -> np.ndarray | None:
+    """The student's output as float64 (``None`` when there is none)."""
+    out = ctx.out(index, position, run) if isinstance(ctx, JudgeContext) else \
+        ctx.out(index, position)
+    if out is None or out.get("array") is None:
+        return None
+    return np.asarray(out["array"], dtype=np.float64)
+
+
+def resembles(actual: np.ndarray | None, candidate: np.ndarray, tol: Tolerance = LOOSE) -> bool:
+    return actual is not None and actual.shape == candidate.shape and \
+        values_close(actual, candidate, tol)[0]
+
+
+LOOSE_BY_DTYPE = {"float16": Tolerance(5e-3, 5e-3), "bfloat16": Tolerance(3e-2, 3e-2)}
+
+
+def loose_for(dtype: str) -> Tolerance:
+    """The tolerance to recognise a mistake in an output of ``dtype``."""
+    return LOOSE_BY_DTYPE.get(dtype, LOOSE)
+
+
+def explained(failing: list[int], candidates: dict[str, callable], actual,
+              tol=lambda k: LOOSE) -> list[str]:
+    """Names of the mistakes that explain every failing case.
+
+    ``candidates[name](k)`` gives the output the mistake would produce on case ``k`` (or ``None``
+    when the mistake makes no difference there); ``actual(k)`` the student's output; ``tol(k)``
+    how close it must be (wider for half-precision outputs).
+    """
+    if not failing:
+        return []
+    names = []
+    for name, make in candidates.items():
+        hits = 0
+        for k in failing:
+            wrong = make(k)
+            if wrong is not None and resembles(actual(k), wrong, tol(k)):
+                hits += 1
+        if hits == len(failing):
+            names.append(name)
+    return names
+
+
+def bf16(values: np.ndarray) -> np.ndarray:
+    """Round float32 values to bfloat16 (nearest, ties to even), as float32."""
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return rounded.astype(np.uint32).view(np.float32)
+
+
+def cell_values(tol: Tolerance | None = None, tolerances=None, diagnose=None):
+    """A notebook cell judge: every recorded value against the reference notebook's.
+
+    ``diagnose(ctx, ok)`` may return findings for known mistakes (``ok``: name -> passed).
+    """
+
+    def judge(ctx: CellContext):
+        checks = [ctx.compare(name, tol=tol, tolerances=tolerances, check_kind=False,
+                              check_dtype=False) for name in ctx.cell.records]
+        ok = dict(zip(ctx.cell.records, (c.ok for c in checks), strict=True))
+        diagnoses: list[Finding] = list(diagnose(ctx, ok)) if diagnose else []
+        return ctx.verdict(checks, diagnoses)
+
+    return judge

@@ -1,0 +1,461 @@
+"""Hidden checks of lab 17.03 (RoPE).
+
+Graded from ``src/minimodel/positional/rope.py`` (9 points) and the lab notebook. Hidden inputs:
+other head sizes, partial rotation, per-sequence positions ``(B, T)``, positions far beyond the
+visible ones (4095 … 100000), another base, an ``attention_factor``, float16 and bfloat16 queries,
+offsets inside and past the cached table, and tensors on another device than the positions.
+Tolerances: the per-dtype defaults (``grader.verdicts``) where the angles are given (tables
+passed to ``apply_rotary``); where the student computes them, float32 angles (the contract) and
+float64 ones must both pass: ``atol = 5e-5`` (positions below 100) and, for ``rope_cos_sin`` at
+positions up to 100000, ``atol = 1e-2`` on cos and sin (float32 angles are off by up to 6e-3 rad
+there; bfloat16 ones by whole radians).
+
+Known mistakes diagnosed: the two conventions swapped (half vs interleaved), rotation in the
+wrong direction, a partial rotation that touches the tail, angles computed in bfloat16, the
+exponent ``i/r`` instead of ``2i/r`` (or without its minus sign), the attention factor ignored,
+the offset ignored, the dtype of ``x`` not kept, tables left on the CPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.hidden.common import bf16, cell_values, explained, loose_for, student, whole_case
+from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
+from grader.verdicts import Finding, JudgeContext, Tolerance
+
+MODULE = "rope"
+HALF_PRECISION = {"float16": Tolerance(2e-3, 2e-3), "bfloat16": Tolerance(1.6e-2, 2e-2)}
+FAR_TOL = Tolerance(rtol=0.0, atol=1e-2)
+# Where the student computes the angles: float32 angles (the contract) and float64 ones both pass.
+ANGLE_TOL = {"float32": Tolerance(1e-5, 5e-5), **HALF_PRECISION}
+
+
+def freqs(r: int, base: float = 10000.0) -> np.ndarray:
+    return (1.0 / base ** (np.arange(0, r, 2, dtype=np.float32) / np.float32(r))).astype(
+        np.float32)
+
+
+P0 = np.array([0, 3, 9, 27, 81])
+P1 = np.array([[5, 6, 7, 8, 9, 10, 11]])
+PB = np.stack([P0, P0 + 7])  # (B, T) positions, one row per sequence
+PL = np.array([0, 1, 5, 4095, 8191, 100000])
+PM = np.array([[0, 2, 4, 6], [1, 3, 5, 7]])
+
+
+def _tables(positions: np.ndarray, inv_freq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    angles = positions.astype(np.float64)[..., None] * inv_freq.astype(np.float64)
+    return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+
+
+def inputs() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(1703)
+    arrays = {
+        "x0": rng.standard_normal((2, 3, 5, 8)).astype(np.float32),
+        "x1": rng.standard_normal((1, 2, 7, 12)).astype(np.float32),
+        "x2": rng.standard_normal((2, 2, 4, 6)).astype(np.float32),
+        "p0": P0, "p1": P1, "pb": PB, "pl": PL, "pm": PM,
+        "f8": freqs(8), "f6": freqs(6), "f6b": freqs(6, 500.0), "f4": freqs(4),
+    }
+    arrays["c0"], arrays["s0"] = _tables(P0, arrays["f8"])
+    arrays["c1"], arrays["s1"] = _tables(P1[0], arrays["f6"])
+    arrays["cb"], arrays["sb"] = _tables(PB, arrays["f8"])
+    return arrays
+
+
+X = {name: Input(name) for name in ("x0", "x1", "x2")}
+POS = {name: Input(name, "int64") for name in ("p0", "p1", "pb", "pl", "pm")}
+
+
+def _f(name):
+    return Input(name)
+
+
+FREQ_CASES = [(2, 10000.0), (6, 500.0), (64, 10000.0), (128, 1e6), (10, 2.0)]
+# (positions, inv_freq, attention_factor)
+COS_SIN_CASES = [("pl", "f8", 1.0), ("pm", "f6b", 1.0), ("p0", "f4", 0.5)]
+# (x, dtype, cos, sin, convention)
+ROTARY_CASES = [("x0", "float32", "c0", "s0", "interleaved"), ("x0", "float32", "c0", "s0", "half"),
+                ("x1", "float32", "c1", "s1", "interleaved"), ("x1", "float32", "c1", "s1", "half"),
+                ("x0", "float32", "cb", "sb", "interleaved"), ("x0", "bfloat16", "c0", "s0",
+                                                               "interleaved"),
+                ("x0", "float16", "c0", "s0", "half")]
+# (x, positions, inv_freq, convention, attention_factor)
+ROPE_CASES = [("x0", "p0", "f8", "interleaved", 1.0), ("x0", "pb", "f8", "half", 1.0),
+              ("x1", "p1", "f6", "half", 1.0), ("x2", "pm", "f6b", "interleaved", 0.5)]
+# (x, rotary_dim, max_len, base, convention, offset)
+MODULE_CASES = [("x0", 8, 32, 10000.0, "interleaved", 0), ("x0", 8, 32, 10000.0, "interleaved", 9),
+                ("x0", 8, 32, 10000.0, "interleaved", 30), ("x0", 8, 32, 10000.0, "half", 4),
+                ("x1", 6, 16, 500.0, "interleaved", 2)]
+PERM_CASES = [(8, None), (12, 6), (2, None), (10, 4)]
+
+
+def _kw(convention: str, factor: float = 1.0) -> dict:
+    kwargs = {} if convention == "interleaved" else {"convention": convention}
+    if factor != 1.0:
+        kwargs["attention_factor"] = factor
+    return kwargs
+
+
+GROUPS = (
+    Group("freq", MODULE, tuple(
+        Case("function", "rope_frequencies", (r,), {} if b == 10000.0 else {"base": b})
+        for r, b in FREQ_CASES)),
+    Group("cos_sin", MODULE, tuple(
+        Case("function", "rope_cos_sin", (POS[p], _f(f)), {} if a == 1.0 else
+             {"attention_factor": a}) for p, f, a in COS_SIN_CASES)),
+    Group("rotary", MODULE, tuple(
+        Case("function", "apply_rotary", (Input(x, dt), _f(c), _f(s)), _kw(conv))
+        for x, dt, c, s, conv in ROTARY_CASES)),
+    Group("rope", MODULE, tuple(
+        Case("function", "apply_rope", (X[x], POS[p], _f(f)), _kw(conv, a))
+        for x, p, f, conv, a in ROPE_CASES)),
+    Group("module", MODULE, tuple(
+        Case("module", "RotaryEmbedding", (X[x],), {"offset": off} if off else {},
+             init_args=(r,), init_kwargs={"max_len": m, "base": b, "convention": conv})
+        for x, r, m, b, conv, off in MODULE_CASES)),
+    Group("device", MODULE, (
+        Case("function", "apply_rope", (X["x0"], Input("p0", "int64", device="cpu"),
+                                        Input("f8", device="cpu")), {}),
+        Case("function", "apply_rope", (Input("x0", "bfloat16"), POS["p0"], _f("f8")),
+             {"convention": "half"}),
+        Case("module", "RotaryEmbedding", (X["x0"],), {"offset": 3}, init_args=(8,),
+             init_kwargs={"max_len": 32}),
+    ), device=True),
+    Group("perm", MODULE, tuple(Case("function", "rope_permutation", (D,) if r is None else (D, r))
+                                for D, r in PERM_CASES)),
+)
+
+
+# --- the formulas and their usual mistakes (parent side) ---------------------------------------
+
+def rotate(x, cos, sin, convention: str, direction: int = 1, tail: str = "keep") -> np.ndarray:
+    """RoPE on float64 ``x (B, H, T, D)`` with tables ``(T, F)`` or ``(B, T, F)``."""
+    x = np.asarray(x, dtype=np.float64)
+    cos, sin = np.asarray(cos, dtype=np.float64), np.asarray(sin, dtype=np.float64)
+    F = cos.shape[-1]
+    r = 2 * F
+    if cos.ndim == 3:
+        cos, sin = cos[:, None], sin[:, None]
+    out = x.copy()
+    if convention == "interleaved":
+        a, b = x[..., 0:r:2], x[..., 1:r:2]
+    else:
+        a, b = x[..., :F], x[..., F:r]
+    first, second = a * cos - direction * b * sin, direction * a * sin + b * cos
+    if convention == "interleaved":
+        out[..., 0:r:2], out[..., 1:r:2] = first, second
+    else:
+        out[..., :F], out[..., F:r] = first, second
+    if tail == "zero":
+        out[..., r:] = 0.0
+    return out
+
+
+OTHER = {"interleaved": "half", "half": "interleaved"}
+ROTARY_DIAGNOSES = {
+    "convention-swapped": (
+        "Las convenciones están cambiadas: «interleaved» empareja (2i, 2i+1) y «half» empareja "
+        "(i, i + F). Tu código hace la contraria en cada caso.",
+        "The conventions are swapped: 'interleaved' pairs (2i, 2i+1) and 'half' pairs "
+        "(i, i + F). Your code does the other one in each case."),
+    "direction": (
+        "La rotación va en sentido contrario: cada pareja (a, b) debe pasar a "
+        "(a·cos − b·sin, a·sin + b·cos); tu código usa el signo opuesto del seno.",
+        "The rotation goes the wrong way: each pair (a, b) must become "
+        "(a·cos − b·sin, a·sin + b·cos); your code uses the opposite sign of the sine."),
+    "tail": (
+        "Rotación parcial: las dimensiones 2F … D−1 deben pasar sin cambios; tu código las "
+        "modifica (o las pierde).",
+        "Partial rotation: dimensions 2F … D−1 must pass through unchanged; your code changes "
+        "them (or drops them)."),
+}
+
+
+def _rotary_inputs(ctx, k):
+    x, dtype, c, s, conv = ROTARY_CASES[k]
+    xs = ctx.inputs[x].astype(np.float64)
+    return xs, ctx.inputs[c], ctx.inputs[s], conv
+
+
+def judge_rotary(ctx: JudgeContext):
+    checks = [whole_case(ctx, k, tolerances=HALF_PRECISION) for k in range(len(ROTARY_CASES))]
+    failing = [k for k, c in enumerate(checks) if not c.ok]
+
+    def variant(kind):
+        def make(k):
+            xs, cos, sin, conv = _rotary_inputs(ctx, k)
+            if kind == "convention-swapped":
+                return rotate(xs, cos, sin, OTHER[conv])
+            if kind == "direction":
+                return rotate(xs, cos, sin, conv, direction=-1)
+            if 2 * cos.shape[-1] == xs.shape[-1]:
+                return None
+            return rotate(xs, cos, sin, conv, tail="zero")
+        return make
+
+    names = explained(failing, {n: variant(n) for n in ROTARY_DIAGNOSES},
+                      lambda k: student(ctx, k), lambda k: loose_for(ROTARY_CASES[k][1]))
+    partial = [k for k in failing if 2 * ctx.inputs[ROTARY_CASES[k][2]].shape[-1]
+               < ctx.inputs[ROTARY_CASES[k][0]].shape[-1]]
+    if not names and failing and partial == failing:
+        heads_ok = all(
+            (a := student(ctx, k)) is not None and np.allclose(
+                a[..., : 2 * ctx.inputs[ROTARY_CASES[k][2]].shape[-1]],
+                rotate(*_rotary_inputs(ctx, k))[..., : 2 * ctx.inputs[ROTARY_CASES[k][2]]
+                                                .shape[-1]], atol=1e-4) for k in failing)
+        if heads_ok:
+            names = ["tail"]
+    diagnoses = [Finding(n, *ROTARY_DIAGNOSES[n]) for n in names]
+    wrong_dtype = [ROTARY_CASES[k][1] for k in range(len(ROTARY_CASES))
+                   if (out := ctx.out(k)) is not None and out.get("dtype") != ROTARY_CASES[k][1]]
+    if wrong_dtype:
+        diagnoses.append(Finding(
+            "dtype-not-kept",
+            f"apply_rotary no conserva el dtype de x ({', '.join(sorted(set(wrong_dtype)))}): "
+            "calcula en float32 y convierte el resultado al dtype de x.",
+            f"apply_rotary does not keep x's dtype ({', '.join(sorted(set(wrong_dtype)))}): "
+            "compute in float32 and convert the result to x's dtype."))
+    return ctx.verdict(checks, diagnoses=diagnoses)
+
+
+def judge_frequencies(ctx: JudgeContext):
+    checks = [whole_case(ctx, k) for k in range(len(FREQ_CASES))]
+    failing = [k for k, c in enumerate(checks) if not c.ok]
+
+    def variant(kind):
+        def make(k):
+            r, base = FREQ_CASES[k]
+            pairs = np.arange(r // 2)
+            return base ** (-pairs / r) if kind == "exponent" else base ** (2 * pairs / r)
+        return make
+
+    names = explained(failing, {"exponent": variant("exponent"),
+                                "positive-exponent": variant("positive")},
+                      lambda k: student(ctx, k))
+    texts = {
+        "exponent": ("Las frecuencias usan el exponente i/r en lugar de 2i/r: "
+                     "θ_i = base^(−2i/r) con i = 0 … r/2 − 1.",
+                     "The frequencies use the exponent i/r instead of 2i/r: "
+                     "θ_i = base^(−2i/r) with i = 0 … r/2 − 1."),
+        "positive-exponent": ("Falta el signo menos del exponente: θ_i = base^(−2i/r) baja de 1 "
+                              "hacia 0; base^(2i/r) crece.",
+                              "The exponent lacks its minus sign: θ_i = base^(−2i/r) goes down "
+                              "from 1 towards 0; base^(2i/r) grows."),
+    }
+    diagnoses = [Finding(n, *texts[n]) for n in names]
+    if any((out := ctx.out(k)) is not None and out.get("dtype") == "float64"
+           for k in range(len(FREQ_CASES))):
+        diagnoses.append(Finding("float64-output",
+                                 "rope_frequencies devuelve float64; debe devolver float32.",
+                                 "rope_frequencies returns float64; it must return float32."))
+    return ctx.verdict(checks, diagnoses=diagnoses)
+
+
+BF16_ANGLES = (
+    "Tus ángulos se calculan en bfloat16: con 8 bits de mantisa, la posición 4097 ya vale 4096 y "
+    "a partir de unos miles el ángulo se equivoca en radianes enteros. Pasa posiciones e "
+    "inv_freq a float32 antes de multiplicar.",
+    "Your angles are computed in bfloat16: with 8 bits of mantissa, position 4097 is already "
+    "4096 and past a few thousand the angle is off by whole radians. Cast positions and "
+    "inv_freq to float32 before multiplying.")
+
+
+def judge_cos_sin(ctx: JudgeContext):
+    # Far positions (up to 100000): float32 angles are off by up to ~6e-3 rad, the reference's as
+    # well as a student's, and float64 angles are better still; both must pass. bfloat16 angles
+    # are off by whole radians.
+    checks = [whole_case(ctx, k, tol=FAR_TOL if COS_SIN_CASES[k][0] == "pl" else None)
+              for k in range(len(COS_SIN_CASES))]
+    failing = [k for k, c in enumerate(checks) if not c.ok]
+
+    def variant(kind):
+        def make(k):
+            p, f, factor = COS_SIN_CASES[k]
+            positions, inv_freq = ctx.inputs[p].astype(np.float32), ctx.inputs[f]
+            if kind == "bf16":
+                angles = bf16(bf16(positions)[..., None] * bf16(inv_freq)).astype(np.float64)
+            else:
+                if factor == 1.0:
+                    return None
+                angles = positions.astype(np.float64)[..., None] * inv_freq
+                factor = 1.0
+            return np.cos(angles) * factor
+        return make
+
+    names = explained(failing, {"bf16-angles": variant("bf16"),
+                                "factor-ignored": variant("factor")},
+                      lambda k: student(ctx, k, 0))
+    texts = {"bf16-angles": BF16_ANGLES,
+             "factor-ignored": ("rope_cos_sin ignora attention_factor: multiplica cos y sin por "
+                                "él.",
+                                "rope_cos_sin ignores attention_factor: multiply cos and sin by "
+                                "it.")}
+    return ctx.verdict(checks, diagnoses=[Finding(n, *texts[n]) for n in names])
+
+
+def judge_rope(ctx: JudgeContext):
+    checks = [whole_case(ctx, k, tolerances=ANGLE_TOL) for k in range(len(ROPE_CASES))]
+    failing = [k for k, c in enumerate(checks) if not c.ok]
+
+    def swapped(k):
+        x, p, f, conv, factor = ROPE_CASES[k]
+        cos, sin = _tables(ctx.inputs[p], ctx.inputs[f])
+        return rotate(ctx.inputs[x], cos * factor, sin * factor, OTHER[conv])
+
+    names = explained(failing, {"convention-swapped": swapped}, lambda k: student(ctx, k))
+    return ctx.verdict(checks, diagnoses=[Finding(n, *ROTARY_DIAGNOSES[n]) for n in names])
+
+
+def judge_module(ctx: JudgeContext):
+    checks = [whole_case(ctx, k, tolerances=ANGLE_TOL) for k in range(len(MODULE_CASES))]
+    failing = [k for k, c in enumerate(checks) if not c.ok]
+
+    def ignored(k):
+        x, r, _, base, conv, offset = MODULE_CASES[k]
+        if not offset:
+            return None
+        xs = ctx.inputs[x]
+        cos, sin = _tables(np.arange(xs.shape[-2]), freqs(r, base))
+        return rotate(xs, cos, sin, conv)
+
+    def swapped(k):
+        x, r, _, base, conv, offset = MODULE_CASES[k]
+        xs = ctx.inputs[x]
+        cos, sin = _tables(np.arange(offset, offset + xs.shape[-2]), freqs(r, base))
+        return rotate(xs, cos, sin, OTHER[conv])
+
+    diagnoses = []
+    if explained(failing, {"swapped": swapped}, lambda k: student(ctx, k)):
+        diagnoses.append(Finding("convention-swapped", *ROTARY_DIAGNOSES["convention-swapped"]))
+    elif explained(failing, {"offset-ignored": ignored}, lambda k: student(ctx, k)):
+        diagnoses.append(Finding(
+            "offset-ignored",
+            "RotaryEmbedding ignora offset: las filas deben girar con las posiciones "
+            "offset … offset+T−1, las de los tokens ya guardados en la caché KV.",
+            "RotaryEmbedding ignores offset: the rows must rotate with positions "
+            "offset … offset+T−1, those after the tokens already in the KV cache."))
+    elif failing == [2]:
+        diagnoses.append(Finding(
+            "past-table",
+            "Con offset + T mayor que max_len, RotaryEmbedding debe calcular los ángulos que "
+            "faltan (RoPE no tiene límite de longitud), no fallar ni repetir la tabla.",
+            "With offset + T beyond max_len, RotaryEmbedding must compute the missing angles "
+            "(RoPE has no length limit), not fail or repeat the table."))
+    return ctx.verdict(checks, diagnoses=diagnoses)
+
+
+DEVICE_DIAGNOSIS = (
+    "El código crea o deja tablas en la CPU aunque x esté en otro dispositivo (se comprueba con "
+    "el dispositivo «meta» de PyTorch, sin GPU). Mueve positions, inv_freq, cos y sin al "
+    "dispositivo de x.",
+    "The code creates or leaves tables on the CPU while x lives on another device (checked with "
+    "PyTorch's 'meta' device, without a GPU). Move positions, inv_freq, cos and sin to x's "
+    "device.")
+
+
+def off_device(ctx: JudgeContext, n: int) -> bool:
+    """Did the meta (or CUDA) run fail on a device mismatch, or answer on the wrong device?"""
+    for run, device in ((ctx.meta_run, "meta"), (ctx.gpu_run, "cuda")):
+        if run is None or run.status in ("not-run", "missing"):
+            continue
+        for k in range(n):
+            error = ctx.error(k, run) or {}
+            message = error.get("message", "").lower() if error.get("type") not in (
+                "NotImplementedError",) else ""
+            out = ctx.out(k, run=run)
+            if "device" in message or (out is not None and out.get("device") != device):
+                return True
+    return False
+
+
+def judge_device(ctx: JudgeContext):
+    n = len(ctx.group.cases)
+    checks = []
+    for k in range(n):
+        values = whole_case(ctx, k, tolerances=ANGLE_TOL)
+        placed = ctx.compare(k, run=ctx.meta_run, device="meta", values=False)
+        checks.append(values if not values.ok else placed)
+    gpu_checks = [whole_case(ctx, k, run=ctx.gpu_run, device="cuda", tolerances=ANGLE_TOL)
+                  for k in range(n)]
+    diagnoses = [Finding("device", *DEVICE_DIAGNOSIS)] if off_device(ctx, n) else []
+    return ctx.verdict(checks, diagnoses=diagnoses, gpu_checks=gpu_checks, gpu_run=ctx.gpu_run)
+
+
+def judge_perm(ctx: JudgeContext):
+    return ctx.verdict([whole_case(ctx, k) for k in range(len(PERM_CASES))])
+
+
+ITEMS = (
+    Item("frequencies", "freq", 1, "rope_frequencies: frecuencias", "rope_frequencies: frequencies",
+         judge_frequencies),
+    Item("cos_sin", "cos_sin", 1, "rope_cos_sin: ángulos en float32 y attention_factor",
+         "rope_cos_sin: float32 angles and attention_factor", judge_cos_sin),
+    Item("rotary", "rotary", 3, "apply_rotary: las dos convenciones, rotación parcial, dtypes",
+         "apply_rotary: both conventions, partial rotation, dtypes", judge_rotary),
+    Item("apply_rope", "rope", 1, "apply_rope: posiciones por secuencia y otra base",
+         "apply_rope: per-sequence positions and another base", judge_rope),
+    Item("module", "module", 1, "RotaryEmbedding: offset y posiciones fuera de la tabla",
+         "RotaryEmbedding: offset and positions past the table", judge_module),
+    Item("device", "device", 1, "RoPE: conserva el dispositivo", "RoPE: keeps the device",
+         judge_device),
+    Item("permutation", "perm", 1, "rope_permutation", "rope_permutation", judge_perm),
+)
+
+
+# --- the notebook --------------------------------------------------------------------------------
+
+CELL_TOL = Tolerance(1e-5, 1e-5)
+NOTEBOOK = NotebookChecks(
+    slug="17_03_rope",
+    cells=(
+        CellCheck("test-by-hand", "Cuaderno: RoPE a mano", "Notebook: RoPE by hand", {
+            "inv_freq": "inv_freq", "interleaved": "interleaved", "half": "half",
+            "zero": "apply_rope(x, torch.tensor([0]), inv_freq)",
+            "f8": "rope_frequencies(8, base=100.0)",
+            "other": "apply_rope(torch.arange(6.0).reshape(1, 1, 1, 6), torch.tensor([7]), "
+                     "rope_frequencies(6, base=50.0), convention='half')",
+        }, cell_values(CELL_TOL)),
+        CellCheck("test-formulations", "Cuaderno: otras dos formulaciones",
+                  "Notebook: two other formulations", {
+            "complex": "rope_complex(torch.linspace(-1, 1, 60).reshape(1, 2, 5, 6), "
+                       "torch.tensor([3, 9, 27, 81, 243]), rope_frequencies(6, base=500.0))",
+            "rotate_half": "rope_rotate_half(torch.linspace(-1, 1, 60).reshape(1, 2, 5, 6), "
+                           "torch.tensor([3, 9, 27, 81, 243]), rope_frequencies(6, base=500.0))",
+            "complex_q": "rope_complex(q, positions, f)",
+            "rotate_half_q": "rope_rotate_half(q, positions, f)",
+        }, cell_values(CELL_TOL)),
+        CellCheck("test-relative", "Cuaderno: solo importa la distancia",
+                  "Notebook: only the distance matters", {
+            "logits": "[relative_logit(torch.linspace(-1, 1, 12), torch.linspace(1, -2, 12) ** 2,"
+                      " d, rope_frequencies(12, base=100.0)) for d in (-9, 0, 9, 77)]",
+            "norms": "rotated.norm(dim=-1)",
+        }, cell_values(Tolerance(1e-5, 1e-4))),
+        CellCheck("test-convert", "Cuaderno: de una convención a la otra",
+                  "Notebook: from one convention to the other", {
+            "converted": "converted", "trained": "trained",
+            "small": "permute_heads(torch.arange(24).reshape(8, 3), torch.tensor([0, 2, 1, 3]), 2)",
+            "other": "permute_heads(torch.arange(36.0).reshape(12, 3), "
+                     "torch.tensor([0, 2, 4, 1, 3, 5]), 2)",
+        }, cell_values(CELL_TOL)),
+        CellCheck("test-partial-and-cache", "Cuaderno: rotación parcial y caché",
+                  "Notebook: partial rotation and cache", {
+            "partial": "partial", "chunked": "chunked", "whole": "whole",
+            "middle": "rotary(q[:, :, 7:9], offset=7)",
+        }, cell_values(CELL_TOL)),
+        CellCheck("test-bf16", "Cuaderno: ángulos en bfloat16", "Notebook: angles in bfloat16", {
+            "bf16": "angles_in(torch.bfloat16, torch.tensor([257, 4097, 100003]), "
+                    "torch.tensor([1.0, 0.01]))",
+            "fp32": "angles_in(torch.float32, torch.tensor([0, 1, 2, 30001]), "
+                    "torch.tensor([1.0, 0.5]))",
+            "ours": "ours", "dtype": "ours.dtype",
+        }, cell_values(tolerances={"bfloat16": Tolerance(1.6e-2, 2e-2), "float64":
+                                   Tolerance(1e-6, 1e-6), "float32": CELL_TOL})),
+    ),
+    manual_titles={
+        "q1-answer": ("Pregunta 1 (corrección manual)", "Question 1 (graded by hand)"),
+        "q2-answer": ("Pregunta 2 (corrección manual)", "Question 2 (graded by hand)"),
+    },
+)
+
+CHECKS = LabChecks(lab_id="17.03", inputs=inputs, groups=GROUPS, items=ITEMS, notebook=NOTEBOOK)
