@@ -41,6 +41,7 @@ lint: install
 
 sync: install
 	$(BIN)/python -m grader.sync
+	$(BIN)/minimodel-grader references
 
 lab: install
 	$(BIN)/jupyter lab labs/
