@@ -135,6 +135,10 @@ def corpus(out_dir: Path) -> list[Entry]:
             + REFERENCE_FORWARD, module="import warnings\nprint('y' * 1_000_000)\n"),
             same_as="reference"),
         Entry("zeros", stub_with(ZEROS_PE, ZEROS_FORWARD), score=1),
+        Entry("hardcoded", stub_with(
+            "if (T, d, base) in ((64, 32, 10000.0), (5, 6, 100.0), (7, 32, 10000.0)):\n"
+            + "\n".join("    " + line for line in REFERENCE_PE.splitlines()) + "\n"
+            + ZEROS_PE, ZEROS_FORWARD), same_as="zeros"),  # the visible cases only
         Entry("monkeypatch", stub_with(ZEROS_PE, ZEROS_FORWARD, module=(
             "np.allclose = lambda *a, **k: True\n"
             "np.array_equal = lambda *a, **k: True\n"

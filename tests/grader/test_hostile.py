@@ -13,11 +13,12 @@ import pytest
 from grader_corpus import MARKER, findings, module_score, notebook_score, output_heads
 
 CORPUS_NAMES = [
-    "reference", "noisy", "zeros", "monkeypatch", "liar", "infinite_loop", "sigterm_ignored",
-    "memory_hog", "exit_at_import", "os_exit_at_import", "segfault", "steal_solutions",
-    "steal_other_student", "write_gradebook", "background", "output_flood", "network", "probe",
-    "syntax_error", "not_utf8", "huge_file", "zip_slip", "zip_symlink", "symlink_out",
-    "nb_reference", "nb_noisy", "nb_stub", "nb_transposed", "nb_locked_edit", "nb_kernel_exit",
+    "reference", "noisy", "zeros", "hardcoded", "monkeypatch", "liar", "infinite_loop",
+    "sigterm_ignored", "memory_hog", "exit_at_import", "os_exit_at_import", "segfault",
+    "steal_solutions", "steal_other_student", "write_gradebook", "background", "output_flood",
+    "network", "probe", "syntax_error", "not_utf8", "huge_file", "zip_slip", "zip_symlink",
+    "symlink_out", "nb_reference", "nb_noisy", "nb_stub", "nb_transposed", "nb_locked_edit",
+    "nb_kernel_exit",
 ]
 
 
