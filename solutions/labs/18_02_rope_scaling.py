@@ -185,14 +185,14 @@ data = load_data("stdlib")
 MODEL = GPTConfig(
     vocab_size=data.vocab_size,
     block_size=L0,
-    n_layer=sized(full=4, test=2),
-    n_head=sized(full=4, test=2),
-    n_embd=sized(full=128, test=64),  # heads of 32 dimensions in both sizes
+    n_layer=sized(full=4, test=1),
+    n_head=sized(full=4, test=1),
+    n_embd=sized(full=128, test=32),  # heads of 32 dimensions in both sizes
     positional="rope",
     rope_base=BASE,
 )
 TRAINING = TrainConfig(
-    steps=sized(full=1200, test=12),
+    steps=sized(full=1200, test=6),
     batch_size=sized(full=16, test=4),
     warmup=sized(full=100, test=4),
     seed=0,
@@ -262,13 +262,17 @@ with torch.no_grad():
 # $4\times$ y $8\times$ la longitud de entrenamiento. `evaluate_lengths` guarda la pérdida de cada
 # posición (promediada sobre las secuencias) y la resume por tramos $[0, 128)$, $[128, 256)$,
 # $[256, 512)$ y $[512, 1024)$. La tabla muestra la evaluación más larga, por tramos, y la pérdida
-# media a $1\times$ (¿se conserva el contexto corto?).
+# media a $1\times$ (¿se conserva el contexto corto?). Compara los métodos entre sí dentro de cada
+# tramo: todos ven el mismo texto, pero cada tramo contiene un trozo distinto de código, así que la
+# altura de una curva a lo largo de las posiciones también depende de lo que cae en cada una.
 #
 # **[en]** Now each method with the trained model, without fine-tuning, at $1\times$, $2\times$,
 # $4\times$ and $8\times$ the training length. `evaluate_lengths` keeps the loss of each position
 # (averaged over the sequences) and summarises it in buckets $[0, 128)$, $[128, 256)$,
 # $[256, 512)$ and $[512, 1024)$. The table shows the longest evaluation, by bucket, and the mean
-# loss at $1\times$ (is the short context preserved?).
+# loss at $1\times$ (is the short context preserved?). Compare the methods with each other within
+# each bucket: they all see the same text, but each bucket holds a different piece of code, so the
+# height of a curve along the positions also depends on what falls at each of them.
 
 # %% nbgrader={"grade_id": "evaluate", "locked": true}
 FACTORS = (1, 2, 4, 8)
@@ -345,16 +349,18 @@ plt.show()
 # las frecuencias para todas las longitudes, así que el modelo recibe ángulos distintos de los que
 # aprendió también en textos cortos. Suele empeorar más la interpolación lineal, que frena también
 # las parejas rápidas (las que distinguen a los vecinos inmediatos, lo que más importa para
-# predecir el siguiente carácter); YaRN y Llama 3 conservan al menos la pareja más rápida y NTK la
-# frena poco. YaRN además multiplica todos los logits por $1.2965$, lo que también cambia la
-# atención a corta distancia.
+# predecir el siguiente carácter); NTK y Llama 3 apenas tocan las parejas rápidas. YaRN suele
+# perder más que ellos: en este modelo su rampa empieza en la pareja $0$ (parte 1), así que frena
+# las parejas $1$ a $5$, y además multiplica todos los logits por $1.2965$, lo que también cambia
+# la atención a corta distancia.
 #
 # [en] Dynamic NTK cannot change anything at $1\times$: with $L \le L_0$ it returns exactly the
 # original frequencies (the `with_scaling` test checks it). The static methods change the
 # frequencies at every length, so the model receives angles other than the ones it learned even on
 # short texts. Linear interpolation usually hurts most, since it also slows the fast pairs (the
 # ones that tell immediate neighbours apart, which matters most for predicting the next
-# character); YaRN and Llama 3 keep at least the fastest pair and NTK slows it little. YaRN also
+# character); NTK and Llama 3 barely touch the fast pairs. YaRN usually loses more than they do:
+# on this model its ramp starts at pair $0$ (part 1), so it slows pairs $1$ to $5$, and it also
 # multiplies every logit by $1.2965$, which changes short-range attention too.
 # ### END SOLUTION
 
@@ -367,20 +373,23 @@ plt.show()
 # %% [markdown] nbgrader={"grade_id": "q2-answer", "solution": true, "grade": true, "points": 2}
 # ### BEGIN SOLUTION
 # [es] Un escalado estático con $s = 4$ solo devuelve las parejas lentas a lo visto hasta
-# $4 L_0$: a $8 L_0$, su $c_i = 8\rho_i$ vuelve a valer $2$ para las interpoladas del todo, y los
-# ángulos salen otra vez del rango de entrenamiento, así que la pérdida vuelve a subir, como la de
-# RoPE sin escalar pasado $L_0$. El NTK dinámico recalcula la base con la longitud de la secuencia
-# (con factor 1, $s = L/L_0 = 8$), así que a $8 L_0$ su pareja más lenta está interpolada por $8$;
-# suele degradarse más despacio. Lo que no arregla son las parejas lentas intermedias que NTK no
-# frena lo suficiente (parte 1), ni la resolución que pierde al frenar tanto.
+# $4 L_0$: a $8 L_0$, las interpoladas del todo tienen $c_i = 8\rho_i = 2$, sus ángulos vuelven a
+# salir del rango de entrenamiento y la pérdida vuelve a subir en $[512, 1024)$. Sube menos que la
+# de RoPE sin escalar, que allí sale de su rango por un factor de hasta $8$, no de $2$. El NTK
+# dinámico recalcula la base con la longitud (con factor 1, la pareja más lenta se divide por
+# $L/L_0 = 8$), así que no tiene un límite fijo; pero, como NTK, deja fuera de lo visto las parejas
+# lentas intermedias (parte 1: de la $6$ a la $14$), y por eso no tiene por qué ganar a los métodos
+# por bandas, que sí las frenan del todo. En este modelo, YaRN y Llama 3 suelen quedar por delante
+# de él también a $8 L_0$.
 #
 # [en] A static scaling with $s = 4$ only brings the slow pairs back inside what was seen up to
-# $4 L_0$: at $8 L_0$, their $c_i = 8\rho_i$ is $2$ again for the fully interpolated ones, and the
-# angles leave the training range once more, so the loss rises again, like plain RoPE's past
-# $L_0$. Dynamic NTK recomputes the base from the sequence length (with factor 1, $s = L/L_0 = 8$),
-# so at $8 L_0$ its slowest pair is interpolated by $8$; it usually degrades more slowly. What it
-# does not fix are the intermediate slow pairs NTK does not slow enough (part 1), nor the
-# resolution lost by slowing that much.
+# $4 L_0$: at $8 L_0$, the fully interpolated ones have $c_i = 8\rho_i = 2$, their angles leave the
+# training range again and the loss rises again in $[512, 1024)$. It rises less than unscaled
+# RoPE's, which there leaves its range by a factor of up to $8$, not $2$. Dynamic NTK recomputes the
+# base from the length (with factor 1, the slowest pair is divided by $L/L_0 = 8$), so it has no
+# fixed limit; but, like NTK, it leaves the intermediate slow pairs outside what was seen (part 1:
+# $6$ to $14$), which is why it need not beat the per-band methods, which slow them fully. On this
+# model, YaRN and Llama 3 usually stay ahead of it at $8 L_0$ too.
 # ### END SOLUTION
 
 # %% [markdown] nbgrader={"grade_id": "part4-md", "locked": true}
@@ -438,40 +447,67 @@ if FINE_TUNE:
     )
 
 # %% [markdown] nbgrader={"grade_id": "q3", "locked": true}
-# **Pregunta 3 / Question 3.** [es] ¿Qué muestra este experimento y qué no puede mostrar? Piensa en
+# **Pregunta 3 / Question 3.** [es] Compara los tres modelos ajustados entre sí y con los de antes
+# del ajuste. ¿Qué te dice el control (`none + ft`)? Si desactivaste esta parte, razona qué
+# esperarías. · [en] Compare the three fine-tuned models with each other and with the ones before
+# fine-tuning. What does the control (`none + ft`) tell you? If you turned this part off, reason
+# about what you would expect.
+
+# %% [markdown] nbgrader={"grade_id": "q3-answer", "solution": true, "grade": true, "points": 2}
+# ### BEGIN SOLUTION
+# [es] El ajuste fino mejora los tres, pero el control muestra cuánto se debe solo a ver textos
+# largos: en este modelo, unas decenas de pasos a $512$ bastan para que RoPE sin escalar funcione
+# bien hasta $8 L_0$, porque la tarea es casi local y el modelo se adapta enseguida a las
+# distancias nuevas. La interpolación se recupera solo en parte: tiene que reaprender a distinguir
+# vecinos que ahora están a $1/4$ de posición, y eso pide más pasos. Así que aquí no se reproduce
+# lo que dice el artículo de la interpolación (que con un ajuste fino corto funciona muy bien en
+# LLaMA), y sin el control atribuiríamos al escalado una mejora que viene del entrenamiento.
+#
+# [en] Fine-tuning improves all three, but the control shows how much is due merely to seeing long
+# texts: on this model, a few dozen steps at $512$ are enough for unscaled RoPE to work well up to
+# $8 L_0$, because the task is mostly local and the model adapts quickly to the new distances.
+# Interpolation recovers only partly: it has to relearn to tell apart neighbours that are now
+# $1/4$ of a position apart, and that takes more steps. So this does not reproduce what the paper
+# says about interpolation (that with a short fine-tune it works very well on LLaMA), and without
+# the control we would credit the scaling with an improvement that comes from the training.
+# ### END SOLUTION
+
+# %% [markdown] nbgrader={"grade_id": "q4", "locked": true}
+# **Pregunta 4 / Question 4.** [es] ¿Qué muestra este experimento y qué no puede mostrar? Piensa en
 # el tamaño del modelo y de los datos, en qué mide la pérdida de un modelo de caracteres, en el
 # número de semillas y de secuencias, y en de dónde salen los umbrales de YaRN y de Llama 3.
 # · [en] What does this experiment show, and what can it not show? Think about the size of the
 # model and the data, what the loss of a character model measures, the number of seeds and
 # sequences, and where the thresholds of YaRN and Llama 3 come from.
 
-# %% [markdown] nbgrader={"grade_id": "q3-answer", "solution": true, "grade": true, "points": 3}
+# %% [markdown] nbgrader={"grade_id": "q4-answer", "solution": true, "grade": true, "points": 3}
 # ### BEGIN SOLUTION
-# [es] Muestra los mecanismos: que los escalados son solo cambios de frecuencias que se aplican
-# sin tocar los pesos, que los estáticos cambian el modelo también dentro de $L_0$ y el dinámico
-# no, y que un factor fijo solo cubre hasta $s\,L_0$. No muestra cómo se ordenan los métodos en
-# un modelo grande. El modelo tiene unos cientos de miles de parámetros y un contexto de 128
-# caracteres; la mayor parte de su pérdida se explica con los últimos caracteres, así que RoPE sin
-# escalar puede degradarse poco y las diferencias entre métodos son pequeñas, a veces del orden
-# del ruido: hay una sola semilla y unas pocas secuencias de validación, sin barras de error.
-# Tampoco mide si el modelo *usa* el contexto lejano (para eso haría falta una tarea de
-# recuperación, lección 18.01). Los umbrales de YaRN ($32$ y $1$ vueltas) y de Llama 3 se
-# ajustaron para modelos con miles de tokens de contexto: aquí ninguna pareja da $32$ vueltas, así
-# que casi todas quedan en la rampa. Y el ajuste fino es de unas decenas de pasos, con el control
-# sin escalar al lado porque parte de la mejora viene solo de entrenar con textos largos.
+# [es] Muestra los mecanismos: los escalados son solo cambios de frecuencias que se aplican sin
+# tocar los pesos; los estáticos cambian el modelo también dentro de $L_0$ y el dinámico no; un
+# factor fijo solo cubre hasta $s\,L_0$; y frenar las parejas rápidas (la interpolación sin ajuste
+# fino) es lo que más daño hace. No muestra cómo se ordenan los métodos en un modelo grande. El
+# modelo tiene menos de un millón de parámetros, un contexto de 128 caracteres y una tarea en la que
+# casi todo se predice con los últimos caracteres; la pérdida media no dice si el modelo *usa* el
+# contexto lejano (para eso hace falta una tarea de recuperación, lección 18.01). Hay una sola
+# semilla y unas pocas secuencias de validación, sin barras de error: diferencias de unas
+# centésimas entre métodos pueden ser ruido. Los umbrales de YaRN ($32$ y $1$ vueltas) y de
+# Llama 3 ($4$ y $1$) se eligieron para modelos con miles de tokens de contexto: aquí ninguna
+# pareja da $32$ vueltas y la rampa de YaRN empieza en la pareja $0$. Y el ajuste fino es de unas
+# decenas de pasos, con un control que muestra que buena parte de la mejora viene de entrenar con
+# textos largos, no del escalado.
 #
-# [en] It shows the mechanisms: that the scalings are just changes of frequencies applied without
-# touching the weights, that the static ones change the model within $L_0$ too and the dynamic
-# one does not, and that a fixed factor only covers up to $s\,L_0$. It does not show how the
-# methods rank on a large model. The model has a few hundred thousand parameters and a context of
-# 128 characters; most of its loss is explained by the last few characters, so unscaled RoPE may
-# degrade only a little and the differences between methods are small, sometimes of the order of
-# the noise: there is a single seed and a few validation sequences, with no error bars. Nor does
-# it measure whether the model *uses* the distant context (that needs a retrieval task, lesson
-# 18.01). The thresholds of YaRN ($32$ and $1$ turns) and Llama 3 were tuned for models with
-# thousands of tokens of context: here no pair makes $32$ turns, so almost all of them sit on the
-# ramp. And the fine-tune is a few dozen steps, with the unscaled control next to it because part
-# of the improvement comes merely from training on long texts.
+# [en] It shows the mechanisms: the scalings are just changes of frequencies applied without
+# touching the weights; the static ones change the model within $L_0$ too and the dynamic one does
+# not; a fixed factor only covers up to $s\,L_0$; and slowing the fast pairs (interpolation without
+# fine-tuning) is what does the most harm. It does not show how the methods rank on a large model.
+# The model has fewer than a million parameters, a context of 128 characters and a task in which
+# almost everything is predicted from the last few characters; the mean loss does not say whether
+# the model *uses* the distant context (that needs a retrieval task, lesson 18.01). There is a
+# single seed and a few validation sequences, with no error bars: differences of a few hundredths
+# between methods may be noise. The thresholds of YaRN ($32$ and $1$ turns) and Llama 3 ($4$ and
+# $1$) were chosen for models with thousands of tokens of context: here no pair makes $32$ turns
+# and YaRN's ramp starts at pair $0$. And the fine-tune is a few dozen steps, with a control showing
+# that much of the improvement comes from training on long texts, not from the scaling.
 # ### END SOLUTION
 
 # %% nbgrader={"grade_id": "timing", "locked": true}
