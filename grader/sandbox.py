@@ -38,8 +38,17 @@ from minimodel.implementation import PACKAGE_DIR, REPO_ROOT
 CHILD_DIR = Path(__file__).resolve().parent / "child"
 CHILD_FILES = ("isolation.py", "zygote.py", "probe_runner.py", "kernel_jail.py", "recorder.py")
 STICKY = ("/tmp", "/var/tmp", "/dev/shm")
-ALWAYS_HIDDEN = ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home", "/run", "/mnt", "/media",
-                 "/srv", "/opt")
+# The system folders a Python process needs; every other top-level folder (home folders, other
+# checkouts of the course, /tmp, /srv, /work, ...) is covered. Python itself is bound back.
+SYSTEM_FOLDERS = frozenset({"usr", "lib", "lib32", "lib64", "libx32", "bin", "sbin", "etc",
+                            "proc", "dev", "sys", "var"})
+ALWAYS_HIDDEN = ("/var/tmp", "/dev/shm")
+
+
+def top_level_hidden() -> list[str]:
+    """Every top-level folder that is not a system folder (checked at run time, not listed)."""
+    return sorted(str(entry) for entry in Path("/").iterdir()
+                  if entry.is_dir() and not entry.is_symlink() and entry.name not in SYSTEM_FOLDERS)
 UID_BASE = 200_000
 
 
@@ -136,7 +145,7 @@ def installed_grader_dirs() -> list[str]:
 
 def filesystem_view(scratch: Path, extra_hide: list[Path] = ()) -> dict:
     """The ``hide``/``expose`` lists of one sandbox (see ``grader/child/isolation.py``)."""
-    hide = [str(REPO_ROOT), *ALWAYS_HIDDEN, *(str(p) for p in extra_hide),
+    hide = [str(REPO_ROOT), *top_level_hidden(), *ALWAYS_HIDDEN, *(str(p) for p in extra_hide),
             *installed_grader_dirs()]
     hidden_by_env = os.environ.get("MINIMODEL_GRADER_HIDE", "")
     hide += [p for p in hidden_by_env.split(os.pathsep) if p]

@@ -163,7 +163,7 @@ def corpus(out_dir: Path) -> list[Entry]:
             "    signal.signal(sig, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.01)\n",
             REFERENCE_FORWARD), score=0),
         Entry("memory_hog", stub_with(
-            "blocks = []\nwhile True:\n    blocks.append(np.ones(2**26))\n", REFERENCE_FORWARD),
+            "blocks = []\nwhile True:\n    blocks.append(np.zeros(2**26))\n", REFERENCE_FORWARD),
             score=0),
         Entry("exit_at_import", REFERENCE + "\nimport sys\nsys.exit(0)\n", score=0),
         Entry("os_exit_at_import", REFERENCE + "\nimport os\nos._exit(0)\n", score=0),
