@@ -88,12 +88,28 @@ LABS: tuple[Lab, ...] = (
         modules=("two_d",),
     ),
     Lab(
+        id="18.01",
+        slug="18_01_extrapolation",
+        title_es="Extrapolación: entrenar corto, evaluar largo",
+        title_en="Extrapolation: train short, test long",
+        page="18/01-extrapolation.md",
+        modules=("extrapolation",),
+    ),
+    Lab(
         id="18.02",
         slug="18_02_rope_scaling",
         title_es="Escalado de RoPE para contextos largos",
         title_en="RoPE scaling for long context",
         page="18/02-rope-scaling.md",
         modules=("scaling",),
+    ),
+    Lab(
+        id="18.03",
+        slug="18_03_kv_cache",
+        title_es="La caché KV: decodificación incremental exacta",
+        title_en="The KV cache: exact incremental decoding",
+        page="18/03-kv-cache.md",
+        modules=("cache_positions",),
     ),
 )
 
