@@ -107,6 +107,9 @@ class PositionalHooks(nn.Module):
                 num_buckets=config.t5_num_buckets,
                 max_distance=config.t5_max_distance,
             )
+            # T5 does not divide its logits by sqrt(head_dim); SDPA does. Multiplying the bias by
+            # sqrt(head_dim) keeps T5's balance between content and position (x-transformers).
+            self.bias_scale = math.sqrt(head_dim)
 
     @property
     def max_positions(self) -> int | None:
@@ -182,7 +185,7 @@ class PositionalHooks(nn.Module):
         if self.kind == "alibi":
             bias = self.alibi_bias(q_len, k_len, self.slopes, causal=True)
         elif self.kind == "t5":
-            bias = self.relative(q_len, k_len)
+            bias = self.relative(q_len, k_len) * self.bias_scale
             bias = bias + causal_mask(q_len, k_len, bias.device)
         else:
             return None

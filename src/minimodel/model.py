@@ -43,7 +43,10 @@ class GPTConfig:
         rope_scaling, rope_scaling_factor, rope_original_max_len: a RoPE scaling by name from
             ``minimodel.positional.scaling`` (``None``: plain RoPE), its factor, and the length
             the model was trained at (``None``: ``block_size``).
-        t5_num_buckets, t5_max_distance: T5's relative-position buckets (causal).
+        t5_num_buckets, t5_max_distance: T5's causal relative-position buckets. Every key
+            farther than ``t5_max_distance`` shares the last bucket, which must be trained for
+            the model to read longer sequences: T5 uses 128 for a context of 512, and the
+            default 32 keeps that proportion for ``block_size`` 128.
     """
 
     vocab_size: int = 128
@@ -62,7 +65,7 @@ class GPTConfig:
     rope_scaling_factor: float = 1.0
     rope_original_max_len: int | None = None
     t5_num_buckets: int = 32
-    t5_max_distance: int = 128
+    t5_max_distance: int = 32
 
     def __post_init__(self) -> None:
         if self.positional not in ENCODINGS:
