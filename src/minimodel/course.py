@@ -111,6 +111,22 @@ LABS: tuple[Lab, ...] = (
         page="18/03-kv-cache.md",
         modules=("cache_positions",),
     ),
+    Lab(
+        id="19.01",
+        slug="19_01_mini_gpt",
+        title_es="El Mini-GPT de principio a fin",
+        title_en="The Mini-GPT end to end",
+        page="19/01-mini-gpt.md",
+        modules=(),  # plugs in the encodings of 17.01-17.05; no new file to complete
+    ),
+    Lab(
+        id="19.02",
+        slug="19_02_experiments",
+        title_es="Experimentos: la literatura a escala de portátil",
+        title_en="Experiments: the literature at laptop scale",
+        page="19/02-experiments.md",
+        modules=(),  # trains and compares the encodings of 17.01-17.05
+    ),
 )
 
 

@@ -1,0 +1,182 @@
+"""Visible checks for lab 19.01 (the Mini-GPT): your encodings plug into the model by name.
+
+The lab adds no file of its own: it uses the encodings of lessons 17.01-17.05. For each one these
+checks build a tiny Mini-GPT with ``positional=<name>`` (so the model imports your file through
+``minimodel.positional``), run a forward pass, check that the encoding changes what its hook is
+given, and check that decoding with the KV cache gives the logits of the full pass. Students may
+read these; the grader's differ.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from minimodel.selfcheck.compare import CheckFailure, CheckList
+
+checks = CheckList()
+
+TINY = dict(vocab_size=40, block_size=32, n_layer=2, n_head=4, n_embd=32)
+ATOL = 2e-5  # float32; cached and full passes differ only in the order of the sums
+FILES = {
+    "sinusoidal": "sinusoidal.py (17.01)",
+    "learned": "learned.py (17.02)",
+    "rope": "rope.py (17.03)",
+    "alibi": "alibi.py (17.04)",
+    "t5": "relative_bias.py (17.05)",
+}
+OFFSET_HINT = {
+    "sinusoidal": (
+        "SinusoidalPositionalEncoding.forward debe sumar las filas offset .. offset+T-1.",
+        "SinusoidalPositionalEncoding.forward must add rows offset .. offset+T-1.",
+    ),
+    "learned": (
+        "LearnedPositionalEmbedding.forward debe sumar las filas offset .. offset+T-1.",
+        "LearnedPositionalEmbedding.forward must add rows offset .. offset+T-1.",
+    ),
+    "rope": (
+        "RotaryEmbedding.forward debe girar las filas en las posiciones offset .. offset+T-1.",
+        "RotaryEmbedding.forward must rotate the rows at positions offset .. offset+T-1.",
+    ),
+    "alibi": (
+        "alibi_bias(q_len, k_len, ...) debe alinear las consultas al final de las claves: la "
+        "consulta i está en la posición k_len - q_len + i.",
+        "alibi_bias(q_len, k_len, ...) must align the queries with the end of the keys: query i "
+        "sits at position k_len - q_len + i.",
+    ),
+    "t5": (
+        "RelativePositionBias.forward(q_len, k_len) debe alinear las consultas al final de las "
+        "claves: la consulta i está en la posición k_len - q_len + i.",
+        "RelativePositionBias.forward(q_len, k_len) must align the queries with the end of the "
+        "keys: query i sits at position k_len - q_len + i.",
+    ),
+}
+
+
+def tiny_model(positional: str, seed: int = 0):
+    """A tiny Mini-GPT with ``positional``; every weight outside ``hooks`` depends only on seed."""
+    from minimodel.model import GPT, GPTConfig
+
+    torch.manual_seed(seed)
+    return GPT(GPTConfig(**TINY, positional=positional)).eval()
+
+
+def tokens(T: int = 24, seed: int = 1) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randint(0, TINY["vocab_size"], (2, T), generator=generator)
+
+
+def full_logits(model, idx: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        return model(idx)[0]
+
+
+def cached_logits(model, idx: torch.Tensor, prompt_len: int) -> torch.Tensor:
+    """A prefill of ``prompt_len`` tokens, then one token per step through a KV cache."""
+    from minimodel.kv_cache import KVCache
+
+    cache = KVCache(model.config.n_layer)
+    with torch.no_grad():
+        chunks = [model(idx[:, :prompt_len], cache=cache)[0]]
+        for t in range(prompt_len, idx.size(1)):
+            chunks.append(model(idx[:, t : t + 1], cache=cache)[0])
+    return torch.cat(chunks, dim=1)
+
+
+def check_forward(name: str) -> None:
+    idx = tokens()
+    logits = full_logits(tiny_model(name), idx)
+    expected = (*idx.shape, TINY["vocab_size"])
+    if not isinstance(logits, torch.Tensor) or tuple(logits.shape) != expected:
+        shape = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits).__name__
+        raise CheckFailure(
+            f"GPT(positional={name!r}): los logits tienen forma {shape}, se esperaba {expected}. "
+            f"Revisa que {FILES[name]} devuelva tensores de la forma de su docstring.",
+            f"GPT(positional={name!r}): the logits have shape {shape}, expected {expected}. "
+            f"Check that {FILES[name]} returns tensors of the shape in its docstring.",
+        )
+    if logits.dtype != torch.float32 or not torch.isfinite(logits).all():
+        raise CheckFailure(
+            f"GPT(positional={name!r}): los logits deben ser float32 y finitos; son "
+            f"{logits.dtype} y hay {int((~torch.isfinite(logits)).sum())} no finitos. ¿Hay un "
+            "-inf fuera de la máscara causal o un cambio de dtype?",
+            f"GPT(positional={name!r}): the logits must be float32 and finite; they are "
+            f"{logits.dtype} with {int((~torch.isfinite(logits)).sum())} non-finite values. Is "
+            "there a -inf outside the causal mask, or a dtype change?",
+        )
+
+
+def check_changes_output(name: str) -> None:
+    """The encoding's hook must change what it is given (position 0 of a rotation excepted)."""
+    hooks, T = tiny_model(name).hooks, 12
+    head_dim = TINY["n_embd"] // TINY["n_head"]
+    with torch.no_grad():
+        if name in ("sinusoidal", "learned"):  # hook 1: rows of the table added to x
+            x = torch.zeros(1, T, TINY["n_embd"])
+            changed = hooks.input(x, offset=0).abs().amax()
+        elif name == "rope":  # hook 2: every position but 0 rotated
+            q = torch.ones(1, TINY["n_head"], T, head_dim)
+            changed = (hooks.rotate(q, q.clone(), 0)[0] - q)[:, :, 1:].abs().amax()
+        else:  # hook 3: a bias on the visible (past) keys
+            bias = hooks.attention_bias(T, T)
+            changed = bias[torch.isfinite(bias)].abs().amax()
+    if float(changed) < 1e-6:
+        raise CheckFailure(
+            f"GPT(positional={name!r}): la codificación no cambia nada. Tu {FILES[name]} "
+            "devuelve su entrada sin modificar, o un sesgo nulo.",
+            f"GPT(positional={name!r}): the encoding changes nothing. Your {FILES[name]} "
+            "returns its input unchanged, or a zero bias.",
+        )
+
+
+def check_cache(name: str) -> None:
+    model, idx, prompt_len = tiny_model(name), tokens(), 10
+    full = full_logits(model, idx)
+    cached = cached_logits(model, idx, prompt_len)
+    if cached.shape == full.shape and torch.allclose(cached, full, atol=ATOL, rtol=0):
+        return
+    difference = (cached - full).abs().amax(dim=(0, 2))  # (T,)
+    first = int((difference > ATOL).nonzero()[0])
+    es, en = (
+        f"GPT(positional={name!r}): con la caché KV, los logits difieren de la pasada completa "
+        f"desde la posición {first} (diferencia máxima {float(difference.max()):.3g}).",
+        f"GPT(positional={name!r}): with the KV cache, the logits differ from the full pass from "
+        f"position {first} on (largest difference {float(difference.max()):.3g}).",
+    )
+    if first >= prompt_len:  # the prefill is right: the positions after the cache are not
+        hint_es, hint_en = OFFSET_HINT[name]
+        es += f" El llenado inicial está bien; lo que llega después de la caché no. {hint_es}"
+        en += f" The prefill is right; what comes after the cache is not. {hint_en}"
+    raise CheckFailure(es, en)
+
+
+KINDS = (
+    ("forward", "una pasada hacia delante", "a forward pass", check_forward),
+    (
+        "changes_output",
+        "la codificación cambia lo que recibe su enganche",
+        "the encoding changes what its hook is given",
+        check_changes_output,
+    ),
+    (
+        "cache",
+        "con caché KV, los mismos logits que la pasada completa",
+        "with the KV cache, the same logits as the full pass",
+        check_cache,
+    ),
+)
+
+
+def _register(name: str) -> None:
+    """Three checks for encoding ``name``: ``forward_<name>``, ``changes_output_<name>``, ..."""
+    target = f"GPT(positional={name!r}) · {FILES[name]}"
+    for kind, es, en, run in KINDS:
+
+        def check(run=run) -> None:
+            run(name)
+
+        check.__name__ = f"{kind}_{name}"
+        checks.add(target, es, en)(check)
+
+
+for _name in FILES:
+    _register(_name)
