@@ -66,6 +66,7 @@ from minimodel.positional.relative_bias import relative_position_bucket
 from minimodel.train import TrainConfig, train
 
 torch.set_printoptions(precision=4, sci_mode=False)
+torch.set_num_threads(1)  # the models are tiny: one thread is faster than several
 LAB_START = time.perf_counter()
 
 # %% [markdown] nbgrader={"grade_id": "part1-md", "locked": true}
@@ -158,7 +159,8 @@ print(f"{time.perf_counter() - start:.0f} s")
 #   `model.hooks.slopes`);
 # - T5: la tabla aprendida `model.hooks.relative.bias` en la cubeta de cada `rel`
 #   (`relative_position_bucket` con `bidirectional=False` y los `num_buckets` y `max_distance` de
-#   `model.hooks.relative`), permutada a `(H, q_len, k_len)`;
+#   `model.hooks.relative`), permutada a `(H, q_len, k_len)` y multiplicada por
+#   `model.hooks.bias_scale` ($\sqrt{d_h}$: T5 no divide sus logits por $\sqrt{d_h}$);
 # - las demás codificaciones no tienen sesgo: ceros.
 #
 # **[en]** `forward_chunk` (below) repeats what `GPT.forward` does, but with the positions in
@@ -172,7 +174,8 @@ print(f"{time.perf_counter() - start:.0f} s")
 #   `model.hooks.slopes`);
 # - T5: the learnt table `model.hooks.relative.bias` at the bucket of each `rel`
 #   (`relative_position_bucket` with `bidirectional=False` and the `num_buckets` and
-#   `max_distance` of `model.hooks.relative`), permuted to `(H, q_len, k_len)`;
+#   `max_distance` of `model.hooks.relative`), permuted to `(H, q_len, k_len)` and multiplied by
+#   `model.hooks.bias_scale` ($\sqrt{d_h}$: T5 does not divide its logits by $\sqrt{d_h}$);
 # - the other encodings have no bias: zeros.
 
 
@@ -191,7 +194,8 @@ def chunk_bias(model: GPT, rel: torch.Tensor) -> torch.Tensor:
             num_buckets=table.num_buckets,
             max_distance=table.max_distance,
         )
-        return table.bias(buckets).permute(2, 0, 1).float()
+        # T5 logits are not divided by sqrt(head_dim); the model scales its bias to match.
+        return table.bias(buckets).permute(2, 0, 1).float() * hooks.bias_scale
     return torch.zeros(n_head, *rel.shape)
     ### END SOLUTION
 

@@ -179,7 +179,7 @@ def _decode(model: GPT, idx: torch.Tensor, prefill: int, bug: str | None) -> tor
                 rel, bidirectional=False, num_buckets=table.num_buckets,
                 max_distance=table.max_distance,
             )  # fmt: skip
-            bias = table.bias(buckets).permute(2, 0, 1) + mask
+            bias = table.bias(buckets).permute(2, 0, 1) * hooks.bias_scale + mask
         else:
             bias = mask.expand(H, q_len, k_len)
         for layer, block in enumerate(model.blocks):
