@@ -39,12 +39,14 @@
 
 # %% nbgrader={"grade_id": "setup", "locked": true}
 import dataclasses
+import shutil
 import time
 
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from minimodel.checkpoint import CheckpointError
 from minimodel.data import load_data
 from minimodel.evaluate import evaluate_lengths
 from minimodel.implementation import REPO_ROOT
@@ -127,7 +129,8 @@ for name, ratio in ratios.items():
 fig, ax = plt.subplots(figsize=(8, 4))
 pairs = np.arange(ROTARY_DIM // 2)
 for name, ratio in ratios.items():
-    ax.plot(pairs, ratio, marker="o", label=name)
+    dashed = name == "dynamic_ntk"  # equal to ntk at this length: drawn on top, dashed
+    ax.plot(pairs, ratio, marker="x" if dashed else "o", ls="--" if dashed else "-", label=name)
 ax.axhline(1 / SCALE, color="gray", lw=0.8, ls=":")
 ax.axvline(np.argmax(TURNS < 1) - 0.5, color="black", lw=0.8, ls="--")
 ax.text(np.argmax(TURNS < 1) - 0.4, 0.95, "n_i < 1 →", va="top")
@@ -199,7 +202,12 @@ TRAINING = TrainConfig(
 )
 RUN = REPO_ROOT / "build" / "lab_runs" / "18_02_rope" if lab_size() == "full" else None
 start = time.perf_counter()
-trained = train(MODEL, TRAINING, data, out=RUN, resume=True, label="RoPE L0=128 ")
+try:
+    trained = train(MODEL, TRAINING, data, out=RUN, resume=True, label="RoPE L0=128 ")
+except CheckpointError:  # a checkpoint from another version of this lab: train again
+    print(f"{RUN}: punto de control de otra versión; se entrena de nuevo / stale checkpoint; retraining")
+    shutil.rmtree(RUN)
+    trained = train(MODEL, TRAINING, data, out=RUN, resume=True, label="RoPE L0=128 ")
 base_model = trained["model"]
 print(f"{base_model.num_parameters():,} parámetros / parameters, {TRAINING.steps} pasos / steps")
 print(f"pérdida de validación a L0 / validation loss at L0: {trained['val_loss']:.4f}")
