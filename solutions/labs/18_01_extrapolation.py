@@ -161,16 +161,16 @@ print(f"{time.perf_counter() - start:.0f} s")
 # caracteres. Como la atención es causal, la pérdida en la posición $p$ solo depende de los
 # caracteres $0, \dots, p$: una sola pasada a $8T$ da también lo que se mediría a $T$, $2T$ y $4T$
 # con los mismos textos. La figura muestra la pérdida por posición (media sobre las secuencias,
-# suavizada con una media hacia atrás de 16 posiciones); la tabla, tus cubetas.
+# suavizada con una media hacia atrás de 32 posiciones); la tabla, tus cubetas.
 #
 # **[en]** We evaluate every model on the same validation sequences of $8T = 512$ characters.
 # Since attention is causal, the loss at position $p$ only depends on characters $0, \dots, p$: a
 # single pass at $8T$ also gives what would be measured at $T$, $2T$ and $4T$ on the same texts.
 # The figure shows the loss by position (mean over the sequences, smoothed with a trailing mean of
-# 16 positions); the table, your buckets.
+# 32 positions); the table, your buckets.
 
 # %% nbgrader={"grade_id": "per-position", "locked": true}
-N_EVAL = sized(full=16, test=4)
+N_EVAL = sized(full=32, test=4)
 x_long, y_long = data.eval_batch("val", N_EVAL, 8 * T)
 losses = {}  # encoding -> (N_EVAL, 8T) loss of every prediction
 for encoding, model in models.items():
@@ -195,11 +195,11 @@ for encoding, loss in losses.items():
 
 fig, ax = plt.subplots(figsize=(9, 4.5))
 for encoding, curve in curves.items():
-    ax.plot(trailing_mean(curve, 16), label=encoding, lw=1.3)
+    ax.plot(trailing_mean(curve, 32), label=encoding, lw=1.3)
 ax.axvline(T, color="gray", ls="--", lw=1)
 ax.set_xscale("log", base=2)
 ax.set_xlabel("posición / position")
-ax.set_ylabel("pérdida, media de 16 / loss, mean of 16")
+ax.set_ylabel("pérdida, media de 32 / loss, mean of 32")
 ax.set_title(f"Entrenados a T = {T} / trained at T = {T}")
 ax.legend()
 save_figure(fig, "18_01_loss_by_position")
@@ -234,7 +234,7 @@ for encoding in models:
     print(f"{encoding:<11}" + "".join(f"{c:>16}" for c in cells))
 print("(media de [0, L) / media de [L/2, L))  ·  (mean over [0, L) / mean over [L/2, L))")
 
-TOLERANCE, WINDOW = 0.1, 16
+TOLERANCE, WINDOW = 0.2, 32
 failures = {e: failure_position(curve, T, tolerance=TOLERANCE, window=WINDOW)
             for e, curve in curves.items()}
 print(f"\nposición de fallo / failure position (+{TOLERANCE} nats, ventana / window {WINDOW}):")

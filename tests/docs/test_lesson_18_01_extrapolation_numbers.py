@@ -121,8 +121,8 @@ def test_cost_of_attention(page):
 def test_what_is_new_for_t5(page):
     [table] = page.part("what-is-new").tables
     assert [row[0] for row in table[1:]][-1] == "T5"
-    # Mini-GPT defaults (32 buckets, max_distance 128) trained at T = 64: the distances between
-    # T and max_distance reach buckets never seen in training; past 128, the last bucket.
+    # T5's defaults (32 buckets, max_distance 128) trained at T = 64: the distances between T and
+    # max_distance reach buckets never seen in training; past 128, the last bucket.
     distances = torch.arange(0, 400)
     buckets = relative_position_bucket(-distances, bidirectional=False)
     seen = set(buckets[:64].tolist())
