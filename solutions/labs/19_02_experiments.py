@@ -248,24 +248,27 @@ assert not clearly_different({"mean": 1.0, "se": 0.03}, {"mean": 1.1, "se": 0.04
 
 # %% [markdown] nbgrader={"grade_id": "q1-answer", "solution": true, "grade": true, "points": 3}
 # ### BEGIN SOLUTION
-# [es] Con el tamaño completo (3 semillas), ALiBi se mantiene plana o incluso mejora un poco a
-# $8\times$ (más contexto en cada ventana) y T5 sube poco; RoPE aguanta hasta $2\times$ o
-# $4\times$ y sube a $8\times$; la sinusoidal y la aprendida empeoran ya a $2\times$ y mucho a
-# $8\times$ (la aprendida usa filas que nunca se entrenaron). La desviación entre semillas es de
-# centésimas, muy por debajo de esas subidas, así que a $8\times$ el orden es claro. Coincide con
-# Press et al.: ALiBi $\approx$ T5 < RoPE < sinusoidal. La sinusoidal y la aprendida se rompen aquí
-# algo menos que en el artículo, porque la pérdida de un modelo de caracteres depende sobre todo de
-# los últimos caracteres. (Los números concretos dependen de la ejecución; la respuesta debe
-# citarlos.)
+# [es] Con el tamaño completo y tres semillas, ALiBi se mantiene plana (unos 2.17 nats a
+# $1\times$ y 2.11 a $8\times$: baja, porque más posiciones tienen más contexto) y T5 sube
+# poco (unas cinco centésimas). RoPE aguanta a $2\times$ y sube unas tres décimas a $8\times$;
+# la aprendida sube lo mismo, pero ya desde $2\times$ (usa filas que nunca se entrenaron), y la
+# sinusoidal es la que más sube (unas siete décimas) y con mucha más dispersión entre semillas
+# (unas dos décimas, frente a una o dos centésimas de las demás). A $8\times$ el orden es ALiBi <
+# T5 < RoPE < sinusoidal, el mismo que en la tabla de Press et al., y cada paso supera el ruido.
+# Los tamaños no coinciden: allí la sinusoidal sube 2.69 nats; aquí mucho menos, porque la
+# pérdida de un modelo de caracteres depende sobre todo de los últimos caracteres. (Los números
+# concretos dependen de la ejecución; la respuesta debe citar los suyos.)
 #
-# [en] At full size (3 seeds), ALiBi stays flat or even improves slightly at $8\times$ (more context
-# in each window) and T5 rises little; RoPE holds up to $2\times$ or $4\times$ and rises at
-# $8\times$; sinusoidal and learned get worse already at $2\times$ and much worse at $8\times$ (the
-# learned one uses rows that were never trained). The spread across seeds is a few hundredths, far
-# below those rises, so at $8\times$ the ordering is clear. It matches Press et al.: ALiBi
-# $\approx$ T5 < RoPE < sinusoidal. Sinusoidal and learned break down somewhat less here than in
-# the paper, because a character model's loss depends mostly on the last few characters. (The
-# exact numbers depend on the run; the answer must quote them.)
+# [en] At full size with three seeds, ALiBi stays flat (about 2.17 nats at $1\times$ and 2.11
+# at $8\times$: it drops, because more positions have more context) and T5 rises little (about
+# five hundredths). RoPE holds at $2\times$ and rises about three tenths at $8\times$; the
+# learned table rises as much, but already from $2\times$ (it uses rows that were never
+# trained), and sinusoidal rises most (about seven tenths) and with much more spread across
+# seeds (about two tenths, against one or two hundredths for the rest). At $8\times$ the
+# ordering is ALiBi < T5 < RoPE < sinusoidal, the same as in Press et al.'s table, and each step
+# exceeds the noise. The sizes do not match: there sinusoidal rises 2.69 nats; here much less,
+# because a character model's loss depends mostly on the last few characters. (The exact numbers
+# depend on the run; the answer must quote its own.)
 # ### END SOLUTION
 
 # %% [markdown] nbgrader={"grade_id": "q2", "locked": true}
@@ -278,21 +281,23 @@ assert not clearly_different({"mean": 1.0, "se": 0.03}, {"mean": 1.1, "se": 0.04
 
 # %% [markdown] nbgrader={"grade_id": "q2-answer", "solution": true, "grade": true, "points": 2}
 # ### BEGIN SOLUTION
-# [es] A $1\times$, NoPE queda entre las peores, claramente por detrás de RoPE y ALiBi, que son
-# las mejores; entre las demás (sinusoidal, aprendida, T5, NoPE) varias diferencias no superan el
-# ruido y no se pueden ordenar con tres semillas. A escala pequeña la penalización de NoPE es
-# mayor que en los modelos grandes (Haviv et al.). Sabe algo de posición gracias a la máscara
-# causal: el token $i$ promedia sobre $i + 1$ valores, así que, por ejemplo, la atención al token
-# de inicio se diluye con la posición y el modelo puede "contar". Por eso se degrada poco con
-# longitudes mayores en texto, pero no sabe medir distancias exactas.
+# [es] Sí: a $1\times$, NoPE queda unas dos décimas por detrás de RoPE, ALiBi y T5, con la
+# aprendida cerca y solo la sinusoidal detrás. El ruido entre semillas es pequeño (una o dos
+# centésimas), así que casi todas las diferencias a $1\times$ lo superan; la excepción es ALiBi
+# frente a T5, que no se distinguen. A esta escala la penalización de NoPE es mayor que en los
+# modelos grandes (Haviv et al.). Sabe algo de posición gracias a la máscara causal: el token $i$
+# promedia sobre $i + 1$ valores, así que la atención al token de inicio pesa $1/(i+1)$ y el
+# modelo puede "contar". Esa señal se aplana con la distancia, por eso NoPE no mide distancias
+# largas con precisión, aunque en texto se degrade poco en media con secuencias largas.
 #
-# [en] At $1\times$, NoPE is among the worst, clearly behind RoPE and ALiBi, which are the best;
-# among the rest (sinusoidal, learned, T5, NoPE) several differences do not exceed the noise and
-# cannot be ranked with three seeds. At small scale NoPE's penalty is larger than in large models
+# [en] Yes: at $1\times$, NoPE is about two tenths behind RoPE, ALiBi and T5, with the learned
+# table close and only sinusoidal behind it. The seed-to-seed noise is small (one or two
+# hundredths), so nearly every difference at $1\times$ exceeds it; the exception is ALiBi against
+# T5, which cannot be told apart. At this scale NoPE's penalty is larger than in large models
 # (Haviv et al.). It knows something about position thanks to the causal mask: token $i$ averages
-# over $i + 1$ values, so, for instance, attention to the start token gets diluted with position
-# and the model can "count". That is why it degrades little at longer lengths on text, but it
-# cannot measure exact distances.
+# over $i + 1$ values, so attention to the start token weighs $1/(i+1)$ and the model can "count".
+# That signal flattens with distance, which is why NoPE cannot measure long distances precisely,
+# even though on text its mean degrades little on long sequences.
 # ### END SOLUTION
 
 # %% [markdown] nbgrader={"grade_id": "part4-md", "locked": true}
@@ -357,21 +362,27 @@ plt.show()
 
 # %% [markdown] nbgrader={"grade_id": "q3-answer", "solution": true, "grade": true, "points": 2}
 # ### BEGIN SOLUTION
-# [es] Con el tamaño completo, todas aprenden a copiar a 64 tokens (exactitud cercana a 1); con
-# secuencias más largas, RoPE y NoPE caen al azar (1/64) ya a $2\times$, mientras que ALiBi (y, en
-# mi ejecución, T5) siguen copiando bien a $2\times$ y peor a $4\times$. La pérdida del texto se
-# explica casi toda con los últimos caracteres, que están cerca en cualquier longitud; la copia
-# exige leer un token a una distancia concreta que nunca se vio. Una media sobre muchas posiciones
-# fáciles esconde ese fallo; una tarea que solo puntúa las posiciones difíciles lo enseña. (Los
-# detalles dependen de la ejecución y de la semilla; aquí solo hay una.)
+# [es] Con el tamaño completo, las cuatro aprenden a copiar con 64 tokens (RoPE y T5 sin un
+# error, NoPE casi, ALiBi algo menos según la semilla), y con 128 tokens todas caen al azar
+# ($1/64 \approx 0.016$) o cerca de él; ALiBi es la única que queda algo por encima (en torno a
+# 0.1-0.2). Ninguna generaliza. RoPE mejoraba su pérdida de texto a $2\times$ y aquí falla por
+# completo: la pérdida del texto se explica casi toda con los últimos caracteres, que están cerca
+# en cualquier longitud, mientras que la copia exige leer un token a una distancia concreta que
+# nunca se vio (33 en el entrenamiento, 65 a $2\times$). Una media sobre muchas posiciones fáciles
+# esconde ese fallo; una tarea que solo puntúa las posiciones difíciles lo enseña. Como todas las
+# secuencias de entrenamiento tienen la misma longitud, "mira 33 atrás" basta para entrenar, y
+# eso no sirve para otras longitudes. (Es una sola semilla: los detalles pueden cambiar.)
 #
-# [en] At full size, all of them learn to copy at 64 tokens (accuracy close to 1); on longer
-# sequences, RoPE and NoPE fall to chance (1/64) already at $2\times$, while ALiBi (and, in my run,
-# T5) keep copying well at $2\times$ and worse at $4\times$. The text loss is explained almost
-# entirely by the last few characters, which are close at any length; copying requires reading a
-# token at a specific distance never seen. An average over many easy positions hides that
-# failure; a task that scores only the hard positions reveals it. (The details depend on the run
-# and the seed; there is only one here.)
+# [en] At full size, the four of them learn to copy with 64 tokens (RoPE and T5 without a
+# mistake, NoPE almost, ALiBi somewhat less depending on the seed), and with 128 tokens all of
+# them fall to chance ($1/64 \approx 0.016$) or close to it; ALiBi is the only one left somewhat
+# above (around 0.1-0.2). None generalises. RoPE improved its text loss at $2\times$ and fails
+# completely here: the text loss is explained almost entirely by the last few characters, which
+# are close at any length, whereas copying requires reading a token at a specific distance never
+# seen (33 in training, 65 at $2\times$). An average over many easy positions hides that failure;
+# a task that scores only the hard positions reveals it. Since every training sequence has the
+# same length, "look 33 back" is enough to train, and it is useless at other lengths. (It is a
+# single seed: the details may change.)
 # ### END SOLUTION
 
 # %% [markdown] nbgrader={"grade_id": "q4", "locked": true}
