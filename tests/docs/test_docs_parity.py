@@ -9,6 +9,8 @@ from __future__ import annotations
 import pytest
 from docs_pages import LANGS, markdown_files, normalise_math, numbers, pages
 
+from minimodel.course import LABS
+
 
 def test_same_pages_in_both_languages():
     es, en = (markdown_files(lang) for lang in LANGS)
@@ -68,3 +70,20 @@ def test_same_tables_and_numbers_in_them(pair):
         for row_es, row_en in zip(table_es, table_en, strict=True):
             assert len(row_es) == len(row_en)
             assert numbers(" ".join(row_es)) == numbers(" ".join(row_en)), (row_es, row_en)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_home_page_lists_every_lesson_and_its_lab(lang):
+    home = pages("index.md")[lang].text
+    for lab in LABS:
+        title = lab.title_es if lang == "es" else lab.title_en
+        assert f"[{lab.id} · {title}]({lab.page})" in home, f"index.md does not list {lab.id}"
+        assert f"`labs/{lab.slug}.ipynb`" in home, f"index.md does not name the lab of {lab.id}"
+        assert all(f"`{module}.py`" in home for module in lab.modules), lab.id
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_published_lesson_is_announced_as_in_preparation(page):
+    for lang, found in pages(page).items():
+        phrase = "en preparación" if lang == "es" else "in preparation"
+        assert phrase not in found.text, f"docs_{lang}/{page}: every lesson is published"
