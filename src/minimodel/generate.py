@@ -2,7 +2,9 @@
 
 The prompt is fed once (prefill); then each new token is fed alone, at position ``cache.length``,
 and attends to the cached keys and values. For every encoding this gives exactly the logits of
-running the whole sequence again, at a fraction of the cost.
+running the whole sequence again, at a fraction of the cost. The one exception is RoPE with
+dynamic NTK scaling past its original length: its frequencies grow with the length, and the
+cached keys keep the ones they were rotated with (lesson 18.02).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ def to_python(tex: str) -> str | None:
     s = tex.strip().rstrip(",.;:")
     s = s.replace("\\ \\text{GiB}", "*2**30").replace("\\ \\text{B}", "")
     s = s.replace("\\left", "").replace("\\right", "").replace("\\big", "").replace("\\Big", "")
-    s = re.sub(r"(\d)\\,(\d{3})", r"\1\2", s)  # thousands: 47\,117
+    s = re.sub(r"(?<=\d)\\,(?=\d{3}(?!\d))", "", s)  # thousands: 47\,117, 4\,194\,304
     s = s.replace("\\,", " ").replace("\\cdot", "*").replace("\\times", "*").replace("\\pi", " pi ")
     s = s.replace("\\tfrac", "\\frac").replace("\\dfrac", "\\frac").replace("−", "-")
     s = re.sub(r"\\log_2\s*([\d.]+)", r"log2(\1)", s)

@@ -60,6 +60,24 @@ def test_variants_decode_exactly(options):
     torch.testing.assert_close(cached_logits(model, idx, [5, 6, 20]), full, atol=ATOL, rtol=0)
 
 
+@torch.no_grad()
+def test_dynamic_ntk_decodes_exactly_only_up_to_the_original_length():
+    """Dynamic NTK's frequencies depend on the current length: past the original length the
+    cached keys keep the frequencies they were rotated with, so cached decoding is no longer
+    the full pass (both are what Hugging Face's dynamic scaling does; lesson 18.02)."""
+    options = {"rope_scaling": "dynamic_ntk", "rope_scaling_factor": 2.0,
+               "rope_original_max_len": 12}
+    model = tiny_model("rope", **options)
+    for block in model.blocks:  # sharper attention, so that the rotation shows in the logits
+        block.attn.c_attn.weight.mul_(8)
+    idx = torch.randint(0, 40, (1, 24), generator=torch.Generator().manual_seed(4))
+    full, _ = model(idx)
+    step_by_step = cached_logits(model, idx, list(range(1, 24)))
+    within = model(idx[:, :12])[0]
+    torch.testing.assert_close(step_by_step[:, :12], within, atol=ATOL, rtol=0)
+    assert (step_by_step[:, 12:] - full[:, 12:]).abs().amax(-1).min() > 1e-3
+
+
 @settings(max_examples=15, deadline=None)
 @given(
     encoding=st.sampled_from(["sinusoidal", "rope", "alibi", "t5"]),
