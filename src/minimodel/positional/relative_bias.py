@@ -7,9 +7,10 @@
 """Learned relative position biases: T5's log buckets and Swin's 2-D index. Lesson 17.05.
 
 T5 adds one learned scalar per head to each attention logit, chosen by the *bucket* of the
-relative position ``key - query``: exact buckets for small distances, logarithmically wider ones
-up to ``max_distance``, and one last bucket for everything further. The bias is added to the
-logits as they are (T5 does not divide by ``sqrt(d)``).
+relative position ``key - query``: exact buckets for small distances, then logarithmically wider
+ones scaled so that they would end at ``max_distance``. The last bucket starts a little before
+``max_distance`` and takes every distance from there on. The bias is added to the logits as they
+are (T5 does not divide by ``sqrt(d)``).
 
 Swin Transformer learns a bias per head for every 2-D offset inside an attention window; it
 indexes its table with ``query - key``, the opposite sign to T5.
@@ -51,7 +52,10 @@ def relative_position_bucket(
         relative_position: integer tensor of any shape, ``key_position - query_position``.
         bidirectional: whether keys on both sides of the query get their own buckets.
         num_buckets: total number of buckets (``>= 2``, or ``>= 4`` when bidirectional).
-        max_distance: distance at which the last bucket starts (``> exact``).
+        max_distance: the distance ``D`` the logarithmic buckets are scaled to (``> exact``):
+            bucket ``exact + k`` starts at ``exact * (D / exact) ** (k / (nb - exact))``, rounded
+            up, so the last bucket starts before ``D`` and takes every larger distance. With the
+            defaults it starts at distance 113 (causal) or 91 (bidirectional), not 128.
 
     Returns:
         LongTensor with the shape and device of ``relative_position``, values in
@@ -83,7 +87,8 @@ class RelativePositionBias(nn.Module):
     Args:
         n_heads: number of attention heads (``>= 1``).
         num_buckets: number of buckets (T5: 32).
-        max_distance: distance where the last bucket starts (T5: 128).
+        max_distance: the distance the logarithmic buckets are scaled to (T5: 128); the last
+            bucket starts a little before it (113 causal, 91 bidirectional with T5's values).
         bidirectional: ``True`` for encoders, ``False`` for causal decoders.
 
     Attributes:
