@@ -180,7 +180,8 @@ def values_close(actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> tu
     if a.size == 0:
         return True, 0.0
     finite = np.isfinite(b)
-    if not np.array_equal(np.isfinite(a), finite) or not np.array_equal(a[~finite], b[~finite]):
+    if not np.array_equal(np.isfinite(a), finite) or \
+            not np.array_equal(a[~finite], b[~finite], equal_nan=True):  # NaN matches NaN
         return False, float("inf")
     err = np.abs(a[finite] - b[finite])
     ok = bool(np.all(err <= tol.atol + tol.rtol * np.abs(b[finite])))

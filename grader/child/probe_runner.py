@@ -13,6 +13,8 @@ A request (JSON, written by the trusted parent) looks like::
                 "init_args": [24], "init_kwargs": {"max_len": 64}, "method": "forward",
                 "args": [{"$input": "x0", "dtype": "float16"}], "kwargs": {"offset": 5}}]}
 
+A module case may also carry ``"state": {"bias.weight": {"$input": "w0"}}``: values copied into
+the new module's parameters or buffers before it is called (a random table made known).
 ``{"$input": key}`` is an array from the inputs file, turned into a tensor of the given dtype on
 the variant's device (or on ``"device"`` when given; or kept as a NumPy array with
 ``"kind": "numpy"``). ``{"$device": true}`` is the variant's device as a string.
@@ -159,10 +161,23 @@ def call_case(module, case: dict, inputs, device: str):
         return target(*args, **kwargs)
     instance = target(*_resolve(case.get("init_args", []), inputs, device),
                       **_resolve(case.get("init_kwargs", {}), inputs, device))
+    for name, value in _resolve(case.get("state", {}), inputs, device).items():
+        _set_state(instance, name, value)
     method = case.get("method", "forward")
     if method == "forward":
         return instance(*args, **kwargs)
     return getattr(instance, method)(*args, **kwargs)
+
+
+def _set_state(instance, name: str, value) -> None:
+    """Copy ``value`` into the parameter or buffer ``name`` (``"bias.weight"``) of ``instance``,
+    in place: it keeps the dtype and device the module gave it."""
+    torch = _torch()
+    *owners, attribute = name.split(".")
+    for owner in owners:
+        instance = getattr(instance, owner)
+    with torch.no_grad():
+        getattr(instance, attribute).copy_(value)
 
 
 def run(request: dict, out_dir: str, package: str = "minimodel.positional") -> None:

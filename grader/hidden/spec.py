@@ -67,7 +67,9 @@ class Case:
     """One call into the student's module.
 
     ``call="function"``: ``name(*args, **kwargs)``. ``call="module"``: build
-    ``name(*init_args, **init_kwargs)`` and call it (``forward``) or ``method`` on it.
+    ``name(*init_args, **init_kwargs)`` and call it (``forward``) or ``method`` on it; ``state``
+    first copies known values into its parameters or buffers (``{"bias.weight": Input("w")}``),
+    e.g. to replace a table that ``__init__`` fills at random.
     """
 
     call: str
@@ -77,6 +79,7 @@ class Case:
     init_args: tuple = ()
     init_kwargs: dict = field(default_factory=dict)
     method: str = "forward"
+    state: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         data = {"call": self.call, "name": self.name, "args": _json(list(self.args)),
@@ -84,6 +87,8 @@ class Case:
         if self.call == "module":
             data.update(init_args=_json(list(self.init_args)),
                         init_kwargs=_json(self.init_kwargs), method=self.method)
+            if self.state:
+                data["state"] = _json(self.state)
         return data
 
     def numbers(self) -> set[str]:
