@@ -1,19 +1,23 @@
 """Hidden checks of lab 17.05 (learned relative biases: T5 buckets, Swin's index).
 
-Graded from ``src/minimodel/positional/relative_bias.py`` (4 points); the notebook is not
+Graded from ``src/minimodel/positional/relative_bias.py`` (6 points); the notebook is not
 auto-graded here. Hidden inputs: relative positions far past ``max_distance`` on both sides, other
 bucket counts and distances (64/200, 10/20, 8/30, the T5 defaults), 0-d to 3-d position tensors;
-Swin windows that are not square (1 x 5, 3 x 2, 4 x 7).
+``RelativePositionBias`` with 1 to 4 heads, 8 to 48 buckets, both modes, fewer queries than keys
+(a KV cache) and as many; Swin windows that are not square (1 x 5, 3 x 2, 4 x 7).
 
-``RelativePositionBias`` is not graded here yet: its table is random and the child cannot set it,
-so its outputs cannot be stored as references. ``judge_bias`` (a property: one table row per
-bucket, queries aligned to the end) is ready for when the probe can fix the table.
-Tolerances: integer outputs must be exact.
+``RelativePositionBias`` fills its table at random; each case replaces it (``state``: the probe
+copies a hidden table with distinct values into ``bias.weight``, the attribute its given
+``__init__`` creates), so every output is a known lookup and is compared value by value.
+Tolerances: integer outputs must be exact; the bias, the float32 default (it is a lookup).
 
 Known mistakes diagnosed: the sign of the relative position (``query - key``), num_buckets not
-halved in bidirectional mode, the causal mode with ``|rel|`` (future keys not sent to bucket 0),
-Swin's index with T5's sign (key minus query) or with the
-row stride of the window (``window_w``) instead of the table's (``2 window_w - 1``).
+halved in bidirectional mode, the causal mode with ``|rel|`` (future keys not sent to bucket 0);
+in ``RelativePositionBias``, queries aligned to the start of the keys, the sign, ``.reshape``
+instead of ``.permute(2, 0, 1)``, the axes ``(H, k_len, q_len)``, ``bidirectional`` not passed,
+the default bucket count and distance used instead of the module's; Swin's index with T5's sign
+(key minus query) or with the row stride of the window (``window_w``) instead of the table's
+(``2 window_w - 1``).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import numpy as np
 
 from grader.hidden.common import explained, student, whole_case
 from grader.hidden.spec import Case, Group, Input, Item, LabChecks
-from grader.verdicts import Check, Finding, JudgeContext, Tolerance
+from grader.verdicts import Finding, JudgeContext, Tolerance
 
 MODULE = "relative_bias"
 EXACT = Tolerance(0.0, 0.0)
@@ -34,19 +38,23 @@ BUCKET_CASES = [("r0", True, 64, 200), ("r0", False, 64, 200), ("r1", True, 10, 
                 ("r3", True, 8, 30), ("r4", False, 8, 30)]
 # (n_heads, num_buckets, max_distance, bidirectional, q_len, k_len)
 BIAS_CASES = [(3, 16, 40, False, 5, 60), (2, 12, 30, True, 4, 45), (4, 32, 128, False, 1, 200),
-              (2, 8, 20, True, 9, 9), (1, 10, 25, True, 3, 70)]
+              (2, 8, 20, True, 9, 9), (1, 10, 25, True, 3, 70), (2, 48, 300, False, 6, 400)]
 WINDOWS = [(1, 5), (3, 2), (4, 7), (5, 5)]
 
 
 def inputs() -> dict[str, np.ndarray]:
     rng = np.random.default_rng(1705)
-    return {
+    arrays = {
         "r0": np.arange(-420, 421, 3, dtype=np.int64),
         "r1": (np.arange(37)[None, :] - np.arange(37)[:, None]).astype(np.int64),
         "r2": rng.integers(-600, 600, size=(3, 4, 9)).astype(np.int64),
         "r3": np.array(-29, dtype=np.int64),
         "r4": np.arange(-64, 65, dtype=np.int64).reshape(1, 129),
     }
+    for k, (n_heads, nb, _, _, _, _) in enumerate(BIAS_CASES):  # the tables, all values distinct
+        arrays[f"w{k}"] = rng.permutation(nb * n_heads).reshape(nb, n_heads).astype(
+            np.float32) / 8 - 1
+    return arrays
 
 
 def _bucket_case(key, bidirectional, nb, dist) -> Case:
@@ -56,8 +64,16 @@ def _bucket_case(key, bidirectional, nb, dist) -> Case:
     return Case("function", "relative_position_bucket", (Input(key, "int64"),), kwargs)
 
 
+def _bias_case(k, n_heads, nb, md, bidirectional, q_len, k_len) -> Case:
+    return Case("module", "RelativePositionBias", (q_len, k_len), init_args=(n_heads,),
+                init_kwargs={"num_buckets": nb, "max_distance": md,
+                             "bidirectional": bidirectional},
+                state={"bias.weight": Input(f"w{k}")})
+
+
 GROUPS = (
     Group("buckets", MODULE, tuple(_bucket_case(*c) for c in BUCKET_CASES)),
+    Group("bias", MODULE, tuple(_bias_case(k, *c) for k, c in enumerate(BIAS_CASES))),
     Group("swin", MODULE, tuple(Case("function", "swin_relative_index", w) for w in WINDOWS)),
 )
 
@@ -126,52 +142,95 @@ def judge_buckets(ctx: JudgeContext):
     return ctx.verdict(checks, diagnoses=[Finding(n, *BUCKET_DIAGNOSES[n]) for n in names])
 
 
-def bias_buckets(k: int, align: str = "end", sign: int = 1) -> np.ndarray:
-    """The bucket of every (query, key) of bias case ``k``: ``(q_len, k_len)``."""
+def bias_buckets(k: int, *, align: str = "end", sign: int = 1, bidirectional=None,
+                 defaults: bool = False) -> np.ndarray:
+    """The bucket of every (query, key) of bias case ``k``, ``(q_len, k_len)``: the right one, or
+    one of the usual mistakes."""
     _, nb, md, bi, q, kl = BIAS_CASES[k]
     query = np.arange(kl - q, kl) if align == "end" else np.arange(q)
     rel = np.arange(kl)[None, :] - query[:, None]
-    return bucket(sign * rel, bi, nb, md)
+    nb, md = (32, 128) if defaults else (nb, md)
+    return bucket(sign * rel, bi if bidirectional is None else bidirectional, nb, md)
 
 
-def follows(values: np.ndarray | None, buckets: np.ndarray) -> bool:
-    """Whether ``values (H, q, k)`` is one table row per bucket: equal exactly where the buckets
-    are equal, different where they differ."""
-    if values is None or values.ndim != 3 or values.shape[1:] != buckets.shape:
-        return False
-    flat = values.reshape(values.shape[0], -1).T  # (q*k, H)
-    ids = buckets.reshape(-1)
-    rows = {}
-    for b, row in zip(ids.tolist(), map(tuple, flat.tolist()), strict=True):
-        if rows.setdefault(b, row) != row:
-            return False
-    return len(set(rows.values())) == len(rows)
+def bias_values(table: np.ndarray, buckets: np.ndarray, layout: str = "permute") -> np.ndarray:
+    """``table[buckets]`` as ``(H, q_len, k_len)``; ``layout`` names a usual mistake."""
+    rows = table.astype(np.float64)[buckets]  # (q_len, k_len, H)
+    if layout == "reshape":
+        return rows.reshape(rows.shape[2], rows.shape[0], rows.shape[1])
+    if layout == "transposed":
+        return rows.transpose(2, 1, 0)
+    return rows.transpose(2, 0, 1)
+
+
+BIAS_DIAGNOSES = {
+    "start-aligned": (
+        "Con menos consultas que claves, las consultas son las ÚLTIMAS q_len posiciones: la "
+        "consulta i está en k_len − q_len + i y su posición relativa es j − (k_len − q_len + i).",
+        "With fewer queries than keys, the queries are the LAST q_len positions: query i sits at "
+        "k_len − q_len + i and its relative position is j − (k_len − q_len + i)."),
+    "sign": BUCKET_DIAGNOSES["sign"],
+    "reshape": (
+        "self.bias(cubetas) tiene forma (q_len, k_len, H): reordenar sus ejes exige "
+        ".permute(2, 0, 1); .reshape o .view a (H, q_len, k_len) dan la forma correcta pero "
+        "mezclan los valores de cabezas y posiciones.",
+        "self.bias(buckets) has shape (q_len, k_len, H): moving its axes takes "
+        ".permute(2, 0, 1); .reshape or .view to (H, q_len, k_len) give the right shape but mix "
+        "up the values of heads and positions."),
+    "transposed": (
+        "El resultado tiene los ejes (H, k_len, q_len): la forma pedida es (H, q_len, k_len), "
+        "es decir, .permute(2, 0, 1) y no .permute(2, 1, 0) ni .transpose(0, 2).",
+        "The result has axes (H, k_len, q_len): the required shape is (H, q_len, k_len), that "
+        "is, .permute(2, 0, 1), not .permute(2, 1, 0) or .transpose(0, 2)."),
+    "bidirectional-ignored": (
+        "Las cubetas no usan self.bidirectional: pásalo a relative_position_bucket (True en "
+        "codificadores, False en decodificadores causales).",
+        "The buckets do not use self.bidirectional: pass it to relative_position_bucket (True "
+        "in encoders, False in causal decoders)."),
+    "defaults": (
+        "Las cubetas se calculan con los valores por defecto (32 cubetas, distancia 128): pasa "
+        "self.num_buckets y self.max_distance a relative_position_bucket. Con menos cubetas, "
+        "el índice se sale de la tabla.",
+        "The buckets are computed with the defaults (32 buckets, distance 128): pass "
+        "self.num_buckets and self.max_distance to relative_position_bucket. With fewer "
+        "buckets, the index falls outside the table."),
+}
 
 
 def judge_bias(ctx: JudgeContext):
-    checks = []
-    for k in range(len(BIAS_CASES)):
-        shape = ctx.compare(k, values=False)
-        if not shape.ok:
-            checks.append(shape)
-            continue
-        ok = follows(student(ctx, k), bias_buckets(k))
-        checks.append(Check(True, max_err=0.0) if ok else Check(False, "values"))
+    checks = [whole_case(ctx, k) for k in range(len(BIAS_CASES))]
     failing = [k for k, c in enumerate(checks) if not c.ok]
-    diagnoses = []
-    shifted = [k for k in failing if BIAS_CASES[k][4] != BIAS_CASES[k][5]]
-    if failing and shifted == failing and all(
-            follows(student(ctx, k), bias_buckets(k, align="start")) for k in failing):
-        diagnoses.append(Finding(
-            "start-aligned",
-            "Con menos consultas que claves, las consultas son las ÚLTIMAS q_len posiciones: la "
-            "consulta i está en k_len − q_len + i y su posición relativa es j − (k_len − q_len "
-            "+ i).",
-            "With fewer queries than keys, the queries are the LAST q_len positions: query i "
-            "sits at k_len − q_len + i and its relative position is j − (k_len − q_len + i)."))
-    if failing and all(follows(student(ctx, k), bias_buckets(k, sign=-1)) for k in failing):
-        diagnoses.append(Finding("sign", *BUCKET_DIAGNOSES["sign"]))
-    return ctx.verdict(checks, diagnoses=diagnoses)
+
+    def variant(kind):
+        def make(k):
+            table = ctx.inputs[f"w{k}"]
+            n_heads, nb, md, bi, q, kl = BIAS_CASES[k]
+            options = {"start-aligned": {"align": "start"}, "sign": {"sign": -1},
+                       "bidirectional-ignored": {"bidirectional": not bi},
+                       "defaults": {"defaults": True}}.get(kind, {})
+            layout = kind if kind in ("reshape", "transposed") else "permute"
+            if kind == "defaults" and nb < 32:
+                return None  # an index outside the table: the case raises (see below)
+            wrong = bias_values(table, bias_buckets(k, **options), layout)
+            right = bias_values(table, bias_buckets(k))
+            return None if wrong.shape == right.shape and np.array_equal(wrong, right) \
+                else wrong
+        return make
+
+    raised = [k for k in failing if _out_of_table(ctx, k)]
+    names = explained([k for k in failing if k not in raised],
+                      {kind: variant(kind) for kind in BIAS_DIAGNOSES}, lambda k: student(ctx, k))
+    if raised:  # only the defaults explain a bucket past the table (fewer than 32 rows)
+        names = ["defaults"] if "defaults" in names and all(
+            BIAS_CASES[k][1] < 32 for k in raised) else []
+    return ctx.verdict(checks, diagnoses=[Finding(n, *BIAS_DIAGNOSES[n]) for n in names])
+
+
+def _out_of_table(ctx: JudgeContext, k: int) -> bool:
+    """Did case ``k`` raise an index error (a bucket past the table's rows)?"""
+    error = ctx.error(k) if ctx.out(k) is None else None
+    return bool(error) and error.get("type") in ("IndexError", "RuntimeError") and \
+        "index" in error.get("message", "").lower()
 
 
 def swin_index(h: int, w: int, *, sign: int = 1, stride: int | None = None) -> np.ndarray:
@@ -214,6 +273,9 @@ def judge_swin(ctx: JudgeContext):
 ITEMS = (
     Item("buckets", "buckets", 3, "relative_position_bucket: modos bidireccional y causal",
          "relative_position_bucket: bidirectional and causal modes", judge_buckets),
+    Item("bias", "bias", 2, "RelativePositionBias: cubetas del módulo, consultas al final, "
+         "forma (H, q_len, k_len)", "RelativePositionBias: the module's buckets, queries at "
+         "the end, shape (H, q_len, k_len)", judge_bias),
     Item("swin", "swin", 1, "swin_relative_index: signo consulta − clave y ancho de la tabla",
          "swin_relative_index: query − key sign and the table's width", judge_swin),
 )
