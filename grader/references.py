@@ -18,6 +18,7 @@ import ast
 import hashlib
 import io
 import json
+import re
 import tempfile
 import zipfile
 from pathlib import Path
@@ -66,9 +67,20 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(ast.dump(tree).encode()).hexdigest()[:16]
 
 
+def lab_modules(checks: LabChecks) -> list[str]:
+    """The lab's modules and the course modules they import (two_d.py imports rope.py)."""
+    found = list(checks.modules())
+    for module in found:  # grows while walking
+        text = (REFERENCE_DIR / f"{module}.py").read_text(encoding="utf-8")
+        for name in re.findall(r"^from minimodel\.positional\.(\w+) import", text, flags=re.M):
+            if name not in found:
+                found.append(name)
+    return found
+
+
 def source_hashes(checks: LabChecks) -> dict[str, str]:
     """Hashes of everything a lab's references are computed from."""
-    files = [REFERENCE_DIR / f"{m}.py" for m in checks.modules()]
+    files = [REFERENCE_DIR / f"{m}.py" for m in lab_modules(checks)]
     files.append(Path(__file__).resolve().parent / "hidden" / f"{module_name(checks.lab_id)}.py")
     if checks.notebook:
         files.append(nbexec.source_path(checks.notebook.slug))
@@ -85,7 +97,7 @@ def inputs_hash(arrays: dict[str, np.ndarray]) -> str:
 def compute(checks: LabChecks, work: Path, log_path: Path) -> tuple[dict, dict]:
     """Run the reference on every hidden input: (arrays, descriptions)."""
     caps = probe_capabilities()
-    files = {m: (REFERENCE_DIR / f"{m}.py").read_bytes() for m in checks.modules()}
+    files = {m: (REFERENCE_DIR / f"{m}.py").read_bytes() for m in lab_modules(checks)}
     scratch = Scratch(work / "reference", files)
     arrays: dict[str, np.ndarray] = {}
     meta: dict = {"groups": {}, "notebook": {}}

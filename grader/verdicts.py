@@ -311,6 +311,8 @@ def run_findings(run: GroupOutcome, module_file: str, numbers: set[str],
 def import_finding(error: dict, module_file: str, numbers: set[str]) -> Finding:
     kind = error.get("type", "Error")
     message = _short(redact(error.get("message", ""), numbers))
+    # the file at fault: another student module this one imports (two_d.py imports rope.py)
+    module_file = error.get("file") or module_file
     if kind in ("SyntaxError", "IndentationError", "TabError"):
         line = error.get("lineno", "?")
         return Finding("syntax-error",

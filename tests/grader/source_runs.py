@@ -1,0 +1,101 @@
+"""Grade a lab's module items on given sources, in this process: real probes, real judges.
+
+Each source (the reference, a stub, or a copy of the reference with one mistake written in) is
+written into a fresh temporary package, together with the course modules it imports (e.g. a
+student's rope.py next to their two_d.py: ``from minimodel.positional.rope import`` is pointed at
+the package), and every probe group runs through ``grader.child.probe_runner`` and
+``grader.sandbox.read_group`` as in a grading run, only without the sandbox (the sources here are
+the course's own). Device groups also run on PyTorch's ``meta`` device; CUDA is "not run".
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from grader.child import probe_runner
+from grader.hidden import registry
+from grader.references import References
+from grader.sandbox import read_group
+from grader.verdicts import GroupOutcome, JudgeContext, Verdict
+from minimodel.implementation import REFERENCE_DIR, STUBS_DIR
+
+_COUNTER = itertools.count()
+
+
+def reference(module: str) -> str:
+    return (REFERENCE_DIR / f"{module}.py").read_text(encoding="utf-8")
+
+
+def stub(module: str) -> str:
+    return (STUBS_DIR / f"{module}.py").read_text(encoding="utf-8")
+
+
+def mutated(module: str, *replacements: tuple[str, str]) -> str:
+    """The reference of ``module`` with each ``(old, new)`` replaced (``old`` there once)."""
+    source = reference(module)
+    for old, new in replacements:
+        assert source.count(old) == 1, f"{old!r} is not once in {module}.py"
+        source = source.replace(old, new)
+    return source
+
+
+def grade_sources(lab_id: str, sources: dict[str, str], folder: Path) -> dict[str, Verdict]:
+    """Every module item of ``lab_id`` judged on ``sources`` (module -> source; the lab's module
+    and what it imports): item key -> verdict."""
+    checks = registry()[lab_id]
+    (module,) = checks.modules()
+    package = f"mmg_sources_{next(_COUNTER)}"
+    root = folder / package
+    (root / package).mkdir(parents=True)
+    (root / package / "__init__.py").write_text("")
+    for name, source in sources.items():
+        source = source.replace("from minimodel.positional.", f"from {package}.")
+        (root / package / f"{name}.py").write_text(source, encoding="utf-8")
+    arrays = checks.inputs()
+    np.savez(root / "inputs.npz", **arrays)
+    sys.path.insert(0, str(root))
+    try:
+        runs = {}
+        for group in checks.groups:
+            runs[group.key] = {}
+            for variant in group.variants(cuda=False):
+                out = root / f"{group.key}-{variant}"
+                out.mkdir()
+                request = {"module": module, "variant": variant,
+                           "inputs": str(root / "inputs.npz"),
+                           "cases": [c.to_json() for c in group.cases]}
+                probe_runner.run(request, str(out), package)
+                data = read_group(out, len(group.cases))
+                runs[group.key][variant] = GroupOutcome.from_run(variant, {"status": "exited"},
+                                                                 data)
+    finally:
+        sys.path.remove(str(root))
+    refs = References(lab_id)
+    verdicts = {}
+    for item in checks.items:
+        group = checks.group(item.group)
+        n = len(group.cases)
+        cpu = runs[item.group]["cpu"]
+        gpu = GroupOutcome.absent("cuda", "not-run", n) if group.device else None
+        meta = runs[item.group].get("meta")
+        context = JudgeContext(item, group, cpu, gpu, refs.group(item.group), arrays,
+                               checks.hidden_numbers(), f"{module}.py", {"wall_s": 5}, False,
+                               meta)
+        verdicts[item.key] = item.judge(context)
+    return verdicts
+
+
+def codes(verdict: Verdict) -> set[str]:
+    return {f.code for f in verdict.findings}
+
+
+def scoring(verdict: Verdict) -> set[str]:
+    return {f.code for f in verdict.findings if f.scoring}
+
+
+def points(verdicts: dict[str, Verdict]) -> float:
+    return round(sum(v.score or 0 for v in verdicts.values()), 2)
