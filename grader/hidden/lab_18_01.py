@@ -1,0 +1,402 @@
+"""Hidden checks of lab 18.01 (extrapolation: loss by position, failure point, passkey distance).
+
+Graded from ``src/minimodel/positional/extrapolation.py`` (5 points); the notebook is not
+auto-graded here. Hidden inputs: training lengths from 1 to 1000 with evaluation lengths shorter
+than, equal to, just past and many times ``T`` (up to 33 T); loss tensors ``(N, L)`` and ``(L,)``
+in float32 and float64 with targets missing at random, whole rows without targets and buckets
+with none, buckets that overlap or skip positions; loss curves that rise slowly, rise in a step,
+never rise, have targets missing, reach ``reference + tolerance`` exactly, end at ``T``, or are
+smoothed over a window longer than ``T``; passkeys of 1 to 7 digits at depths that round
+half-way (Python rounds to even) and next to both ends.
+
+Tolerances: integers (buckets, positions, distances) must be exact; ``bucket_means`` the float32
+default, NaN exactly where a bucket has no target. ``doubling_buckets`` must return exactly the
+pairs of the reference (a longer or shorter list fails the case); ``failure_position`` and
+``needle_distance`` a Python ``int`` (or ``None``), not a tensor.
+
+Known mistakes diagnosed: buckets of length ``T`` instead of doubling ones, the last bucket not
+cut at ``length``, pairs that are not Python ints; a mean of per-sequence means, NaNs not skipped
+or counted as zeros, a result that is not float32; in ``failure_position`` a centred or
+forward-looking window, no smoothing, the reference over ``[0, T)``, the search started at 0,
+NaNs not skipped, ``>=`` instead of ``>``, the start of the window returned instead of ``p``, a
+tensor instead of an int; in ``needle_distance`` ``int()`` or half-up rounding instead of
+Python's ``round``, a distance off by one, the number of digits fixed at 5, a tensor instead of
+an int.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from grader.child.probe_runner import MAX_OUTPUTS  # the numbers that come back from a case
+from grader.hidden.common import explained, student
+from grader.hidden.spec import Case, Group, Input, Item, LabChecks
+from grader.verdicts import Check, Finding, JudgeContext, Tolerance
+
+MODULE = "extrapolation"
+EXACT = Tolerance(0.0, 0.0)
+
+# (train_len, length); at most 8 buckets (16 numbers come back from the probe)
+BUCKET_CASES = [(100, 1000), (1, 1), (3, 100), (50, 49), (7, 14), (10, 21), (64, 64), (5, 6),
+                (1000, 5000)]
+# (loss key, dtype, buckets)
+MEAN_CASES = [("l0", "float32", [(0, 5), (5, 10), (10, 20), (20, 40)]),
+              ("l0", "float32", [(30, 37), (37, 40), (0, 1)]),
+              ("l1", "float64", [(0, 6), (6, 12), (12, 25)]),
+              ("l2", "float32", [(0, 16), (4, 8), (8, 16)]),
+              ("l3", "float32", [(2, 9), (0, 1), (11, 12)])]
+# (curve key, dtype, train_len, tolerance, window)
+FAILURE_CASES = [("fa", "float32", 40, 0.5, 8), ("fb", "float64", 32, 0.25, 6),
+                 ("fc", "float32", 16, 0.3, 5), ("fd", "float32", 8, 0.5, 4),
+                 ("fe", "float64", 24, 0.1, 3), ("ff", "float32", 20, 0.2, 64),
+                 ("fa", "float32", 40, 2.5, 1)]
+# (length, depth, n_digits)
+NEEDLE_CASES = [(64, 0.0, 5), (64, 1.0, 3), (1000, 0.37, 5), (41, 0.5, 7), (30, 0.25, 1),
+                (200, 0.999, 5), (12, 0.6, 4), (16, 0.5, 6), (99, 0.3, 2)]
+
+
+def inputs() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(1801)
+    l0 = rng.gamma(2.0, 1.0, size=(4, 40)).astype(np.float32)
+    l0[rng.random((4, 40)) < 0.3] = np.nan  # missing targets, a different count per row
+    l0[:, 37:] = np.nan  # a bucket without any target
+    l0[2] = np.nan  # a sequence without targets
+    l1 = rng.gamma(3.0, 0.5, size=25)
+    l1[[0, 7, 8, 20]] = np.nan
+    l2 = rng.normal(2.0, 0.5, size=(3, 16)).astype(np.float32)
+    l3 = rng.normal(1.0, 0.3, size=(2, 12)).astype(np.float32)
+    l3[0, 3:] = np.nan
+    l3[1, 0] = np.nan
+    positions = np.arange(120)
+    fa = np.where(positions < 40, 1.0, 1.0 + 0.0625 * (positions - 40))
+    fa[:10] = 4.0 - 0.25 * np.arange(10)  # little context at the start: high loss
+    fb = np.where(np.arange(100) < 40, 1.0, 2.0)
+    fb[::3] = np.nan
+    fc = 1.5 + 0.125 * np.sin(np.arange(60))
+    fc[:4] = 3.0
+    fd = np.array([1.0] * 8 + [3.0, 1.0, 3.0, 1.0, 3.0, 3.0, 3.0, 3.0])  # smooth = 1.5 at p = 8
+    fe = rng.normal(1.0, 0.5, size=24)  # ends at T: nothing to find
+    ff = np.concatenate([np.full(20, 2.0), 2.0 + 0.03125 * np.arange(180)])
+    return {"l0": l0, "l1": l1, "l2": l2, "l3": l3, "fa": fa.astype(np.float32), "fb": fb,
+            "fc": fc.astype(np.float32), "fd": fd.astype(np.float32), "fe": fe,
+            "ff": ff.astype(np.float32)}
+
+
+GROUPS = (
+    Group("buckets", MODULE, tuple(Case("function", "doubling_buckets", c) for c in BUCKET_CASES)),
+    Group("means", MODULE, tuple(
+        Case("function", "bucket_means", (Input(key, dtype), [list(b) for b in buckets]))
+        for key, dtype, buckets in MEAN_CASES)),
+    Group("failure", MODULE, tuple(
+        Case("function", "failure_position", (Input(key, dtype), T),
+             {"tolerance": tol, "window": window})
+        for key, dtype, T, tol, window in FAILURE_CASES)),
+    Group("needle", MODULE, tuple(
+        Case("function", "needle_distance", (length, depth),
+             {"n_digits": k} if k != 5 else {}) for length, depth, k in NEEDLE_CASES)),
+)
+
+
+def _ints(ctx: JudgeContext, k: int) -> list[int] | None:
+    """The numbers case ``k`` returned, as Python ints (``None``: not all plain integers)."""
+    outputs = ctx.run.outputs(k)
+    if outputs is None:
+        return None
+    values = []
+    for out in outputs:
+        array = out.get("array")
+        if out.get("kind") != "scalar" or array is None or np.asarray(array).dtype.kind not in "iu":
+            return None
+        values.append(int(array))
+    return values
+
+
+def _list_case(ctx: JudgeContext, k: int) -> Check:
+    """The whole list: as many numbers as the reference, each one exactly, plain integers."""
+    outputs = ctx.run.outputs(k)
+    if outputs is None:
+        return ctx.compare(k)  # an exception or nothing at all
+    refs = ctx.refs[k] if k < len(ctx.refs) else []
+    if len(outputs) != len(refs):
+        return Check(False, "shape")
+    for position in range(len(refs)):
+        check = ctx.compare(k, position, tol=EXACT, check_dtype=False)
+        if not check.ok:
+            return check
+    return Check(True, max_err=0.0)
+
+
+# --- doubling_buckets ----------------------------------------------------------------------------
+
+def buckets(train_len: int, length: int, mistake: str | None = None) -> list[int]:
+    """The flattened ``(start, end)`` pairs, or one of the usual mistakes."""
+    if mistake == "linear":
+        edges = list(range(0, length, train_len)) + [length]
+    elif mistake == "not-cut":
+        edges = [0, train_len]
+        while edges[-1] < length:
+            edges.append(2 * edges[-1])
+    else:
+        edges = [0, min(train_len, length)]
+        while edges[-1] < length:
+            edges.append(min(2 * edges[-1], length))
+    return [v for pair in zip(edges[:-1], edges[1:], strict=True) for v in pair]
+
+
+BUCKET_DIAGNOSES = {
+    "linear": ("Las cubetas deben doblar su longitud: [0, T), [T, 2T), [2T, 4T), [4T, 8T)…; cada "
+               "una termina en el doble de su inicio, no T posiciones más allá.",
+               "The buckets must double in length: [0, T), [T, 2T), [2T, 4T), [4T, 8T)…; each "
+               "ends at twice its start, not T positions further."),
+    "not-cut": ("Ninguna cubeta puede pasar de length: la última (o la única, si length ≤ T) "
+                "termina en length.",
+                "No bucket may go past length: the last one (or the only one, when length ≤ T) "
+                "ends at length."),
+}
+
+
+def judge_buckets(ctx: JudgeContext):
+    checks = [_list_case(ctx, k) for k in range(len(BUCKET_CASES))]
+    failing = [k for k, c in enumerate(checks) if not c.ok]
+    names = [name for name in BUCKET_DIAGNOSES if failing and all(  # explains every case
+        _ints(ctx, k) == buckets(*BUCKET_CASES[k], mistake=name)[:MAX_OUTPUTS]
+        for k in range(len(checks)))]
+    diagnoses = [Finding(n, *BUCKET_DIAGNOSES[n]) for n in names]
+    if failing and not names and all(_ints(ctx, k) is None and ctx.run.outputs(k) is not None
+                                     for k in failing):
+        diagnoses.append(Finding(
+            "not-ints", "doubling_buckets devuelve una lista de pares (inicio, fin) de enteros de "
+            "Python, no tensores ni floats.",
+            "doubling_buckets returns a list of (start, end) pairs of Python ints, not tensors "
+            "or floats."))
+    return ctx.verdict(checks, diagnoses=diagnoses)
+
+
+# --- bucket_means --------------------------------------------------------------------------------
+
+def _quiet(function, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # means of empty or all-NaN slices
+        return function(*args, **kwargs)
+
+
+def means(loss: np.ndarray, spans, mistake: str | None = None) -> np.ndarray:
+    """The mean loss per bucket (float64), or one of the usual mistakes."""
+    loss = np.asarray(loss, dtype=np.float64)
+    rows = loss if loss.ndim == 2 else loss[None, :]
+    out = []
+    for start, end in spans:
+        part = rows[:, start:end]
+        if mistake == "mean-of-means":
+            out.append(_quiet(np.nanmean, _quiet(np.nanmean, part, axis=1)))
+        elif mistake == "nan-not-skipped":
+            out.append(part.mean())
+        elif mistake == "nan-as-zero":
+            out.append(np.nan_to_num(part, nan=0.0).mean())
+        else:
+            out.append(_quiet(np.nanmean, part))
+    return np.array(out)
+
+
+MEAN_DIAGNOSES = {
+    "mean-of-means": ("Es una media de medias por secuencia: cada valor de la cubeta debe contar "
+                      "una vez (la media de todos los valores sin NaN de todas las secuencias).",
+                      "This is a mean of per-sequence means: every value in the bucket must "
+                      "count once (the mean of all non-NaN values of every sequence)."),
+    "nan-not-skipped": ("Una cubeta con algún NaN da NaN: usa torch.nanmean, que ignora las "
+                        "posiciones sin objetivo.",
+                        "A bucket with any NaN gives NaN: use torch.nanmean, which skips the "
+                        "positions without a target."),
+    "nan-as-zero": ("Los NaN cuentan como ceros: las posiciones sin objetivo no deben entrar ni "
+                    "en la suma ni en la cuenta (torch.nanmean).",
+                    "NaNs count as zeros: positions without a target must enter neither the sum "
+                    "nor the count (torch.nanmean)."),
+}
+
+
+def judge_means(ctx: JudgeContext):
+    checks = [ctx.compare(k) for k in range(len(MEAN_CASES))]
+    failing = [k for k, c in enumerate(checks) if not c.ok]
+
+    def variant(name):
+        def make(k):
+            key, _, spans = MEAN_CASES[k]
+            loss = ctx.inputs[key]
+            wrong = means(loss, spans, name)
+            return None if np.array_equal(wrong, means(loss, spans), equal_nan=True) else wrong
+        return make
+
+    names = explained(failing, {n: variant(n) for n in MEAN_DIAGNOSES}, lambda k: student(ctx, k))
+    diagnoses = [Finding(n, *MEAN_DIAGNOSES[n]) for n in names]
+    if any((out := ctx.out(k)) is not None and out.get("dtype") not in (None, "float32")
+           for k in failing):
+        diagnoses.append(Finding(
+            "not-float32", "bucket_means devuelve float32 sea cual sea el dtype de loss.",
+            "bucket_means returns float32 whatever the dtype of loss."))
+    return ctx.verdict(checks, diagnoses=diagnoses)
+
+
+# --- failure_position ----------------------------------------------------------------------------
+
+def failure(curve, train_len: int, tolerance: float, window: int,
+            mistake: str | None = None) -> int | None:
+    """The first failing position (float64, as the reference), or one of the usual mistakes."""
+    c = np.asarray(curve, dtype=np.float64)
+    mean = np.mean if mistake == "nan-not-skipped" else np.nanmean
+    ref_start = 0 if mistake == "reference-from-start" else train_len // 2
+    reference = _quiet(mean, c[ref_start:train_len])
+    start = 0 if mistake == "search-from-zero" else train_len
+    for p in range(start, len(c)):
+        lo, hi = max(0, p - window + 1), p + 1
+        if mistake == "centred":
+            lo, hi = max(0, p - window // 2), p + (window + 1) // 2
+        elif mistake == "forward":
+            lo, hi = p, p + window
+        elif mistake == "no-smoothing":
+            lo, hi = p, p + 1
+        smooth = _quiet(mean, c[lo:hi])
+        if smooth >= reference + tolerance if mistake == "greater-equal" else \
+                smooth > reference + tolerance:
+            return p - window + 1 if mistake == "window-start" else p
+    return None
+
+
+FAILURE_DIAGNOSES = {
+    "centred": ("La media móvil está centrada en p: debe ir hacia atrás, "
+                "per_position[p − window + 1 .. p], sin mirar posiciones posteriores a p.",
+                "The moving mean is centred on p: it must look back, "
+                "per_position[p − window + 1 .. p], without positions after p."),
+    "forward": ("La media móvil mira hacia delante (p .. p + window − 1): debe ir hacia atrás, "
+                "per_position[p − window + 1 .. p].",
+                "The moving mean looks ahead (p .. p + window − 1): it must look back, "
+                "per_position[p − window + 1 .. p]."),
+    "no-smoothing": ("Comparas la pérdida de cada posición sin suavizar: usa la media de las "
+                     "últimas window posiciones hasta p.",
+                     "You compare each position's loss unsmoothed: use the mean of the last "
+                     "window positions up to p."),
+    "reference-from-start": ("La referencia es la media de [T//2, T), posiciones con contexto; "
+                             "las primeras posiciones tienen una pérdida alta que no cuenta.",
+                             "The reference is the mean over [T//2, T), positions with context; "
+                             "the first positions have a high loss that does not count."),
+    "search-from-zero": ("La búsqueda empieza en T: el resultado nunca es menor que train_len.",
+                         "The search starts at T: the result is never below train_len."),
+    "nan-not-skipped": ("Con posiciones sin objetivo (NaN), las medias deben saltarlas "
+                        "(torch.nanmean): con NaN ninguna comparación es cierta.",
+                        "With positions without a target (NaN), the means must skip them "
+                        "(torch.nanmean): with NaN no comparison is true."),
+    "greater-equal": ("La pérdida falla cuando SUPERA referencia + tolerance (>), no cuando la "
+                      "iguala (>=).",
+                      "The loss fails when it EXCEEDS reference + tolerance (>), not when it "
+                      "equals it (>=)."),
+    "window-start": ("Devuelve p, la posición donde la media móvil supera el umbral, no el "
+                     "inicio de su ventana (p − window + 1).",
+                     "Return p, the position where the moving mean crosses the threshold, not "
+                     "the start of its window (p − window + 1)."),
+}
+
+
+def judge_failure(ctx: JudgeContext):
+    checks = [ctx.compare(k, tol=EXACT, check_dtype=False) for k in range(len(FAILURE_CASES))]
+    failing = [k for k, c in enumerate(checks) if not c.ok]
+
+    def answer(k):
+        out = ctx.out(k)
+        if out is None:
+            return "error"
+        if out.get("kind") == "none":
+            return None
+        array = out.get("array")
+        return int(array) if array is not None and np.asarray(array).size == 1 and \
+            np.isfinite(array).all() else "other"
+
+    def wrong(k, name):
+        key, _, T, tol, window = FAILURE_CASES[k]
+        return failure(ctx.inputs[key], T, tol, window, name)
+
+    names = [name for name in FAILURE_DIAGNOSES if failing and all(  # explains every case
+        answer(k) == wrong(k, name) for k in range(len(checks)))]
+    diagnoses = [Finding(n, *FAILURE_DIAGNOSES[n]) for n in names]
+    tensors = [k for k in failing if (out := ctx.out(k)) is not None and
+               out.get("kind") in ("tensor", "ndarray")]
+    if tensors:
+        diagnoses.append(Finding(
+            "not-int", "failure_position devuelve un int de Python (int(p)) o None, no un "
+            "tensor.", "failure_position returns a Python int (int(p)) or None, not a tensor."))
+    return ctx.verdict(checks, diagnoses=diagnoses)
+
+
+# --- needle_distance -----------------------------------------------------------------------------
+
+def needle(length: int, depth: float, k: int = 5, mistake: str | None = None) -> int:
+    """The passkey distance, or one of the usual mistakes."""
+    if mistake == "digits-fixed":
+        k = 5
+    filler = length - 2 * k - 2
+    if mistake == "truncated":
+        before = int(depth * filler)
+    elif mistake == "half-up":
+        before = math.floor(depth * filler + 0.5)
+    else:
+        before = round(depth * filler)
+    return length - k - 2 - before + (1 if mistake == "off-by-one" else 0)
+
+
+NEEDLE_DIAGNOSES = {
+    "truncated": ("w se calcula con round() de Python, como PasskeyTask, no con int(), que "
+                  "trunca.",
+                  "w is computed with Python's round(), as PasskeyTask does, not with int(), "
+                  "which truncates."),
+    "half-up": ("round() de Python redondea los medios al par (round(2.5) = 2): no redondees "
+                "siempre hacia arriba.",
+                "Python's round() rounds halves to even (round(2.5) = 2): do not always round "
+                "half up."),
+    "off-by-one": ("La distancia sale una posición más larga: cuenta desde QUERY (índice "
+                   "length − k), el token que predice d_1, hasta la cifra d_1 de la aguja "
+                   "(índice w + 2), no hasta MARK ni desde el token predicho.",
+                   "The distance comes out one position too long: count from QUERY (index "
+                   "length − k), the token that predicts d_1, to the needle's digit d_1 "
+                   "(index w + 2), not to MARK nor from the predicted token."),
+    "digits-fixed": ("La clave tiene n_digits cifras (k), no siempre 5: k entra en el relleno "
+                     "F = length − 2k − 2 y en la distancia length − k − 2 − w.",
+                     "The passkey has n_digits digits (k), not always 5: k enters the filler "
+                     "F = length − 2k − 2 and the distance length − k − 2 − w."),
+}
+
+
+def judge_needle(ctx: JudgeContext):
+    checks = [ctx.compare(k, tol=EXACT, check_dtype=False) for k in range(len(NEEDLE_CASES))]
+    failing = [k for k, c in enumerate(checks) if not c.ok]
+
+    def variant(name):
+        def make(k):
+            wrong = needle(*NEEDLE_CASES[k], mistake=name)
+            return None if wrong == needle(*NEEDLE_CASES[k]) else np.array(float(wrong))
+        return make
+
+    names = explained(failing, {n: variant(n) for n in NEEDLE_DIAGNOSES},
+                      lambda k: student(ctx, k), lambda k: EXACT)
+    passing = [k for k in range(len(checks)) if k not in failing]
+    names = [n for n in names if all(variant(n)(k) is None for k in passing)]  # and the rest
+    diagnoses = [Finding(n, *NEEDLE_DIAGNOSES[n]) for n in names]
+    if any((out := ctx.out(k)) is not None and out.get("kind") != "scalar" for k in failing):
+        diagnoses.append(Finding(
+            "not-int", "needle_distance devuelve un int de Python, no un tensor ni un array.",
+            "needle_distance returns a Python int, not a tensor or an array."))
+    return ctx.verdict(checks, diagnoses=diagnoses)
+
+
+ITEMS = (
+    Item("buckets", "buckets", 1, "doubling_buckets: cubetas que doblan y se cortan en length",
+         "doubling_buckets: doubling buckets cut at length", judge_buckets),
+    Item("means", "means", 1, "bucket_means: media de todos los valores sin NaN, en float32",
+         "bucket_means: mean of every non-NaN value, in float32", judge_means),
+    Item("failure", "failure", 2, "failure_position: media hacia atrás, referencia en [T/2, T)",
+         "failure_position: trailing mean, reference over [T/2, T)", judge_failure),
+    Item("needle", "needle", 1, "needle_distance: la distancia de la clave en la tarea passkey",
+         "needle_distance: the passkey's distance in the passkey task", judge_needle),
+)
+
+CHECKS = LabChecks(lab_id="18.01", inputs=inputs, groups=GROUPS, items=ITEMS)
