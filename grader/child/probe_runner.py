@@ -17,7 +17,8 @@ A module case may also carry ``"state": {"bias.weight": {"$input": "w0"}}``: val
 the new module's parameters or buffers before it is called (a random table made known).
 ``{"$input": key}`` is an array from the inputs file, turned into a tensor of the given dtype on
 the variant's device (or on ``"device"`` when given; or kept as a NumPy array with
-``"kind": "numpy"``). ``{"$device": true}`` is the variant's device as a string.
+``"kind": "numpy"``). ``{"$device": true}`` is the variant's device as a string, and
+``{"$dtype": "bfloat16"}`` that PyTorch dtype (``torch.bfloat16``).
 """
 
 from __future__ import annotations
@@ -70,6 +71,11 @@ def _resolve(value, inputs, device: str):
         return [_resolve(v, inputs, device) for v in value]
     if isinstance(value, dict) and "$device" in value:
         return device  # the variant's device, as a string argument (``device=...``)
+    if isinstance(value, dict) and "$dtype" in value:
+        dtype = getattr(_torch(), str(value["$dtype"]))
+        if not isinstance(dtype, _torch().dtype):
+            raise TypeError(f"not a dtype: {value['$dtype']!r}")
+        return dtype
     if isinstance(value, dict) and "$input" in value:
         array = inputs[value["$input"]]
         if value.get("kind") == "numpy":

@@ -52,8 +52,19 @@ class Device:
         return {"$device": True}
 
 
+@dataclass(frozen=True)
+class DType:
+    """A PyTorch dtype as an argument, e.g. ``causal_mask_after_cache(2, 3,
+    dtype=DType("bfloat16"))``."""
+
+    name: str
+
+    def to_json(self) -> dict:
+        return {"$dtype": self.name}
+
+
 def _json(value):
-    if isinstance(value, (Input, Device)):
+    if isinstance(value, (Input, Device, DType)):
         return value.to_json()
     if isinstance(value, (list, tuple)):
         return [_json(v) for v in value]
