@@ -73,18 +73,19 @@ def split_rope_failures(ctx: JudgeContext, checks: list[Check], *, function: str
     for k, check in enumerate(checks):
         if check.ok:
             continue
-        probe_checks = [(p, whole_case(ctx, p, tolerances=probe_tolerances)) for p in probes(k)]
-        raised = [ctx.error(k)] + [ctx.error(p) for p, c in probe_checks if not c.ok]
-        raised = [e for e in raised if in_rope(e)]
-        wrong = [c for p, c in probe_checks if not c.ok and c.reason not in ("error", "missing")]
-        if not raised and not wrong:
+        error = ctx.error(k)
+        if error is not None and not in_rope(error):
+            continue  # an exception of the item's own code
+        if in_rope(error):
+            states.add("stub" if error.get("type") == "NotImplementedError" else "raises")
+            checks[k] = Check(False, "rope")
+            blamed.append(k)
+            continue
+        probe_checks = [whole_case(ctx, p, tolerances=probe_tolerances) for p in probes(k)]
+        if all(c.ok or c.reason in ("error", "missing") for c in probe_checks):
             continue  # rope.py gives the right values here: the failure is the item's own
-        if raised:
-            states.add("stub" if any(e.get("type") == "NotImplementedError" for e in raised)
-                       else "raises")
-        else:
-            states.add("values")
-        if not raised and composed(k):
+        states.add("values")
+        if composed(k):
             checks[k] = Check(True, max_err=check.max_err)
             credited.append(k)
         else:
