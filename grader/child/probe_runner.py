@@ -19,6 +19,9 @@ the new module's parameters or buffers before it is called (a random table made 
 the variant's device (or on ``"device"`` when given; or kept as a NumPy array with
 ``"kind": "numpy"``). ``{"$device": true}`` is the variant's device as a string, and
 ``{"$dtype": "bfloat16"}`` that PyTorch dtype (``torch.bfloat16``).
+``{"$function": "lambda z: z @ w", "env": {"w": {"$input": "w0"}}}`` is a callable built here
+from source the parent wrote, with ``torch`` and the resolved ``env`` as its globals (a layer for
+code that takes one, e.g. ``permutation_equivariance_gap``).
 """
 
 from __future__ import annotations
@@ -76,6 +79,9 @@ def _resolve(value, inputs, device: str):
         if not isinstance(dtype, _torch().dtype):
             raise TypeError(f"not a dtype: {value['$dtype']!r}")
         return dtype
+    if isinstance(value, dict) and "$function" in value:
+        namespace = {"torch": _torch(), **_resolve(value.get("env", {}), inputs, device)}
+        return eval(str(value["$function"]), namespace)  # noqa: S307 - the parent's source
     if isinstance(value, dict) and "$input" in value:
         array = inputs[value["$input"]]
         if value.get("kind") == "numpy":

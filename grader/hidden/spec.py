@@ -63,8 +63,22 @@ class DType:
         return {"$dtype": self.name}
 
 
+@dataclass(frozen=True)
+class Function:
+    """A callable argument, built in the child from ``source`` (a lambda) with ``torch`` and
+    ``env`` (names -> :class:`Input` or plain values) as its globals, e.g. the layer of
+    ``permutation_equivariance_gap(Function("lambda z: z + ramp", {"ramp": Input("r0")}), ...)``.
+    """
+
+    source: str
+    env: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"$function": self.source, "env": _json(self.env)}
+
+
 def _json(value):
-    if isinstance(value, (Input, Device, DType)):
+    if isinstance(value, (Input, Device, DType, Function)):
         return value.to_json()
     if isinstance(value, (list, tuple)):
         return [_json(v) for v in value]

@@ -1,0 +1,239 @@
+"""Hidden checks of lab 17.00 (why position is needed).
+
+Graded from ``src/minimodel/positional/equivariance.py`` (3 points); the notebook is not
+auto-graded here. ``permutation_equivariance_gap(layer, x, perm)`` takes a layer: the hidden
+layers are lambdas the child builds from source written here (``spec.Function``), with hidden
+weights: a row-wise MLP that changes the width, unmasked attention in float64, causal attention,
+a layer that adds a position table, per-position weights and a position ramp. Hidden inputs:
+batches larger and smaller than the sequence, ``T = 1``, the identity permutation, cycles (whose
+inverse is another permutation), float32 and float64.
+
+Tolerances: the gap as a float, ``rtol = atol = 1e-5`` (an equivariant float32 layer may leave
+rounding noise; every non-zero hidden gap is above 0.1). The value may come back as a 0-d
+tensor for the gap item; the contract item wants a Python float and a computation without
+gradients (a layer that gives NaN when gradients are on must give a number).
+
+Known mistakes diagnosed: the output not permuted, the inverse permutation, the batch axis
+permuted instead of the positions, the signed maximum (no absolute value), the mean or the norm
+instead of the maximum, a tensor returned instead of a float (``.item()`` missing), gradients
+left on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.hidden.spec import Case, Function, Group, Input, Item, LabChecks
+from grader.verdicts import Check, Finding, JudgeContext, Tolerance, values_close
+
+MODULE = "equivariance"
+GAP_TOL = Tolerance(1e-5, 1e-5)
+NEAR = Tolerance(1e-4, 1e-5)  # to recognise a mistake's value
+
+ATTENTION = ("lambda z: torch.softmax((z @ wq) @ (z @ wk).transpose(-1, -2) / 2.0, dim=-1) "
+             "@ (z @ wv)")
+CAUSAL = ("lambda z: torch.softmax(((z @ wq) @ (z @ wk).transpose(-1, -2)).masked_fill("
+          "torch.ones(z.shape[1], z.shape[1], dtype=torch.bool).triu(1), float('-inf')), "
+          "dim=-1) @ (z @ wv)")
+# name -> (source, {global: (input key, dtype)})
+LAYERS = {
+    "mlp": ("lambda z: torch.tanh(z @ w1) @ w2", {"w1": ("w1", "float32"),
+                                                  "w2": ("w2", "float32")}),
+    "attention": (ATTENTION, {"wq": ("aq", "float64"), "wk": ("ak", "float64"),
+                              "wv": ("av", "float64")}),
+    "causal": (CAUSAL, {"wq": ("cq", "float32"), "wk": ("ck", "float32"),
+                        "wv": ("cv", "float32")}),
+    "table": ("lambda z: z @ w + pe[: z.shape[1]]", {"w": ("tw", "float32"),
+                                                     "pe": ("pe", "float32")}),
+    "weights": ("lambda z: z * weights", {"weights": ("wt", "float32")}),
+    "ramp": ("lambda z: z + 0.5 * ramp", {"ramp": ("r6", "float32")}),
+    "table1": ("lambda z: z + pe1", {"pe1": ("pe1", "float32")}),
+    "grad": ("lambda z: z * (float('nan') if torch.is_grad_enabled() else 1.0)", {}),
+}
+# (layer, x key, x dtype, perm key): the gap item; the last case is the contract's no-grad one
+CASES = [("mlp", "xa", "float32", "pa"), ("attention", "xb", "float64", "pb"),
+         ("causal", "xa", "float32", "pa"), ("table", "xc", "float32", "pc"),
+         ("weights", "xc", "float32", "pc"), ("ramp", "xe", "float32", "pe6"),
+         ("ramp", "xe", "float32", "id6"), ("table1", "xd", "float32", "p1"),
+         ("grad", "xc", "float32", "pc")]
+GAP_CASES = range(len(CASES) - 1)
+GRAD_CASE = len(CASES) - 1
+
+
+def inputs() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(1700)
+    normal = rng.standard_normal
+    return {
+        "xa": normal((8, 7, 5)), "xb": normal((9, 9, 4)), "xc": normal((6, 4, 3)),
+        "xd": normal((2, 1, 5)), "xe": normal((3, 6, 4)),
+        "pa": np.array([3, 6, 0, 5, 1, 2, 4]), "pb": np.array([8, 0, 1, 2, 3, 4, 5, 6, 7]),
+        "pc": np.array([1, 2, 3, 0]), "pe6": np.array([5, 0, 1, 4, 2, 3]),
+        "id6": np.arange(6), "p1": np.array([0]),
+        "w1": normal((5, 16)) / 2, "w2": normal((16, 3)) / 4,
+        "aq": normal((4, 4)), "ak": normal((4, 4)), "av": normal((4, 4)),
+        "cq": normal((5, 5)) / 2, "ck": normal((5, 5)) / 2, "cv": normal((5, 5)),
+        "tw": normal((3, 2)), "pe": normal((4, 2)), "wt": np.array([[1.0], [-2.0], [3.0], [0.5]]),
+        "r6": np.arange(6.0)[:, None], "pe1": normal((1, 5)),
+    }
+
+
+def _function(layer: str) -> Function:
+    source, env = LAYERS[layer]
+    return Function(source, {name: Input(key, dtype) for name, (key, dtype) in env.items()})
+
+
+GROUPS = (
+    Group("gap", MODULE, tuple(
+        Case("function", "permutation_equivariance_gap",
+             (_function(layer), Input(x, dtype), Input(perm, "int64")))
+        for layer, x, dtype, perm in CASES)),
+)
+
+
+# --- the same layers on the trusted side, and the usual mistakes ------------------------------
+
+def build(k: int, inputs: dict[str, np.ndarray]):
+    """Case ``k``'s layer, input and permutation, as the child builds them (torch)."""
+    import torch
+
+    layer, x, dtype, perm = CASES[k]
+    source, env = LAYERS[layer]
+    namespace = {"torch": torch, **{name: torch.from_numpy(inputs[key].copy()).to(
+        getattr(torch, kind)) for name, (key, kind) in env.items()}}
+    return (eval(source, namespace),  # noqa: S307 - source written in this file
+            torch.from_numpy(inputs[x].copy()).to(getattr(torch, dtype)),
+            torch.from_numpy(inputs[perm].copy()))
+
+
+def gap(k: int, inputs, kind: str = "right") -> float | None:
+    """The gap of case ``k``, or what a usual mistake returns (``None``: it raises)."""
+    import torch
+
+    f, x, perm = build(k, inputs)
+    inverse = torch.argsort(perm)
+    with torch.no_grad():
+        if kind == "batch-axis":
+            if x.shape[0] <= int(perm.max()):
+                return None
+            diff = f(x[perm]) - f(x)[perm]
+        elif kind == "not-permuted":
+            diff = f(x[:, perm]) - f(x)
+        elif kind == "inverse":
+            diff = f(x[:, perm]) - f(x)[:, inverse]
+        elif kind == "inverse-both":
+            diff = f(x[:, inverse]) - f(x)[:, inverse]
+        else:
+            diff = f(x[:, perm]) - f(x)[:, perm]
+    if kind == "no-abs":
+        return diff.max().item()
+    if kind == "mean":
+        return diff.abs().mean().item()
+    if kind == "norm":
+        return diff.norm().item()
+    return diff.abs().max().item()
+
+
+TEXTS = {
+    "not-permuted": ("Compara f(x[:, perm]) con la salida permutada igual, f(x)[:, perm]: tu "
+                     "código la compara con f(x) sin permutar, y así ninguna capa parece "
+                     "equivariante.",
+                     "Compare f(x[:, perm]) with the output permuted the same way, "
+                     "f(x)[:, perm]: your code compares it with f(x) unpermuted, and then no "
+                     "layer looks equivariant."),
+    "inverse": ("Usas la permutación inversa: x[:, perm] pone en la fila t la fila perm[t] de x; "
+                "permuta la salida igual, f(x)[:, perm], sin invertir perm.",
+                "You use the inverse permutation: x[:, perm] puts row perm[t] of x in row t; "
+                "permute the output the same way, f(x)[:, perm], without inverting perm."),
+    "batch-axis": ("Las posiciones están en el eje 1: x[:, perm] y f(x)[:, perm]. Tu código "
+                   "permuta el eje 0 (el lote), que ninguna capa mezcla, y el desvío sale 0 (o "
+                   "falla si el lote es más corto que la secuencia).",
+                   "Positions are along axis 1: x[:, perm] and f(x)[:, perm]. Your code permutes "
+                   "axis 0 (the batch), which no layer mixes, so the gap comes out 0 (or it "
+                   "fails when the batch is shorter than the sequence)."),
+    "no-abs": ("Falta el valor absoluto: el desvío es max |f(x[:, perm]) − f(x)[:, perm]|; sin "
+               "abs, una diferencia negativa grande se pierde.",
+               "The absolute value is missing: the gap is max |f(x[:, perm]) − f(x)[:, perm]|; "
+               "without abs, a large negative difference is lost."),
+    "mean": ("El desvío es el MÁXIMO de la diferencia absoluta, no su media: una sola entrada "
+             "distinta basta para romper la equivarianza.",
+             "The gap is the MAXIMUM of the absolute difference, not its mean: a single "
+             "different entry is enough to break equivariance."),
+    "norm": ("El desvío es el máximo de la diferencia absoluta, no su norma.",
+             "The gap is the maximum of the absolute difference, not its norm."),
+}
+CANDIDATES = ("not-permuted", "inverse", "inverse-both", "batch-axis", "no-abs", "mean", "norm")
+
+
+def _value(ctx: JudgeContext, k: int) -> float | None:
+    out = ctx.out(k)
+    if out is None or out.get("array") is None or np.size(out["array"]) != 1:
+        return None
+    return float(np.asarray(out["array"], dtype=np.float64).reshape(()))
+
+
+def _close(a: float | None, b: float | None, tol: Tolerance = NEAR) -> bool:
+    return a is not None and b is not None and values_close(np.array(a), np.array(b), tol)[0]
+
+
+def judge_gap(ctx: JudgeContext):
+    checks = [ctx.compare(k, tol=GAP_TOL, check_kind=False, check_dtype=False)
+              for k in GAP_CASES]
+    failing = [k for k in GAP_CASES if not checks[k].ok]
+    names = []
+    for kind in CANDIDATES:
+        hits = 0
+        for k in failing:
+            right, wrong = gap(k, ctx.inputs), gap(k, ctx.inputs, kind)
+            error = ctx.error(k) or {}
+            if wrong is None:  # the mistake raises here (the batch is too short)
+                hits += kind == "batch-axis" and error.get("type") == "IndexError"
+            elif not _close(wrong, right, GAP_TOL) and _close(_value(ctx, k), wrong):
+                hits += 1
+        if failing and hits == len(failing):
+            names.append("inverse" if kind == "inverse-both" else kind)
+    diagnoses = [Finding(name, *TEXTS[name]) for name in dict.fromkeys(names)]
+    return ctx.verdict(checks, diagnoses=diagnoses)
+
+
+def judge_contract(ctx: JudgeContext):
+    outs = [o for o in (ctx.out(k) for k in range(len(CASES))) if o is not None]
+    floats = bool(outs) and all(o.get("kind") == "scalar" and o.get("type") in (
+        "float", "float64") for o in outs)  # np.float64 is a float too
+    value = _value(ctx, GRAD_CASE)
+    finite = value is not None and bool(np.isfinite(value))
+    checks = [Check(floats, "" if floats else "kind") if outs else
+              Check(False, "error", error=ctx.error(0)),
+              Check(finite, "" if finite else "values") if ctx.out(GRAD_CASE) is not None else
+              Check(False, "error", error=ctx.error(GRAD_CASE))]
+    diagnoses = []
+    if any(o.get("kind") == "tensor" for o in outs):
+        diagnoses.append(Finding(
+            "returns-tensor",
+            "permutation_equivariance_gap debe devolver un float de Python: termina con "
+            ".item().",
+            "permutation_equivariance_gap must return a Python float: end with .item()."))
+    elif outs and not floats:
+        diagnoses.append(Finding(
+            "not-a-float", "permutation_equivariance_gap debe devolver un float de Python.",
+            "permutation_equivariance_gap must return a Python float."))
+    if value is not None and np.isnan(value):
+        diagnoses.append(Finding(
+            "gradients-on",
+            "Calcula las dos salidas dentro de torch.no_grad(): el desvío solo mira valores, y "
+            "con gradientes activados cada llamada guarda el grafo (memoria) y una capa puede "
+            "comportarse distinto (aquí, una que da NaN cuando hay gradientes).",
+            "Compute both outputs inside torch.no_grad(): the gap only looks at values, and "
+            "with gradients on every call keeps its graph (memory) and a layer may behave "
+            "differently (here, one that gives NaN when gradients are on)."))
+    return ctx.verdict(checks, diagnoses=diagnoses)
+
+
+ITEMS = (
+    Item("gap", "gap", 2, "permutation_equivariance_gap: el desvío de capas con y sin posición",
+         "permutation_equivariance_gap: the gap of layers with and without position",
+         judge_gap),
+    Item("contract", "gap", 1, "permutation_equivariance_gap: un float, sin gradientes",
+         "permutation_equivariance_gap: a float, without gradients", judge_contract),
+)
+
+CHECKS = LabChecks(lab_id="17.00", inputs=inputs, groups=GROUPS, items=ITEMS)

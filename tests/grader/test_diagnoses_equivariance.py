@@ -1,0 +1,77 @@
+"""Hidden checks of lab 17.00 (permutation equivariance) on real sources: the reference, the stub
+and the reference with one typical mistake written in. The layers are built in the child from
+lambdas (``spec.Function``), here as in a grading run.
+
+Each expected score follows from the hidden cases the mistake changes (``grader/hidden/
+lab_17_00.py``): the identity permutation and ``T = 1`` give 0 whatever the mistake, the two
+equivariant layers give 0 unless the output is compared unpermuted or with the inverse.
+"""
+
+from __future__ import annotations
+
+import pytest
+from source_runs import codes, grade_sources, mutated, points, reference, scoring, stub
+
+from grader.hidden import lab_17_00 as lab
+from grader.hidden import registry
+
+RETURN = "return (permuted_first - permuted_after).abs().max().item()"
+AFTER = "permuted_after = layer(x)[:, perm]"
+
+MISTAKES = [
+    # (name, replacements, {item: score left}, diagnosis)
+    ("not-permuted", [(AFTER, "permuted_after = layer(x)")], {"gap": 0.5}, "not-permuted"),
+    ("inverse", [(AFTER, "permuted_after = layer(x)[:, perm.argsort()]")], {"gap": 0.5},
+     "inverse"),
+    ("inverse-both", [("permuted_first = layer(x[:, perm])",
+                       "permuted_first = layer(x[:, perm.argsort()])"),
+                      (AFTER, "permuted_after = layer(x)[:, perm.argsort()]")], {"gap": 1.5},
+     "inverse"),  # the inverse displaces as far as perm: the ramp's and table's gaps stay
+    ("batch-axis", [("permuted_first = layer(x[:, perm])", "permuted_first = layer(x[perm])"),
+                    (AFTER, "permuted_after = layer(x)[perm]")], {"gap": 0.75}, "batch-axis"),
+    ("no-abs", [(RETURN, "return (permuted_first - permuted_after).max().item()")],
+     {"gap": 1.5}, "no-abs"),
+    ("mean", [(RETURN, "return (permuted_first - permuted_after).abs().mean().item()")],
+     {"gap": 1.0}, "mean"),
+    ("norm", [(RETURN, "return (permuted_first - permuted_after).norm().item()")],
+     {"gap": 1.0}, "norm"),
+    ("returns-tensor", [(RETURN, "return (permuted_first - permuted_after).abs().max()")],
+     {"contract": 0.5}, "returns-tensor"),
+    ("gradients-on", [("with torch.no_grad():", "if True:")], {"contract": 0.5},
+     "gradients-on"),
+]
+
+
+def test_item_points_and_layers():
+    assert {i.key: i.points for i in registry()["17.00"].items} == {"gap": 2, "contract": 1}
+    inputs = lab.inputs()
+    gaps = [lab.gap(k, inputs) for k in lab.GAP_CASES]
+    assert all(g < 1e-6 for g in gaps[:2]) and all(g > 0.1 for g in gaps[2:6])
+    assert gaps[6] == gaps[7] == 0  # identity permutation, T = 1
+
+
+def test_reference_scores_full_marks(tmp_path):
+    verdicts = grade_sources("17.00", {"equivariance": reference("equivariance")}, tmp_path)
+    assert points(verdicts) == 3
+    assert all(v.status == "passed" and not v.findings for v in verdicts.values())
+
+
+def test_stub_scores_zero_and_says_not_implemented(tmp_path):
+    verdicts = grade_sources("17.00", {"equivariance": stub("equivariance")}, tmp_path)
+    assert points(verdicts) == 0
+    for verdict in verdicts.values():
+        assert scoring(verdict) == {"not-implemented"}
+        finding = verdict.findings[0]
+        assert "Todavía sin implementar" in finding.es and "Not implemented yet" in finding.en
+
+
+@pytest.mark.parametrize("name, replacements, scores, code", MISTAKES,
+                         ids=[m[0] for m in MISTAKES])
+def test_mistake_is_named_and_costs_its_points(tmp_path, name, replacements, scores, code):
+    verdicts = grade_sources("17.00", {"equivariance": mutated("equivariance", *replacements)},
+                             tmp_path)
+    (item,) = scores
+    assert code in codes(verdicts[item])
+    finding = next(f for f in verdicts[item].findings if f.code == code)
+    assert finding.es and finding.en and finding.es != finding.en
+    assert {k: v.score for k, v in verdicts.items()} == {"gap": 2, "contract": 1, **scores}
