@@ -495,9 +495,9 @@ def judge_yarn(ctx: JudgeContext):
     if by_range:
         notes.append(Finding(
             "depends-on-range",
-            f"Tu yarn_scaling usa bien tu yarn_correction_range, pero este no da los extremos "
-            f"esperados (lo dice su apartado): en {len(by_range)} de {n} casos ocultos tu "
-            "rampa es la que corresponde a tus extremos, así que aquí no resta.",
+            f"Tu yarn_scaling usa bien tu yarn_correction_range, pero esa función no da los "
+            f"extremos esperados (lo indica su propio apartado): en {len(by_range)} de {n} casos "
+            "ocultos tu rampa es la que corresponde a tus extremos, así que aquí no resta.",
             f"Your yarn_scaling uses your yarn_correction_range correctly, but it does not give "
             f"the expected ends (its own item says so): in {len(by_range)} of {n} hidden cases "
             "your ramp is the one your ends lead to, so it costs nothing here.", scoring=False))
