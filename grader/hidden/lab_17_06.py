@@ -2,12 +2,12 @@
 
 Graded from ``src/minimodel/positional/two_d.py`` (6 points); the notebook is not auto-graded
 here. Hidden inputs: non-square grids (1 x 7, 7 x 3, 2 x 9), other widths and bases; tables with
-0, 1 and 2 prefix rows that grow and shrink, square and not, bicubic and bilinear, float32 and
-float64; 2-D RoPE with dimensions that pass through, per-batch positions, both conventions,
-float64 and bfloat16. Tolerances: ``sinusoidal_2d`` accepts float32 angles (``atol = 1e-5``, the
-positions are below 10); ``interpolate_grid`` the per-dtype defaults; ``apply_rope_2d`` float32
-angles (``atol = 5e-5``, also for float64 queries: ``rope_cos_sin`` gives float32 tables) and the
-bfloat16 tolerance of lab 17.03.
+0, 1 and 2 prefix rows that grow and shrink, square and not, bicubic and bilinear, float32,
+float64 and bfloat16; 2-D RoPE with dimensions that pass through, per-batch positions, both
+conventions, float64 and bfloat16. Tolerances: ``sinusoidal_2d`` accepts float32 angles
+(``atol = 1e-5``, the positions are below 10); ``interpolate_grid`` the per-dtype defaults;
+``apply_rope_2d`` float32 angles (``atol = 5e-5``, also for float64 queries: ``rope_cos_sin``
+gives float32 tables) and the bfloat16 tolerance of lab 17.03.
 
 ``apply_rope_2d`` calls ``rope_cos_sin`` and ``apply_rotary`` of the student's own rope.py: the
 group also probes those two functions on the same inputs (through two_d's namespace), and
@@ -17,8 +17,9 @@ penalty when the 2-D code can be verified on top of the student's rope.py; other
 
 Known mistakes diagnosed: the column half first (MAE's order) or each half written as
 ``[sin … | cos …]``, frequencies over ``d`` instead of ``d/2``; ``align_corners=True`` in the
-resize, the grid read as ``(w, h)``, prefix rows resized with the grid (or lost); the row and
-column blocks of the 2-D rotation swapped, or the whole rotated part turned by the row alone.
+resize, the grid read as ``(w, h)``, prefix rows resized with the grid (or lost), the table's
+dtype not kept; the row and column blocks of the 2-D rotation swapped, or both blocks turned by
+the row.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ GRID_CASES = [("g0", "float32", (7, 7), None, 1, "bicubic"),
               ("g1", "float32", (2, 6), (3, 5), 0, "bilinear"),
               ("g2", "float64", (2, 2), None, 0, "bicubic"),
               ("g3", "float32", (5, 3), (2, 4), 2, "bicubic"),
-              ("g1", "float64", (3, 5), (3, 5), 0, "bicubic")]
+              ("g1", "float64", (3, 5), (3, 5), 0, "bicubic"),
+              ("g2", "bfloat16", (4, 5), None, 0, "bilinear")]
 GRID_SHAPES = {"g0": (1 + 16, 6), "g1": (15, 4), "g2": (9, 3), "g3": (2 + 8, 5)}
 # (x key, dtype, positions key, F, convention)
 ROPE_CASES = [("x0", "float32", "grid34", 2, "interleaved"), ("x0", "float32", "grid34", 3,
@@ -208,8 +210,10 @@ def judge_grid(ctx: JudgeContext):
     def variant(kind):
         def make(k):
             key, dtype, new_hw, old_hw, prefix, mode = GRID_CASES[k]
-            table = np.asarray(ctx.inputs[key], dtype=np.float32 if dtype == "float32"
-                               else np.float64)
+            table = np.asarray(ctx.inputs[key], dtype=np.float64 if dtype == "float64"
+                               else np.float32)
+            if dtype == "bfloat16":
+                table = bf16(table)
             right = resized(table, new_hw, old_hw, prefix, mode)
             if kind == "transposed" and (old_hw is None or old_hw[0] == old_hw[1]) and \
                     new_hw[0] == new_hw[1]:
@@ -231,6 +235,17 @@ def judge_grid(ctx: JudgeContext):
             "tal cual, delante, y solo se redimensionan las h·w filas siguientes.",
             "Prefix rows (CLS, registers) have no grid position: they are copied unchanged, in "
             "front, and only the h·w rows after them are resized."))
+    changed = sorted({GRID_CASES[k][1] for k in range(len(GRID_CASES))
+                      if (out := ctx.out(k)) is not None and out.get("dtype") != GRID_CASES[k][1]})
+    if changed:
+        diagnoses.append(Finding(
+            "dtype-not-kept",
+            f"interpolate_grid no conserva el dtype de la tabla ({', '.join(changed)}): "
+            "interpola en float32 (o en float64 si la tabla lo es) y devuelve el dtype de "
+            "entrada.",
+            f"interpolate_grid does not keep the table's dtype ({', '.join(changed)}): "
+            "interpolate in float32 (or in float64 for a float64 table) and return the input's "
+            "dtype."))
     return ctx.verdict(checks, diagnoses=diagnoses + depends.import_findings(ctx))
 
 

@@ -2,8 +2,8 @@
 reference with one typical mistake written in, and a student's rope.py that two_d.py depends on.
 
 The expected scores follow from how many hidden cases each mistake changes (see the case lists
-in ``grader/hidden/lab_17_06.py``): e.g. ``align_corners=True`` changes 4 of the 5 resizes (the
-same-size one stays the identity), so the 2-point grid item keeps 2 * 1/5 = 0.4.
+in ``grader/hidden/lab_17_06.py``): e.g. ``align_corners=True`` changes 5 of the 6 resizes (the
+same-size one stays the identity), so the 2-point grid item keeps 2 * 1/6 = 0.33.
 """
 
 from __future__ import annotations
@@ -27,14 +27,17 @@ MISTAKES = [
      "sin", 0.5, "over-d"),  # d = 4: the only frequency is 1 either way
     ("align-corners", [("size=(new_h, new_w), mode=mode, align_corners=False)",
                         "size=(new_h, new_w), mode=mode, align_corners=True)")],
-     "grid", 0.4, "align-corners"),
+     "grid", 0.33, "align-corners"),
     ("transposed", [("cells_table.reshape(h, w, D)", "cells_table.reshape(w, h, D)"),
                     ("F.interpolate(image, size=(new_h, new_w)",
                      "F.interpolate(image, size=(new_w, new_h)")],
-     "grid", 1.2, "transposed"),  # only the two non-square grids change
+     "grid", 1.0, "transposed"),  # only the three non-square grids change
     ("prefix-lost", [("return torch.cat((prefix, resized), dim=0).to(table.dtype)",
                       "return resized.to(table.dtype)")],
-     "grid", 1.2, "prefix"),  # two of the five tables have prefix rows
+     "grid", 1.33, "prefix"),  # two of the six tables have prefix rows
+    ("grid-dtype", [("return torch.cat((prefix, resized), dim=0).to(table.dtype)",
+                     "return torch.cat((prefix, resized), dim=0)")],
+     "grid", 1.67, "dtype-not-kept"),  # the bfloat16 table comes back float32
     ("blocks-swapped", [("apply_rotary(x[..., :r], cos_r, sin_r,",
                          "apply_rotary(x[..., :r], cos_c, sin_c,"),
                         ("apply_rotary(x[..., r : 2 * r], cos_c, sin_c,",
