@@ -370,6 +370,15 @@ def judge_dynamic(ctx: JudgeContext):
                            "dynamic_ntk_scaling", extra=below)
 
 
+def _student_range(ctx: JudgeContext, index: int) -> tuple[float, float] | None:
+    outputs = ctx.run.outputs(index)
+    if outputs is None or len(outputs) != 2 or any(
+            o.get("array") is None or np.size(o["array"]) != 1 for o in outputs):
+        return None
+    lo, hi = (float(np.asarray(o["array"], dtype=np.float64).reshape(())) for o in outputs)
+    return lo, hi
+
+
 RANGE_TEXTS = {
     "not-rounded": ("Con truncate=True los extremos se redondean hacia fuera: lo = floor(lo) y "
                     "hi = ceil(hi) (y con truncate=False se dejan sin redondear).",
@@ -412,10 +421,8 @@ def judge_range(ctx: JudgeContext):
                "not-clamped": {"clamp": False}, "no-two-pi": {"two_pi": False}}
 
     def actual(k):
-        outputs = ctx.run.outputs(k)
-        if outputs is None or len(outputs) != 2 or any(o.get("array") is None for o in outputs):
-            return None
-        return np.array([float(np.asarray(o["array"])) for o in outputs])
+        ends = _student_range(ctx, k)
+        return None if ends is None else np.array(ends)
 
     def variant(kind):
         def make(k):
@@ -454,14 +461,6 @@ def _yarn_args(k):
     r, b, s, L0, kw = YARN_CASES[k]
     return r, b, s, L0, kw.get("beta_fast", 32.0), kw.get("beta_slow", 1.0), \
         kw.get("truncate", True)
-
-
-def _student_range(ctx: JudgeContext, index: int) -> tuple[float, float] | None:
-    outputs = ctx.run.outputs(index)
-    if outputs is None or len(outputs) != 2 or any(o.get("array") is None for o in outputs):
-        return None
-    lo, hi = (float(np.asarray(o["array"])) for o in outputs)
-    return lo, hi
 
 
 def judge_yarn(ctx: JudgeContext):

@@ -99,3 +99,32 @@ def scoring(verdict: Verdict) -> set[str]:
 
 def points(verdicts: dict[str, Verdict]) -> float:
     return round(sum(v.score or 0 for v in verdicts.values()), 2)
+
+
+GARBAGE = [
+    {"kind": "tensor", "dtype": "float32", "shape": (3,), "device": "cpu", "exact_type": True,
+     "array": np.array([1.0, np.nan, -np.inf], dtype=np.float32)},
+    {"kind": "string", "value": "oops"},
+    {"kind": "none"},
+    {"kind": "scalar", "dtype": "int64", "shape": (), "type": "int", "array": np.array(7)},
+]
+
+
+def judge_garbage(lab_id: str) -> list[Verdict]:
+    """Every item of ``lab_id`` judged on nonsense outputs (one, two or no outputs per case, of
+    the wrong kind and shape): the judges must answer, never raise."""
+    checks = registry()[lab_id]
+    refs = References(lab_id)
+    arrays = checks.inputs()
+    verdicts = []
+    for outputs in ([GARBAGE[0]], GARBAGE[:2], GARBAGE[2:], [GARBAGE[3], GARBAGE[3]], []):
+        for item in checks.items:
+            group = checks.group(item.group)
+            n = len(group.cases)
+            run = GroupOutcome("cpu", "finished", [{"ok": True, "outputs": list(outputs)}] * n)
+            gpu = GroupOutcome.absent("cuda", "not-run", n) if group.device else None
+            context = JudgeContext(item, group, run, gpu, refs.group(item.group), arrays,
+                                   checks.hidden_numbers(), "x.py", {"wall_s": 5}, False,
+                                   run if group.device else None)
+            verdicts.append(item.judge(context))
+    return verdicts

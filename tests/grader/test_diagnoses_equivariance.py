@@ -75,3 +75,9 @@ def test_mistake_is_named_and_costs_its_points(tmp_path, name, replacements, sco
     finding = next(f for f in verdicts[item].findings if f.code == code)
     assert finding.es and finding.en and finding.es != finding.en
     assert {k: v.score for k, v in verdicts.items()} == {"gap": 2, "contract": 1, **scores}
+
+
+def test_judges_answer_nonsense_outputs_with_no_points():
+    from source_runs import judge_garbage
+
+    assert all(v.score < v.points for v in judge_garbage("17.00"))

@@ -154,3 +154,9 @@ def test_wrong_rope_py_costs_nothing_when_scaling_is_right_on_top_of_it(tmp_path
     verdicts = grade_sources("18.02", {"scaling": mutated("scaling", *MISTAKES[0][1]),
                                        "rope": exponent}, tmp_path)
     assert verdicts["linear"].score == 0.25
+
+
+def test_judges_answer_nonsense_outputs_with_no_points():
+    from source_runs import judge_garbage
+
+    assert all(v.score < v.points for v in judge_garbage("18.02"))

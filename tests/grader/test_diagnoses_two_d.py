@@ -152,3 +152,9 @@ def test_grading_run_without_rope_py_uses_the_released_stub(tmp_path):
         assert items["sin"]["score"] == 2 and items["grid"]["score"] == 2, record["student_id"]
         assert items["rope"]["score"] == 0
         assert {f["code"] for f in items["rope"]["findings"]} == {"depends-on-rope"}
+
+
+def test_judges_answer_nonsense_outputs_with_no_points():
+    from source_runs import judge_garbage
+
+    assert all(v.score < v.points for v in judge_garbage("17.06"))
