@@ -139,13 +139,17 @@ def compute(checks: LabChecks, work: Path, log_path: Path) -> tuple[dict, dict]:
             log_path=log_path, mpl_cache=matplotlib_cache(work / "mpl"))
         if outcome["status"] != "finished" or outcome["cell_errors"]:
             raise ReferenceError(f"reference notebook run failed: {outcome}")
+        volatile = {c.grade_id: c.volatile for c in checks.notebook.cells}
         for grade_id, values in nbexec.read_records(folder, checks.notebook).items():
             meta["notebook"][grade_id] = {}
             for name, record in values.items():
                 if not record or not record["ok"]:
                     raise ReferenceError(f"notebook {grade_id}/{name}: {record}")
+                outputs = record["outputs"]
+                if name in volatile[grade_id]:  # training results: descriptions only
+                    outputs = [{**o, "array": None} for o in outputs]
                 meta["notebook"][grade_id][name] = _store(
-                    arrays, f"nb/{grade_id}/{name}", record["outputs"])
+                    arrays, f"nb/{grade_id}/{name}", outputs)
     scratch.remove()
     meta["inputs"] = inputs_hash(lab_inputs)
     meta["sources"] = source_hashes(checks)

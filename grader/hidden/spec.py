@@ -173,6 +173,9 @@ class CellCheck:
 
     ``records`` maps a name to a Python expression evaluated in the student's kernel where the
     test cell was. Points come from the cell's nbgrader metadata in the lab source.
+    ``volatile`` names records whose values come from training (not bit-reproducible across
+    machines): their references keep kind, dtype and shape only, and the judge checks their
+    properties on the student's values instead of comparing them.
     """
 
     grade_id: str
@@ -180,6 +183,7 @@ class CellCheck:
     title_en: str
     records: dict[str, str]
     judge: Callable
+    volatile: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
