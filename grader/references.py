@@ -38,6 +38,7 @@ from grader.sandbox import (
     sandbox_config,
 )
 from grader.verdicts import Tolerance, values_close
+from minimodel.course import encoding_modules
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
 
 REFERENCES_DIR = Path(__file__).resolve().parent / "references"
@@ -97,7 +98,10 @@ def inputs_hash(arrays: dict[str, np.ndarray]) -> str:
 def compute(checks: LabChecks, work: Path, log_path: Path) -> tuple[dict, dict]:
     """Run the reference on every hidden input: (arrays, descriptions)."""
     caps = probe_capabilities()
-    files = {m: (REFERENCE_DIR / f"{m}.py").read_bytes() for m in lab_modules(checks)}
+    modules = lab_modules(checks)
+    if checks.notebook:  # a notebook may use any course module (the Mini-GPT uses them all)
+        modules += [m for m in encoding_modules() if m not in modules]
+    files = {m: (REFERENCE_DIR / f"{m}.py").read_bytes() for m in modules}
     scratch = Scratch(work / "reference", files)
     arrays: dict[str, np.ndarray] = {}
     meta: dict = {"groups": {}, "notebook": {}}
