@@ -89,6 +89,12 @@ def grade_sources(lab_id: str, sources: dict[str, str], folder: Path) -> dict[st
     return verdicts
 
 
+def grade_source(lab_id: str, source: str, folder: Path) -> dict[str, Verdict]:
+    """Every module item of ``lab_id`` judged on ``source``, its one module, alone."""
+    (module,) = registry()[lab_id].modules()
+    return grade_sources(lab_id, {module: source}, folder)
+
+
 def codes(verdict: Verdict) -> set[str]:
     return {f.code for f in verdict.findings}
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from module_runs import codes, grade_source, mutated, points, reference, stub
+from source_runs import codes, grade_source, mutated, points, reference, stub
 
 from grader.hidden import lab_18_03 as lab
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from module_runs import codes, grade_source, mutated, points, reference, stub
+from source_runs import codes, grade_source, mutated, points, reference, stub
 
 from grader.hidden import lab_17_05 as rb
 from grader.hidden import registry
