@@ -1,0 +1,107 @@
+"""Judges of notebook cells shared by the labs' hidden checks (trusted side only).
+
+A cell's records are expressions evaluated in the student's kernel. Records whose name starts
+with ``_`` are inputs kept only to recognise known mistakes (the parent recomputes what a mistake
+would give from them); they score nothing. Every other record is one check: compared with the
+reference notebook's value, or judged by a property (for values that depend on training or on
+random initialisations the student's code may draw in another order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from grader.verdicts import CellContext, Check, Finding, Tolerance, values_close
+
+LOOSE = Tolerance(rtol=1e-3, atol=2e-3)  # to recognise a mistake, not to grade
+
+
+def arr(ctx: CellContext, name: str, position: int = 0) -> np.ndarray | None:
+    """The student's recorded value as float64 (``None`` when absent or not numeric)."""
+    out = ctx.out(name, position)
+    if out is None or out.get("array") is None:
+        return None
+    return np.asarray(out["array"], dtype=np.float64)
+
+
+def ref(ctx: CellContext, name: str, position: int = 0) -> np.ndarray | None:
+    """The reference notebook's recorded value as float64."""
+    value = ctx.ref(name, position).get("array")
+    return None if value is None else np.asarray(value, dtype=np.float64)
+
+
+def outputs(ctx: CellContext, name: str) -> list[np.ndarray | None]:
+    """Every output of a record that holds a list or tuple, as float64 arrays."""
+    record = ctx.records.get(name)
+    if not record or not record.get("ok"):
+        return []
+    return [None if o.get("array") is None else np.asarray(o["array"], dtype=np.float64)
+            for o in record.get("outputs", [])]
+
+
+def text(ctx: CellContext, name: str) -> str | None:
+    out = ctx.out(name)
+    return None if out is None else out.get("value")
+
+
+def like(actual: np.ndarray | None, candidate: np.ndarray | None,
+         tol: Tolerance = LOOSE) -> bool:
+    """``actual`` is ``candidate`` (same shape, close values)."""
+    return actual is not None and candidate is not None and \
+        actual.shape == candidate.shape and values_close(actual, candidate, tol)[0]
+
+
+def prop(test: Callable[[CellContext], bool | None], *needs: str):
+    """A property check: ``test(ctx)`` is true. ``needs``: records it reads (their absence or
+    exception is reported as such, not as a wrong value)."""
+
+    def check(ctx: CellContext) -> Check:
+        for name in needs:
+            if ctx.out(name) is None:
+                error = ctx.error(name)
+                return Check(False, "error" if error else "missing", error=error)
+        try:
+            ok = bool(test(ctx))
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError):
+            ok = False
+        return Check(ok, "" if ok else "values")
+
+    return check
+
+
+def cell_judge(*, tol: Tolerance | None = None, tolerances: dict[str, Tolerance] | None = None,
+               tols: dict[str, Tolerance] | None = None, dtypes: tuple[str, ...] = (),
+               properties: dict[str, Callable] | None = None,
+               diagnose: Callable[[CellContext, dict[str, bool]], list] | None = None):
+    """A judge: one check per record not starting with ``_``.
+
+    ``tols``: a tolerance per record (else ``tol`` / ``tolerances``); ``dtypes``: records whose
+    dtype must also match the reference's; ``properties``: record -> :func:`prop` check used
+    instead of the comparison; ``diagnose(ctx, ok)`` -> findings (``Finding`` or ``(code, es,
+    en)``) for recognised mistakes, ``ok`` being record -> passed.
+    """
+    properties = properties or {}
+    tols = tols or {}
+
+    def judge(ctx: CellContext):
+        names = [n for n in ctx.cell.records if not n.startswith("_")]
+        checks = []
+        for name in names:
+            if name in properties:
+                checks.append(properties[name](ctx))
+            else:
+                checks.append(ctx.compare(name, tol=tols.get(name, tol), tolerances=tolerances,
+                                          check_kind=False, check_dtype=name in dtypes))
+        ok = dict(zip(names, (c.ok for c in checks), strict=True))
+        found: list[Finding] = []
+        if diagnose and not all(ok.values()):
+            try:
+                raw = diagnose(ctx, ok) or []
+            except (TypeError, ValueError, IndexError, KeyError, AttributeError):
+                raw = []  # nonsense outputs: no diagnosis, the checks say enough
+            found = [f if isinstance(f, Finding) else Finding(*f) for f in raw]
+        return ctx.verdict(checks, found)
+
+    return judge
