@@ -1,13 +1,14 @@
 """Hidden checks of lab 18.01 (extrapolation: loss by position, failure point, passkey distance).
 
-Graded from ``src/minimodel/positional/extrapolation.py`` (5 points); the notebook is not
-auto-graded here. Hidden inputs: training lengths from 1 to 1000 with evaluation lengths shorter
-than, equal to, just past and many times ``T`` (up to 33 T); loss tensors ``(N, L)`` and ``(L,)``
-in float32 and float64 with targets missing at random, whole rows without targets and buckets
-with none, buckets that overlap or skip positions; loss curves that rise slowly, rise in a step,
-never rise, have targets missing, reach ``reference + tolerance`` exactly, end at ``T``, or are
-smoothed over a window longer than ``T``; passkeys of 1 to 7 digits at depths that round
-half-way (Python rounds to even) and next to both ends.
+Graded from ``src/minimodel/positional/extrapolation.py`` (5 points) and the lab notebook (its two
+auto-graded cells, 4 points; the written answers are graded by hand). Hidden inputs: training
+lengths from 1 to 1000 with evaluation lengths shorter than, equal to, just past and many times
+``T`` (up to 33 T); loss tensors ``(N, L)`` and ``(L,)`` in float32 and float64 with targets
+missing at random, whole rows without targets and buckets with none, buckets that overlap or skip
+positions; loss curves that rise slowly, rise in a step, never rise, have targets missing, reach
+``reference + tolerance`` exactly, end at ``T``, or are smoothed over a window longer than ``T``;
+passkeys of 1 to 7 digits at depths that round half-way (Python rounds to even) and next to both
+ends.
 
 Tolerances: integers (buckets, positions, distances) must be exact; ``bucket_means`` the float32
 default, NaN exactly where a bucket has no target. ``doubling_buckets`` must return exactly the
@@ -22,6 +23,13 @@ NaNs not skipped, ``>=`` instead of ``>``, the start of the window returned inst
 tensor instead of an int; in ``needle_distance`` ``int()`` or half-up rounding instead of
 Python's ``round``, a distance off by one, the number of digits fixed at 5, a tensor instead of
 an int.
+
+Notebook: ``test-measures`` records the visible and hidden test values of the four functions
+(exact; the usual mistakes above are recognised from them); ``test-averages`` records
+``window_mean`` and ``last_half`` next to the same means computed in the kernel straight from
+``losses`` (the models are trained, so the values are judged against those, within 1e-5, not
+against stored ones). Diagnosed there: the two dictionaries swapped, the first half of the window
+instead of the last, the doubling buckets instead of the windows ``[0, L)``.
 """
 
 from __future__ import annotations
@@ -33,7 +41,9 @@ import numpy as np
 
 from grader.child.probe_runner import MAX_OUTPUTS  # the numbers that come back from a case
 from grader.hidden.common import explained, student
-from grader.hidden.spec import Case, Group, Input, Item, LabChecks
+from grader.hidden.nbjudge import EXACT as NB_EXACT
+from grader.hidden.nbjudge import Mistake, Property, cell_judge, close
+from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
 from grader.verdicts import Check, Finding, JudgeContext, Tolerance
 
 MODULE = "extrapolation"
@@ -399,4 +409,135 @@ ITEMS = (
          "needle_distance: the passkey's distance in the passkey task", judge_needle),
 )
 
-CHECKS = LabChecks(lab_id="18.01", inputs=inputs, groups=GROUPS, items=ITEMS)
+
+# --- the notebook --------------------------------------------------------------------------------
+
+NB_T = 64
+NB_STEP = np.concatenate([np.full(NB_T, 1.2, np.float32), np.full(7 * NB_T, 2.0, np.float32)])
+NB_NAN_LOSS = np.array([[1.0, 2.0, np.nan, 4.0], [np.nan, 2.0, 3.0, np.nan]])
+NB_NAN_SPANS = [(0, 2), (2, 4), (0, 4)]
+NB_FLAT = np.full(90, 3.0)
+NB_RAMP = np.concatenate([np.ones(40, np.float32),
+                          np.float32(1) + np.float32(0.01) * np.arange(1, 81, dtype=np.float32)])
+NB_NEEDLES = [(256, 0.0, 5), (256, 1.0, 5), (512, 0.5, 5), (18, 0.25, 3)]
+NAN_LOSS_SOURCE = ("torch.tensor([[1.0, 2.0, float('nan'), 4.0], "
+                   "[float('nan'), 2.0, 3.0, float('nan')]])")
+RAMP_SOURCE = "torch.cat([torch.ones(40), 1 + 0.01 * torch.arange(1, 81)])"
+
+
+def _pairs(flat: list[int]) -> np.ndarray:
+    return np.array(flat).reshape(-1, 2)
+
+
+def _measure_mistakes() -> tuple[Mistake, ...]:
+    found = []
+    for name, (es, en) in BUCKET_DIAGNOSES.items():
+        found.append(Mistake(name, lambda get, n=name: {
+            "spans": _pairs(buckets(NB_T, 8 * NB_T, n)), "buckets": _pairs(buckets(100, 350, n)),
+            "short": _pairs(buckets(64, 10, n))}, es, en, NB_EXACT))
+    for name, (es, en) in MEAN_DIAGNOSES.items():
+        found.append(Mistake(name, lambda get, n=name: {
+            "nan_means": means(NB_NAN_LOSS, NB_NAN_SPANS, n)}, es, en))
+    for name, (es, en) in FAILURE_DIAGNOSES.items():
+        found.append(Mistake(name, lambda get, n=name: {
+            "failure": failure(NB_STEP, NB_T, 0.1, 20, n),
+            "never": failure(NB_FLAT, 30, 0.0, 5, n),
+            "ramp1": failure(NB_RAMP, 40, 0.205, 1, n),
+            "ramp11": failure(NB_RAMP, 40, 0.205, 11, n)}, es, en, NB_EXACT))
+    for name, (es, en) in NEEDLE_DIAGNOSES.items():
+        found.append(Mistake(name, lambda get, n=name: {
+            "needles": np.array([needle(*c, mistake=n) for c in NB_NEEDLES])}, es, en, NB_EXACT))
+    return tuple(found)
+
+
+def _averages(window: str) -> str:
+    """Per encoding and L, the mean of ``losses`` over a window, computed in the kernel."""
+    return (f"torch.stack([torch.stack([losses[e][:, {window}].double().nanmean() "
+            f"for L in LENGTHS]) for e in ENCODINGS])")
+
+
+def _student_dict(name: str) -> str:
+    return f"torch.stack([torch.as_tensor({name}[e]).double().reshape(-1) for e in ENCODINGS])"
+
+
+def _doubling_buckets_instead(get) -> dict:
+    window, half = get("truth_window"), get("truth_half")
+    return {"window_mean": np.concatenate([window[:, :1], half[:, 1:]], axis=1)}
+
+
+AVERAGE_PROPERTIES = (
+    Property("window-mean", ("window_mean", "truth_window"), close,
+             "window_mean no es, para cada codificación y cada L, la media de losses sobre "
+             "[0, L) (todas las secuencias y posiciones juntas, sin NaN).",
+             "window_mean is not, for each encoding and each L, the mean of losses over [0, L) "
+             "(all sequences and positions together, NaNs skipped)."),
+    Property("last-half", ("last_half", "truth_half"), close,
+             "last_half no es, para cada codificación y cada L, la media de losses sobre "
+             "[L/2, L).",
+             "last_half is not, for each encoding and each L, the mean of losses over "
+             "[L/2, L)."),
+)
+
+AVERAGE_MISTAKES = (
+    Mistake("swapped", lambda get: {"window_mean": get("truth_half"),
+                                    "last_half": get("truth_window")},
+            "window_mean y last_half están intercambiados: window_mean es la media de toda la "
+            "ventana [0, L) y last_half la de su mitad final [L/2, L).",
+            "window_mean and last_half are swapped: window_mean is the mean over the whole "
+            "window [0, L) and last_half the mean over its last half [L/2, L)."),
+    Mistake("first-half", lambda get: {"last_half": get("truth_first")},
+            "last_half usa la primera mitad de la ventana, [0, L/2); es la mitad final, "
+            "[L/2, L): las posiciones nuevas.",
+            "last_half uses the first half of the window, [0, L/2); it is the last half, "
+            "[L/2, L): the new positions."),
+    Mistake("doubling-buckets", _doubling_buckets_instead,
+            "window_mean son las cubetas que doblan ([0, T), [T, 2T), …), no la ventana entera "
+            "[0, L) de cada longitud: cada media empieza en la posición 0.",
+            "window_mean holds the doubling buckets ([0, T), [T, 2T), …), not the whole window "
+            "[0, L) of each length: every mean starts at position 0."),
+)
+
+NOTEBOOK = NotebookChecks(
+    slug="18_01_extrapolation",
+    cells=(
+        CellCheck("test-measures", "Cuaderno: cubetas, medias, punto de fallo y distancia",
+                  "Notebook: buckets, means, failure point and distance",
+                  {"spans": "np.array(spans)",
+                   "buckets": "np.array(doubling_buckets(100, 350))",
+                   "short": "np.array(doubling_buckets(64, 10))",
+                   "means": "bucket_means(step, spans)",
+                   "nan_means": f"bucket_means({NAN_LOSS_SOURCE}, {NB_NAN_SPANS})",
+                   "failure": "failure_position(step, T, tolerance=0.1, window=20)",
+                   "never": "failure_position(torch.full((90,), 3.0), 30, tolerance=0.0, "
+                            "window=5)",
+                   "ramp1": f"failure_position({RAMP_SOURCE}, 40, tolerance=0.205, window=1)",
+                   "ramp11": f"failure_position({RAMP_SOURCE}, 40, tolerance=0.205, window=11)",
+                   "needles": "np.array([needle_distance(256, 0.0), needle_distance(256, 1.0), "
+                              "needle_distance(512, 0.5), "
+                              "needle_distance(18, 0.25, n_digits=3)])"},
+                  cell_judge(tolerances={k: NB_EXACT for k in ("spans", "buckets", "short",
+                                                                "failure", "ramp1", "ramp11",
+                                                                "needles")},
+                             exact_kind=("never",), mistakes=_measure_mistakes())),
+        CellCheck("test-averages", "Cuaderno: la media de la ventana y la de su mitad final",
+                  "Notebook: the mean over the window and over its last half",
+                  {"keys": "' '.join(sorted(map(str, window_mean))) + ' | ' + "
+                           "' '.join(sorted(map(str, last_half)))",
+                   "window_mean": _student_dict("window_mean"),
+                   "last_half": _student_dict("last_half"),
+                   "truth_window": _averages(":L"),
+                   "truth_half": _averages("L // 2 : L"),
+                   "truth_first": _averages(": L // 2")},
+                  cell_judge(properties=AVERAGE_PROPERTIES, mistakes=AVERAGE_MISTAKES),
+                  volatile=frozenset({"window_mean", "last_half", "truth_window", "truth_half",
+                                      "truth_first"})),
+    ),
+    manual_titles={
+        "q1-answer": ("Pregunta 1: lo que esconde una media por longitud (corrección manual)",
+                      "Question 1: what a mean per length hides (graded by hand)"),
+        "q2-answer": ("Pregunta 2: pérdida del texto frente a recuperación (corrección manual)",
+                      "Question 2: text loss versus retrieval (graded by hand)"),
+    },
+)
+
+CHECKS = LabChecks(lab_id="18.01", inputs=inputs, groups=GROUPS, items=ITEMS, notebook=NOTEBOOK)
