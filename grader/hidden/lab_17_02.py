@@ -1,25 +1,31 @@
 """Hidden checks of lab 17.02 (learned absolute positions).
 
-Graded from ``src/minimodel/positional/learned.py`` (4 points); the notebook is not auto-graded
-here. Hidden inputs: tables of other sizes and dtypes (float32, float64, float16), tables that
-grow and shrink, one-row tables and one-row results; ``forward`` at offsets that reach the last
-row of the table, on 2-D to 4-D inputs and in several dtypes. The child cannot set the table's
-random weights, so ``forward`` runs with ``init_std=0`` (a zero table): it judges the rows taken
-(their number at every offset) and the dtype, not the values of the rows.
-Tolerances: the per-dtype defaults.
+Graded from ``src/minimodel/positional/learned.py`` (4 points) and the lab notebook (its
+auto-graded cells, 6 points, at the end of this file; the written answers are graded by hand). The
+notebook trains two small models: values that depend on training or on the table's random
+initialisation are judged by the properties the lab asks for (accuracy above 0.9 inside the
+training length, below 0.3 far past it; the head looks 3 back; rows taken from the student's own
+table), not against the reference's numbers. Hidden inputs: tables of other sizes and dtypes
+(float32, float64, float16), tables that grow and shrink, one-row tables and one-row results;
+``forward`` at offsets that reach the last row of the table, on 2-D to 4-D inputs and in several
+dtypes. The child cannot set the table's random weights, so ``forward`` runs with ``init_std=0``
+(a zero table): it judges the rows taken (their number at every offset) and the dtype, not the
+values of the rows. Tolerances: the per-dtype defaults.
 
-Known mistakes diagnosed: rows placed at cell centres (``align_corners=False``) instead of keeping
-the first and last rows, the nearest row copied instead of blending two, the dtype of the table
-not kept; in ``forward``, a slice that ignores or misplaces the offset (``weight[offset:T]``) and
-the result left in the table's dtype.
+Known mistakes diagnosed: rows placed at cell centres (``align_corners=False``) instead of
+keeping the first and last rows, the nearest row copied instead of blending two, the dtype of
+the table not kept; in ``forward``, a slice that ignores or misplaces the offset
+(``weight[offset:T]``) and the result left in the table's dtype.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from grader.hidden import nbcells
 from grader.hidden.common import explained, loose_for, student, whole_case
-from grader.hidden.spec import Case, Group, Input, Item, LabChecks
+from grader.hidden.nbcells import arr, outputs, prop
+from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
 from grader.verdicts import Finding, JudgeContext
 
 MODULE = "learned"
@@ -157,4 +163,169 @@ ITEMS = (
          "LearnedPositionalEmbedding: rows at an offset and the dtype of x", judge_forward),
 )
 
-CHECKS = LabChecks(lab_id="17.02", inputs=inputs, groups=GROUPS, items=ITEMS)
+
+# --- the notebook --------------------------------------------------------------------------------
+
+ZERO = nbcells.Tolerance(1e-6, 1e-6)
+T_TRAIN, T_EVAL, LAG, VOCAB = 32, 128, 3, 16
+
+
+def _diagnose_table(ctx, ok):
+    found = []
+    rows, weight = arr(ctx, "_rows"), arr(ctx, "_weight")
+    if not ok["rows"] and rows is not None and weight is not None and weight.shape[0] >= 6:
+        if nbcells.like(rows, weight[0:2], ZERO):
+            found.append(("nb-offset-ignored",
+                          "forward ignora offset: suma las filas 0 … T−1 en lugar de offset … "
+                          "offset+T−1.",
+                          "forward ignores offset: it adds rows 0 … T−1 instead of offset … "
+                          "offset+T−1."))
+        elif nbcells.like(rows, weight[2:4], ZERO) or nbcells.like(rows, weight[4:6], ZERO):
+            found.append(("nb-offset-off-by-one",
+                          "forward toma las filas desplazadas en una posición: deben ser "
+                          "exactamente offset … offset+T−1.",
+                          "forward takes the rows shifted by one position: they must be exactly "
+                          "offset … offset+T−1."))
+    dtype = nbcells.text(ctx, "dtype")
+    if not ok["dtype"] and dtype and dtype != "torch.float64":
+        found.append(("nb-dtype-not-kept",
+                      f"Con una entrada float64, forward devuelve {dtype}: convierte las filas "
+                      "al dtype de x antes de sumarlas.",
+                      f"With a float64 input, forward returns {dtype}: convert the rows to x's "
+                      "dtype before adding them."))
+    if not ok["grad"] and (ctx.error("grad") or {}).get("type") in ("AttributeError",
+                                                                    "RuntimeError"):
+        found.append(("nb-no-gradient",
+                      "La tabla no recibe gradiente: forward debe usar self.weight (un "
+                      "nn.Parameter) sin .detach() ni copias a NumPy.",
+                      "The table receives no gradient: forward must use self.weight (an "
+                      "nn.Parameter) with no .detach() and no copy through NumPy."))
+    return found
+
+
+def _accuracies(ctx) -> list[np.ndarray]:
+    return [a for a in outputs(ctx, "_accuracy") if a is not None]
+
+
+def _shapes_right(ctx) -> bool:
+    values = _accuracies(ctx)
+    return len(values) == 2 and all(v.shape == (T_EVAL - LAG,) for v in values)
+
+
+def _probes_right(ctx) -> bool:
+    """accuracy_by_position on an untrained model and on the trained sinusoidal one (mostly
+    wrong and mostly right), against the hits computed here from the logits the models gave."""
+    for name in ("_untrained", "_trained"):
+        accuracy, logits, tokens = outputs(ctx, name)[:3]
+        hits = (logits[:, LAG:].argmax(-1) == tokens[:, :-LAG]).mean(0)
+        if accuracy.shape != hits.shape or not np.allclose(accuracy, hits, atol=1e-6):
+            return False
+    return True
+
+
+def _diagnose_accuracy(ctx, ok):
+    found = []
+    shapes = {v.shape for v in _accuracies(ctx)}
+    if shapes == {(256,)}:
+        found.append(("nb-accuracy-axis",
+                      "accuracy_by_position promedia sobre las posiciones en lugar de sobre el "
+                      "lote: la media va por dim=0 (las secuencias) y queda una entrada por "
+                      "posición.",
+                      "accuracy_by_position averages over the positions instead of over the "
+                      "batch: the mean runs along dim=0 (the sequences), leaving one entry per "
+                      "position."))
+    elif shapes == {(T_EVAL,)}:
+        found.append(("nb-accuracy-all-positions",
+                      "accuracy_by_position incluye las posiciones t < 3, que no tienen token "
+                      "3 atrás: empieza en t = LAG.",
+                      "accuracy_by_position includes the positions t < 3, which have no token 3 "
+                      "back: start at t = LAG."))
+    grown = outputs(ctx, "grown")
+    if not ok["grown_head"] and ctx.out("grown_head") is not None:
+        found.append(("nb-grow-not-copied",
+                      "grow_table no copia las filas entrenadas: las primeras max_len filas de "
+                      "la tabla nueva deben ser exactamente las de la tabla vieja.",
+                      "grow_table does not copy the trained rows: the first max_len rows of the "
+                      "new table must be exactly those of the old one."))
+    if grown and len(grown) >= 5 and grown[4] is not None and not grown[4]:
+        found.append(("nb-grow-zero-rows",
+                      "Las filas nuevas de grow_table son ceros: deja las que crea "
+                      "LearnedPositionalEmbedding al inicializarse (es lo que obtendría quien "
+                      "sube max_len sin más).",
+                      "The new rows of grow_table are zeros: keep the ones "
+                      "LearnedPositionalEmbedding creates when it is initialised (what anyone "
+                      "who simply raises max_len would get)."))
+    return found
+
+
+PROBE = "(lambda m, p: (accuracy_by_position(m, p), m(p).detach(), p))"
+
+
+def _lower_median(values: np.ndarray) -> float:
+    ordered = np.sort(values)
+    return float(ordered[(ordered.size - 1) // 2])  # torch.median's choice for an even count
+
+
+NOTEBOOK = NotebookChecks(
+    slug="17_02_learned",
+    cells=(
+        CellCheck("test-table", "Cuaderno: la tabla y sus parámetros",
+                  "Notebook: the table and its parameters", {
+                      "rows": "small(x, offset=3)[0] - small.weight[3:5]",
+                      "dtype": "small(torch.zeros(2, 6, 4, dtype=torch.float64)).dtype",
+                      "probe": "(lambda p: small(p, offset=4) - p - small.weight[4:6])"
+                               "(torch.linspace(-1, 1, 24).reshape(3, 2, 4))",
+                      "grad": "(lambda: (small.zero_grad(), small(torch.zeros(1, 2, 4), "
+                              "offset=1).sum().backward(), (small.weight.grad.abs().sum(-1) > 0)"
+                              ".tolist())[-1])()",
+                      "_rows": "small(x, offset=3)[0]", "_weight": "small.weight",
+                  }, nbcells.cell_judge(tol=ZERO, diagnose=_diagnose_table)),
+        CellCheck("test-past-lmax", "Cuaderno: más allá de L_max", "Notebook: past L_max", {
+                      "_accuracy": "list(accuracy.values())",
+                      "grown_head": "(lambda g: g.weight[:T_TRAIN] - trained_table.weight)"
+                                    "(grow_table(trained_table, 40))",
+                      "grown": "(lambda g: (type(g).__name__, g.max_len, list(g.weight.shape), "
+                               "bool(g.weight[T_TRAIN:].abs().sum() > 0)))"
+                               "(grow_table(trained_table, 40))",
+                      "_untrained": f"{PROBE}(Copier(SinusoidalPositionalEncoding(D, "
+                                    "max_len=64)), random_tokens(8, 10, torch.Generator()"
+                                    ".manual_seed(5)))",
+                      "_trained": f"{PROBE}(models['sinusoidal'], random_tokens(8, 12, "
+                                  "torch.Generator().manual_seed(6)))",
+                  }, nbcells.cell_judge(tol=ZERO, properties={
+                      "shape": prop(_shapes_right, "_accuracy"),
+                      "inside": prop(lambda ctx: _shapes_right(ctx) and all(
+                          v[: T_TRAIN - LAG].mean() > 0.9 for v in _accuracies(ctx)),
+                          "_accuracy"),
+                      "outside": prop(lambda ctx: _shapes_right(ctx) and all(
+                          v[T_TRAIN - LAG + 16:].mean() < 0.3 for v in _accuracies(ctx)),
+                          "_accuracy"),
+                      "probe": prop(_probes_right, "_untrained", "_trained"),
+                  }, diagnose=_diagnose_accuracy),
+                  volatile=frozenset({"_accuracy", "_trained"})),
+        CellCheck("test-interpolation", "Cuaderno: interpolar la tabla",
+                  "Notebook: interpolating the table", {
+                      "_lag_trained": "lag_trained", "_lag_interpolated": "lag_interpolated",
+                      "_accuracy": "accuracy_interpolated",
+                      "ends": "(lambda r: (r[0] - trained_table.weight[0], "
+                              "r[-1] - trained_table.weight[-1]))"
+                              "(interpolate_positions(trained_table.weight.detach(), T_EVAL))",
+                      "probe": "interpolate_positions(torch.arange(12.0).reshape(4, 3), 7)",
+                  }, nbcells.cell_judge(tol=ZERO, properties={
+                      "lag_trained": prop(lambda ctx: bool(np.all(
+                          arr(ctx, "_lag_trained")[8:] == LAG)), "_lag_trained"),
+                      "lag_interpolated": prop(lambda ctx: 9 <= _lower_median(
+                          arr(ctx, "_lag_interpolated")[32:]) <= 15, "_lag_interpolated"),
+                      "accuracy": prop(lambda ctx: arr(ctx, "_accuracy").mean() < 0.3,
+                                       "_accuracy"),
+                  }), volatile=frozenset({"_lag_trained", "_lag_interpolated", "_accuracy"})),
+    ),
+    manual_titles={
+        "q1-answer": ("Pregunta 1: por qué fallan pasado t = 32 (corrección manual)",
+                      "Question 1: why they fail past t = 32 (graded by hand)"),
+        "q2-answer": ("Pregunta 2: cuándo conviene interpolar, y ViT (corrección manual)",
+                      "Question 2: when interpolating is right, and ViT (graded by hand)"),
+    },
+)
+
+CHECKS = LabChecks(lab_id="17.02", inputs=inputs, groups=GROUPS, items=ITEMS, notebook=NOTEBOOK)

@@ -75,26 +75,22 @@ def cell_judge(*, tol: Tolerance | None = None, tolerances: dict[str, Tolerance]
                tols: dict[str, Tolerance] | None = None, dtypes: tuple[str, ...] = (),
                properties: dict[str, Callable] | None = None,
                diagnose: Callable[[CellContext, dict[str, bool]], list] | None = None):
-    """A judge: one check per record not starting with ``_``.
+    """A judge: one check per record not starting with ``_``, plus one per property.
 
     ``tols``: a tolerance per record (else ``tol`` / ``tolerances``); ``dtypes``: records whose
-    dtype must also match the reference's; ``properties``: record -> :func:`prop` check used
-    instead of the comparison; ``diagnose(ctx, ok)`` -> findings (``Finding`` or ``(code, es,
-    en)``) for recognised mistakes, ``ok`` being record -> passed.
+    dtype must also match the reference's; ``properties``: name -> :func:`prop` check (a record
+    of the same name is judged by it instead of compared); ``diagnose(ctx, ok)`` -> findings
+    (``Finding`` or ``(code, es, en)``) for recognised mistakes, ``ok`` being name -> passed.
     """
     properties = properties or {}
     tols = tols or {}
 
     def judge(ctx: CellContext):
-        names = [n for n in ctx.cell.records if not n.startswith("_")]
-        checks = []
-        for name in names:
-            if name in properties:
-                checks.append(properties[name](ctx))
-            else:
-                checks.append(ctx.compare(name, tol=tols.get(name, tol), tolerances=tolerances,
-                                          check_kind=False, check_dtype=name in dtypes))
-        ok = dict(zip(names, (c.ok for c in checks), strict=True))
+        names = [n for n in ctx.cell.records if not n.startswith("_") and n not in properties]
+        checks = [ctx.compare(name, tol=tols.get(name, tol), tolerances=tolerances,
+                              check_kind=False, check_dtype=name in dtypes) for name in names]
+        checks += [check(ctx) for check in properties.values()]
+        ok = dict(zip([*names, *properties], (c.ok for c in checks), strict=True))
         found: list[Finding] = []
         if diagnose and not all(ok.values()):
             try:
