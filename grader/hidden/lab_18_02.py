@@ -1,14 +1,15 @@
 """Hidden checks of lab 18.02 (RoPE scaling for long context).
 
-Graded from ``src/minimodel/positional/scaling.py`` (9 points); the notebook is not auto-graded
-here. Every method returns ``(inv_freq, attention_factor)``. Hidden inputs: other rotated widths
-(2 … 96), bases (10 … 10^6) and factors (1, 2.5, 7, 32, integer and float); dynamic NTK below, at,
-just past and far past the original length, and with ``seq_len=None``; YaRN's range with both
-ends clamped (including the ``+0.001`` nudge when they meet), unrounded, with other betas, and
-YaRN's ramp on those boundaries, with ``truncate=False``, a given ``attention_factor`` and
-``factor=1``; Llama 3 with other band factors and ``factor=1``; unused arguments passed.
-Tolerances: ``inv_freq`` the float32 defaults; the attention factor and YaRN's range as float64
-(the factor may be a Python int or float, not a tensor).
+Graded from ``src/minimodel/positional/scaling.py`` (9 points) and the lab notebook (its two
+auto-graded cells, 5 points; the written answers are graded by hand). Every method returns
+``(inv_freq, attention_factor)``. Hidden inputs: other rotated widths (2 … 96), bases (10 … 10^6)
+and factors (1, 2.5, 7, 32, integer and float); dynamic NTK below, at, just past and far past the
+original length, and with ``seq_len=None``; YaRN's range with both ends clamped (including the
+``+0.001`` nudge when they meet), unrounded, with other betas, and YaRN's ramp on those boundaries,
+with ``truncate=False``, a given ``attention_factor`` and ``factor=1``; Llama 3 with other band
+factors and ``factor=1``; unused arguments passed. Tolerances: ``inv_freq`` the float32 defaults;
+the attention factor and YaRN's range as float64 (the factor may be a Python int or float, not a
+tensor).
 
 Each method calls ``rope_frequencies`` of the student's own rope.py: every group also probes it
 (through scaling's namespace) on the bases the method uses, and ``grader.hidden.depends`` applies
@@ -23,6 +24,15 @@ ramp measured on the extended length ``s·L0``; YaRN's attention factor squared 
 factor), its square root, ``log10``, or the given one ignored; Llama 3's bands swapped (long
 wavelengths kept, short ones divided) or the blend's weights swapped; float64 tables and tensor
 attention factors.
+
+Notebook: ``test-ratios`` records every method's ratios at 4 L0, dynamic NTK's at L0 and 2 L0
+and the unseen-pair masks, visible and hidden (exact, the ratios within 1e-6); diagnosed: ratios
+upside down (θ/θ'), the boundary ``c_i = 1`` counted as unseen, the slow-pair condition left out
+or reversed. ``test-with-scaling`` records the copies' frequencies, configuration, weights and
+mode (exact) and, since the model is trained, the largest logit differences of the plain,
+dynamic-NTK and linear copies from the model itself, judged by property (equal within 1e-5;
+different); diagnosed: the model changed in place, weights not copied, ``L0`` not set, the copy
+left in training mode.
 """
 
 from __future__ import annotations
@@ -33,7 +43,9 @@ import numpy as np
 
 from grader.hidden import depends
 from grader.hidden.common import explained, student, whole_case
-from grader.hidden.spec import Case, Group, Item, LabChecks
+from grader.hidden.nbjudge import EXACT as NB_EXACT
+from grader.hidden.nbjudge import Mistake, Property, cell_judge, value
+from grader.hidden.spec import Case, CellCheck, Group, Item, LabChecks, NotebookChecks
 from grader.verdicts import Check, Finding, JudgeContext, Tolerance, values_close
 
 MODULE = "scaling"
@@ -630,4 +642,146 @@ ITEMS = (
          "llama3_scaling: three wavelength bands (uses rope.py)", judge_llama3),
 )
 
-CHECKS = LabChecks(lab_id="18.02", inputs=inputs, groups=GROUPS, items=ITEMS)
+
+# --- the notebook --------------------------------------------------------------------------------
+
+NB_L0, NB_PAIRS = 128, 16
+_THETA = (10000.0 ** (-np.arange(0, 2 * NB_PAIRS, 2) / (2 * NB_PAIRS))).astype(np.float32)
+NB_SLOW = NB_L0 * _THETA.astype(np.float64) / (2 * np.pi) < 1  # pairs 6 .. 15
+RATIO_TOL = Tolerance(1e-6, 1e-9)
+_NONE, _ALL = np.zeros(NB_PAIRS), np.ones(NB_PAIRS)
+
+RATIO_MISTAKES = (
+    Mistake("nb-inverted", lambda get: {"ratios": 1 / get("ref:ratios")},
+            "Los cocientes están al revés: ρ_i = θ'_i / θ_i, la frecuencia nueva entre la "
+            "original (entre 1/s y 1), no θ_i / θ'_i.",
+            "The ratios are upside down: ρ_i = θ'_i / θ_i, the new frequency over the original "
+            "one (between 1/s and 1), not θ_i / θ'_i.", RATIO_TOL),
+    Mistake("nb-boundary", lambda get: {"unseen_hidden": np.stack([NB_SLOW] * 3)},
+            "unseen_pairs cuenta como no vista una pareja con c_i = 1 exactamente (ρ = 1/s a s·L0 "
+            "tokens, o RoPE sin escalar a L0): su ángulo máximo es el mismo que en el "
+            "entrenamiento. La condición es c_i > 1 + 1e-6.",
+            "unseen_pairs counts a pair with exactly c_i = 1 as unseen (ρ = 1/s at s·L0 tokens, "
+            "or plain RoPE at L0): its largest angle is the same as in training. The condition "
+            "is c_i > 1 + 1e-6.", NB_EXACT),
+    Mistake("nb-all-pairs", lambda get: {"unseen_hidden": np.stack([_NONE, _ALL, _NONE])},
+            "unseen_pairs olvida que solo cuentan las parejas lentas (n_i < 1): las rápidas ya "
+            "dieron vueltas completas en el entrenamiento y vieron todos los ángulos.",
+            "unseen_pairs forgets that only the slow pairs (n_i < 1) count: the fast ones already "
+            "turned full circles in training and saw every angle.", NB_EXACT),
+    Mistake("nb-fast-pairs", lambda get: {"unseen_hidden": np.stack([_NONE, ~NB_SLOW, _NONE])},
+            "unseen_pairs toma las parejas rápidas (n_i > 1) en lugar de las lentas (n_i < 1).",
+            "unseen_pairs takes the fast pairs (n_i > 1) instead of the slow ones (n_i < 1).",
+            NB_EXACT),
+)
+
+
+def _with_scaling_findings(ctx, ok: dict) -> list[Finding]:
+    found = []
+    state = value(ctx, "base_scaling")
+    changed = not ok.get("base_freq", True) and ctx.out("base_freq") is not None
+    if (isinstance(state, str) and state != "None 1.0") or changed:
+        found.append(Finding(
+            "nb-modified-model",
+            "with_scaling cambia el modelo que recibe: crea una configuración nueva con "
+            "dataclasses.replace y un GPT nuevo; model.config y sus frecuencias no se tocan.",
+            "with_scaling changes the model it receives: build a new configuration with "
+            "dataclasses.replace and a new GPT; model.config and its frequencies stay as they "
+            "were."))
+    weights = value(ctx, "same_weights")
+    if weights is not None and not isinstance(weights, str) and weights.size == 1 and \
+            float(weights) != 0.0:
+        found.append(Finding(
+            "nb-weights-not-copied",
+            "La copia no tiene los pesos del modelo: carga model.state_dict() en el GPT nuevo "
+            "(load_state_dict); las frecuencias no están en el state_dict y se calculan solas.",
+            "The copy does not hold the model's weights: load model.state_dict() into the new "
+            "GPT (load_state_dict); the frequencies are not in the state_dict and are computed "
+            "on their own."))
+    yarn = value(ctx, "yarn")
+    if yarn is not None and not isinstance(yarn, str) and yarn.shape == (4,):
+        if yarn[0] != NB_L0:
+            found.append(Finding(
+                "nb-original-length",
+                "rope_original_max_len debe ser la longitud de entrenamiento del modelo "
+                "(model.config.block_size): con ella se calculan el rango de YaRN y el NTK "
+                "dinámico.",
+                "rope_original_max_len must be the model's training length "
+                "(model.config.block_size): YaRN's range and dynamic NTK are computed from it."))
+        if yarn[3] == 1.0:
+            found.append(Finding(
+                "nb-train-mode",
+                "La copia se queda en modo de entrenamiento: devuélvela con .eval().",
+                "The copy stays in training mode: return it with .eval()."))
+    return found
+
+
+_PROBE = "torch.randint(1, data.vocab_size, (2, L0), generator=torch.Generator().manual_seed(0))"
+GAP_PROPERTIES = (
+    Property("nb-plain-differs", ("gaps",), lambda g: g.shape == (3,) and 0 <= g[0] <= 1e-5,
+             "with_scaling(model, None) no da los mismos logits que el modelo.",
+             "with_scaling(model, None) does not give the model's logits."),
+    Property("nb-dynamic-differs", ("gaps",), lambda g: g.shape == (3,) and 0 <= g[1] <= 1e-5,
+             "El NTK dinámico con factor 1 debe dar los mismos logits que el modelo hasta L0.",
+             "Dynamic NTK with factor 1 must give the model's logits up to L0."),
+    Property("nb-linear-same", ("gaps",), lambda g: g.shape == (3,) and g[2] > 1e-6,
+             "La interpolación lineal no cambia los logits: ¿la copia usa el escalado pedido?",
+             "Linear interpolation does not change the logits: does the copy use the scaling "
+             "it was asked for?"),
+)
+
+NOTEBOOK = NotebookChecks(
+    slug="18_02_rope_scaling",
+    cells=(
+        CellCheck("test-ratios", "Cuaderno: los cocientes de frecuencia y las parejas no vistas",
+                  "Notebook: the frequency ratios and the unseen pairs",
+                  {"methods": "' '.join(sorted(map(str, ratios)))",
+                   "ratios": "np.stack([np.asarray(ratios[m], dtype=np.float64) "
+                             "for m in METHODS])",
+                   "dyn_L0": "np.asarray(frequency_ratios(L0)['dynamic_ntk'], dtype=np.float64)",
+                   "dyn_2L0": "np.asarray(frequency_ratios(2 * L0)['dynamic_ntk'], "
+                              "dtype=np.float64)",
+                   "unseen": "np.stack([np.asarray(unseen[n], dtype=bool) "
+                             "for n in ('none', *METHODS)])",
+                   "unseen_hidden": "np.stack([np.asarray(unseen_pairs(r, n), dtype=bool) for "
+                                    "r, n in ((np.ones(16), L0), (np.full(16, 0.5), 4 * L0), "
+                                    "(np.full(16, 0.25), 4 * L0))])"},
+                  cell_judge(tol=RATIO_TOL, tolerances={"unseen": NB_EXACT,
+                                                        "unseen_hidden": NB_EXACT},
+                             mistakes=RATIO_MISTAKES)),
+        CellCheck("test-with-scaling", "Cuaderno: una copia del modelo con otro escalado",
+                  "Notebook: a copy of the model with another scaling",
+                  {"pi_freq": "with_scaling(base_model, 'linear', SCALE).hooks.rotary.inv_freq",
+                   "same_weights": "float((with_scaling(base_model, 'linear', SCALE).wte.weight"
+                                   " - base_model.wte.weight).abs().max())",
+                   "yarn": "(lambda m: np.array([m.config.rope_original_max_len, "
+                           "m.config.rope_scaling_factor, float(m.hooks.rotary.attention_factor),"
+                           " float(m.training)], dtype=np.float64))"
+                           "(with_scaling(base_model, 'yarn', 2.0))",
+                   "gaps": f"(lambda probe: np.array([(with_scaling(base_model, name, factor)"
+                           f"(probe)[0] - base_model(probe)[0]).abs().max().item() for name, "
+                           f"factor in ((None, 1.0), ('dynamic_ntk', 1.0), ('linear', SCALE))]))"
+                           f"({_PROBE})",
+                   "base_scaling": "(lambda copy: f'{base_model.config.rope_scaling} "
+                                   "{base_model.config.rope_scaling_factor}')"
+                                   "(with_scaling(base_model, 'ntk', SCALE))",
+                   "base_freq": "(lambda copy: base_model.hooks.rotary.inv_freq)"
+                                "(with_scaling(base_model, 'yarn', SCALE))"},
+                  cell_judge(tolerances={"same_weights": NB_EXACT, "yarn": FACTOR_TOL},
+                             properties=GAP_PROPERTIES, extra=_with_scaling_findings),
+                  volatile=frozenset({"gaps"})),
+    ),
+    manual_titles={
+        "q1-answer": ("Pregunta 1: qué métodos empeoran el modelo a 1x (corrección manual)",
+                      "Question 1: which methods make the model worse at 1x (graded by hand)"),
+        "q2-answer": ("Pregunta 2: los métodos estáticos más allá de s·L0 (corrección manual)",
+                      "Question 2: the static methods past s·L0 (graded by hand)"),
+        "q3-answer": ("Pregunta 3: el ajuste fino y su control (corrección manual)",
+                      "Question 3: the fine-tune and its control (graded by hand)"),
+        "q4-answer": ("Pregunta 4: qué muestra el experimento y qué no (corrección manual)",
+                      "Question 4: what the experiment shows and what it cannot (graded by "
+                      "hand)"),
+    },
+)
+
+CHECKS = LabChecks(lab_id="18.02", inputs=inputs, groups=GROUPS, items=ITEMS, notebook=NOTEBOOK)

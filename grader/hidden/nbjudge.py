@@ -47,6 +47,12 @@ def value(ctx: CellContext, name: str):
         return None
 
 
+def reference(ctx: CellContext, name: str) -> np.ndarray | None:
+    """The reference notebook's value of a deterministic record, as float64."""
+    array = ctx.ref(name).get("array")
+    return None if array is None else np.asarray(array, dtype=np.float64)
+
+
 def same(actual, expected, tol: Tolerance = EXACT) -> bool:
     """``actual`` (from :func:`value`) equals ``expected`` (an array, a number, ``None``)."""
     if expected is None or isinstance(expected, str):
@@ -95,8 +101,9 @@ class Property:
 @dataclass(frozen=True)
 class Mistake:
     """A typical mistake: ``values(get)`` gives the value each named record would hold with it
-    (``get(name)``: the student's value of another record, e.g. a truth computed in the kernel;
-    ``None`` in the result: the record would hold ``None``)."""
+    (``get(name)``: the student's value of another record, e.g. a truth computed in the kernel,
+    or with ``"ref:name"`` the reference notebook's; ``None`` in the result: the record would
+    hold ``None``)."""
 
     code: str
     values: Callable[[Callable[[str], object]], dict]
@@ -106,7 +113,8 @@ class Mistake:
 
     def matches(self, ctx: CellContext, checks: dict[str, Check]) -> bool:
         try:
-            wrong = self.values(lambda name: value(ctx, name))
+            wrong = self.values(lambda name: reference(ctx, name[4:]) if name.startswith(
+                "ref:") else value(ctx, name))
         except Exception:  # noqa: BLE001 - the student's values do not allow the comparison
             return False
         if not wrong:
