@@ -1,11 +1,11 @@
 """Hidden checks of lab 18.03 (the KV cache: where the new tokens sit).
 
-Graded from ``src/minimodel/positional/cache_positions.py`` (6 points); the notebook is not
-auto-graded here. Hidden inputs: no cache (``cache_len = 0``), one new token after a long cache
-(1023), chunks longer than the cache and shorter; masks in float32, float16, bfloat16 and float64;
-bias tables ``(M, M)``, ``(H, M, M)`` and ``(B, H, M, M)`` in float32, float16 and bfloat16,
-larger than ``cache_len + q_len`` and exactly that size; every function on PyTorch's ``meta``
-device (and on CUDA when there is a GPU).
+Graded from ``src/minimodel/positional/cache_positions.py`` (6 points) and the lab notebook (four
+auto-graded cells, 9 points; the written answers are graded by hand). Hidden inputs: no cache
+(``cache_len = 0``), one new token after a long cache (1023), chunks longer than the cache and
+shorter; masks in float32, float16, bfloat16 and float64; bias tables ``(M, M)``, ``(H, M, M)`` and
+``(B, H, M, M)`` in float32, float16 and bfloat16, larger than ``cache_len + q_len`` and exactly
+that size; every function on PyTorch's ``meta`` device (and on CUDA when there is a GPU).
 
 Tolerances: integer outputs must be exact; masks must hold exactly ``0`` and ``-inf``; bias rows
 the per-dtype defaults (they are a slice, so they come out exact).
@@ -17,6 +17,15 @@ aligned top-left (SDPA's ``is_causal=True``), the diagonal masked, ``-1e9`` inst
 a boolean mask, ``dtype`` ignored; the bias rows taken from the start of the table (not aligned to
 the end of the keys), from the end of a table larger than the keys, one row too far, with every
 column of the table or only the new keys' columns; tensors created off the input's device.
+
+Notebook: ``test-positions`` records the visible and hidden values of the four functions (exact;
+the mistakes above recognised from them). ``test-chunk-bias`` records ALiBi's bias and the zero
+biases exactly, and, the T5 table being trained, the largest difference between ``chunk_bias`` plus
+the mask and the model's own bias, judged by property (within 1e-5); diagnosed: ALiBi's sign, T5's
+bias not multiplied by ``bias_scale``. ``test-exact`` records the largest logit differences of
+cached decoding from the full pass (trained models: judged by property, below 1e-4, as the test
+cell) and names the encodings that fail; ``test-kv-bytes`` the byte counts, exact (diagnosed:
+keys or values counted once, ``bytes_per_value`` or ``batch`` ignored).
 """
 
 from __future__ import annotations
@@ -25,7 +34,18 @@ import numpy as np
 
 from grader.hidden.common import bf16, explained, loose_for, student, whole_case
 from grader.hidden.lab_17_03 import off_device
-from grader.hidden.spec import Case, Device, DType, Group, Input, Item, LabChecks
+from grader.hidden.nbjudge import Mistake, Property, cell_judge, value
+from grader.hidden.spec import (
+    Case,
+    CellCheck,
+    Device,
+    DType,
+    Group,
+    Input,
+    Item,
+    LabChecks,
+    NotebookChecks,
+)
 from grader.verdicts import Finding, JudgeContext, Tolerance
 
 MODULE = "cache_positions"
@@ -319,4 +339,213 @@ ITEMS = (
          judge_device),
 )
 
-CHECKS = LabChecks(lab_id="18.03", inputs=inputs, groups=GROUPS, items=ITEMS)
+
+# --- the notebook --------------------------------------------------------------------------------
+
+NB_CASES = [(0, 1), (0, 6), (7, 1), (4, 3), (30, 2)]  # the test cell's hidden (cache_len, q_len)
+ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
+BIAS_CASES = ((5, 3), (0, 7), (20, 1), (9, 4))
+
+
+def _joined(make) -> str:
+    return f"torch.cat([({make}).flatten() for c, q in {NB_CASES}])"
+
+
+def _nb_table(c: int, q: int) -> np.ndarray:
+    m = c + q + 3
+    return np.arange(2 * m * m, dtype=np.float64).reshape(2, m, m)
+
+
+def _concat(make) -> np.ndarray:
+    return np.concatenate([np.asarray(make(c, q), dtype=np.float64).ravel() for c, q in NB_CASES])
+
+
+def _position_mistakes() -> tuple[Mistake, ...]:
+    found = []
+    for name in ("restart", "off-by-one"):
+        found.append(Mistake(f"chunk-{name}", lambda get, n=name: {"chunk": positions(2, 3, n)},
+                             *POSITION_DIAGNOSES[name], EXACT))
+    for name in ("restart", "chunk-restart", "sign", "new-keys-only"):
+        found.append(Mistake(f"relative-{name}", lambda get, n=name: {
+            "relative": relative(2, 3, n), "rels": _concat(lambda c, q: relative(c, q, n))},
+            *POSITION_DIAGNOSES[name], EXACT))
+    for name in MASK_DIAGNOSES:
+        found.append(Mistake(f"mask-{name}", lambda get, n=name: {
+            "mask": mask(2, 3, n), "masks": _concat(lambda c, q: mask(c, q, n))},
+            *MASK_DIAGNOSES[name], EXACT))
+    for name in ROWS_DIAGNOSES:
+        found.append(Mistake(f"rows-{name}", lambda get, n=name: {
+            "table_rows": _concat(lambda c, q: rows(_nb_table(c, q), c, q, n))},
+            *ROWS_DIAGNOSES[name], EXACT))
+    return tuple(found)
+
+
+def _gap(model: str, scaled: str = "") -> str:
+    """Largest |chunk_bias + mask − the model's own bias| over BIAS_CASES (−inf − −inf = 0)."""
+    return (f"(lambda m: torch.tensor([torch.nan_to_num(chunk_bias(m, relative_positions(c, q))"
+            f"{scaled} + causal_mask_after_cache(c, q) - m.hooks.attention_bias(q, c + q)[0], "
+            f"nan=0.0).abs().max().item() for c, q in {BIAS_CASES}]))(models[{model!r}])")
+
+
+BIAS_MISTAKES = (
+    Mistake("nb-alibi-sign", lambda get: {"alibi": -get("ref:alibi")},
+            "El sesgo de ALiBi tiene el signo al revés: es m_h · rel = −m_h · distancia, negativo "
+            "para las claves anteriores (rel = clave − consulta < 0).",
+            "ALiBi's bias has the wrong sign: it is m_h · rel = −m_h · distance, negative for "
+            "earlier keys (rel = key − query < 0).", EXACT),
+    Mistake("nb-t5-not-scaled", lambda get: {"t5_scaled": np.zeros(len(BIAS_CASES))},
+            "Falta multiplicar el sesgo de T5 por model.hooks.bias_scale (√d_h): T5 no divide sus "
+            "logits por √d_h y el modelo escala su sesgo para compensarlo.",
+            "T5's bias is missing the factor model.hooks.bias_scale (√d_h): T5 does not divide "
+            "its logits by √d_h and the model scales its bias to make up for it."),
+)
+
+BIAS_PROPERTIES = (
+    Property("nb-bias-differs", ("gaps",),
+             lambda g: g.shape == (2 * len(BIAS_CASES),) and bool(np.all(g <= 1e-5)),
+             "chunk_bias más la máscara no coincide con el sesgo que usa el modelo "
+             "(model.hooks.attention_bias) con ALiBi o con T5.",
+             "chunk_bias plus the mask does not match the bias the model uses "
+             "(model.hooks.attention_bias) with ALiBi or T5."),
+)
+
+
+def _below(limit: float):
+    return lambda g: bool(g.size) and bool(np.all(np.isfinite(g))) and bool(np.all(g < limit))
+
+
+EXACT_PROPERTIES = (
+    Property("nb-cache-not-exact", ("exact",), lambda g: g.shape == (6,) and _below(1e-4)(g),
+             "Con la caché, los logits no coinciden con la pasada entera (diferencia de 1e-4 o "
+             "más).",
+             "With the cache, the logits do not match the full pass (a difference of 1e-4 or "
+             "more)."),
+    Property("nb-cache-not-exact-hidden", ("hidden",),
+             lambda g: g.shape == (6, 2) and _below(1e-4)(g),
+             "Con otros textos, otro prefill y otros trozos, los logits con caché no coinciden "
+             "con la pasada entera.",
+             "With other texts, another prefill and other chunks, the cached logits do not match "
+             "the full pass."),
+    Property("nb-raw-keys", ("raw",), lambda g: g.size == 1 and _below(1e-4)(g),
+             "Con RoPE y las claves guardadas sin girar (keys=\"raw\"), los logits con caché no "
+             "coinciden con la pasada entera.",
+             "With RoPE and the keys cached unrotated (keys=\"raw\"), the cached logits do not "
+             "match the full pass."),
+)
+
+
+def _exact_findings(ctx, ok: dict) -> list[Finding]:
+    exact, hidden = value(ctx, "exact"), value(ctx, "hidden")
+    if not (isinstance(exact, np.ndarray) and exact.shape == (6,) and
+            isinstance(hidden, np.ndarray) and hidden.shape == (6, 2)):
+        return []
+    worst = np.maximum(np.nan_to_num(exact, nan=np.inf),
+                       np.nan_to_num(hidden, nan=np.inf).max(axis=1))
+    failing = [e for e, w in zip(ENCODINGS, worst, strict=True) if not w < 1e-4]
+    if not failing:
+        return []
+    listed = ", ".join(failing)
+    if set(failing) <= {"alibi", "t5"}:
+        es = ("Solo fallan las codificaciones con sesgo: revisa chunk_bias (y "
+              "relative_positions, de la que sale rel).")
+        en = ("Only the encodings with a bias fail: check chunk_bias (and relative_positions, "
+              "where rel comes from).")
+    else:
+        es = ("Fallan codificaciones sin sesgo: revisa las posiciones de los tokens nuevos "
+              "(chunk_positions) y la máscara (causal_mask_after_cache).")
+        en = ("Encodings without a bias fail: check the positions of the new tokens "
+              "(chunk_positions) and the mask (causal_mask_after_cache).")
+    return [Finding("nb-cache-encodings", f"La caché no es exacta con: {listed}. {es}",
+                    f"The cache is not exact with: {listed}. {en}")]
+
+
+def _kv(n, c, length, batch=1, per=4, mistake=None) -> int:
+    if mistake == "keys-only":
+        return n * batch * length * c * per
+    if mistake == "bytes-ignored":
+        per = 4
+    if mistake == "batch-ignored":
+        batch = 1
+    return 2 * n * batch * length * c * per
+
+
+KV_VISIBLE = [(2, 64, 64, 2, 4), (32, 4096, 4096, 1, 2)]
+KV_HIDDEN = [(4, 128, 1024, 1, 4), (1, 8, 3, 5, 2)]
+KV_MEASURED = _kv(*KV_VISIBLE[0])  # what the notebook measures on the cache (given code)
+KV_DIAGNOSES = {
+    "keys-only": ("Cada capa guarda claves Y valores: el total lleva un factor 2.",
+                  "Every layer stores keys AND values: the total has a factor 2."),
+    "bytes-ignored": ("Usa bytes_per_value: en bfloat16 o float16 cada número ocupa 2 bytes, no 4.",
+                      "Use bytes_per_value: in bfloat16 or float16 each number takes 2 bytes, not "
+                      "4."),
+    "batch-ignored": ("Falta batch: la caché guarda claves y valores de cada secuencia del lote.",
+                      "batch is missing: the cache stores keys and values for every sequence of "
+                      "the batch."),
+}
+KV_MISTAKES = tuple(
+    Mistake(f"nb-kv-{name}", lambda get, n=name: {
+        "visible": np.array([_kv(*KV_VISIBLE[0], mistake=n), KV_MEASURED,
+                             _kv(*KV_VISIBLE[1], mistake=n)]),
+        "hidden": np.array([_kv(*a, mistake=n) for a in KV_HIDDEN])}, es, en, EXACT)
+    for name, (es, en) in KV_DIAGNOSES.items())
+
+NOTEBOOK = NotebookChecks(
+    slug="18_03_kv_cache",
+    cells=(
+        CellCheck("test-positions", "Cuaderno: posiciones, máscara y filas tras la caché",
+                  "Notebook: positions, mask and rows after the cache",
+                  {"chunk": "chunk_positions(2, 3)",
+                   "chunk_dtype": "str(chunk_positions(2, 3).dtype)",
+                   "relative": "relative_positions(2, 3)",
+                   "mask": "causal_mask_after_cache(2, 3)",
+                   "rows": "bias_rows_after_cache(square, 2, 3)",
+                   "rels": _joined("relative_positions(c, q)"),
+                   "masks": _joined("causal_mask_after_cache(c, q)"),
+                   "table_rows": _joined("bias_rows_after_cache(torch.arange(2 * (c + q + 3) ** "
+                                         "2, dtype=torch.float32).reshape(2, c + q + 3, c + q + "
+                                         "3), c, q)")},
+                  cell_judge(tol=EXACT, mistakes=_position_mistakes())),
+        CellCheck("test-chunk-bias", "Cuaderno: el sesgo de un trozo tras la caché",
+                  "Notebook: the bias of a chunk after the cache",
+                  {"alibi": "chunk_bias(models['alibi'], relative_positions(5, 3))",
+                   "zeros": "torch.stack([chunk_bias(models[e], relative_positions(2, 2)) "
+                            "for e in ('none', 'sinusoidal', 'learned', 'rope')])",
+                   "t5_shape": "torch.tensor(chunk_bias(models['t5'], relative_positions(5, 3))"
+                               ".shape)",
+                   "gaps": f"torch.cat([{_gap('alibi')}, {_gap('t5')}])",
+                   "t5_scaled": _gap("t5", " * m.hooks.bias_scale")},
+                  cell_judge(tolerances={"t5_shape": EXACT, "zeros": EXACT},
+                             properties=BIAS_PROPERTIES, mistakes=BIAS_MISTAKES),
+                  volatile=frozenset({"gaps", "t5_scaled"})),
+        CellCheck("test-exact", "Cuaderno: la decodificación con caché es exacta",
+                  "Notebook: cached decoding is exact",
+                  {"exact": "torch.tensor([exact[e] for e in ENCODINGS])",
+                   "hidden": "(lambda other: torch.tensor([[(cached_logits(m, other, 1, step=3) - "
+                             "m(other)[0]).abs().max().item(), (cached_logits(m, other, 39) - "
+                             "m(other)[0]).abs().max().item()] for m in "
+                             "(models[e] for e in ENCODINGS)]))"
+                             "(data.eval_batch('val', 3, 40)[0])",
+                   "raw": "(lambda other: (cached_logits(models['rope'], other, 10, keys='raw')"
+                          " - models['rope'](other)[0]).abs().max().item())"
+                          "(data.eval_batch('val', 3, 40)[0])"},
+                  cell_judge(properties=EXACT_PROPERTIES, extra=_exact_findings),
+                  volatile=frozenset({"exact", "hidden", "raw"})),
+        CellCheck("test-kv-bytes", "Cuaderno: la memoria de la caché KV",
+                  "Notebook: the memory of the KV cache",
+                  {"visible": "torch.tensor([kv_cache_bytes(2, 64, T, batch=2), measured, "
+                              "kv_cache_bytes(32, 4096, 4096, bytes_per_value=2)])",
+                   "hidden": "torch.tensor([kv_cache_bytes(4, 128, 1024), "
+                             "kv_cache_bytes(1, 8, 3, batch=5, bytes_per_value=2)])"},
+                  cell_judge(tol=EXACT, mistakes=KV_MISTAKES)),
+    ),
+    manual_titles={
+        "q1-answer": ("Pregunta 1: por qué reiniciar las posiciones afecta a T5 y no a ALiBi "
+                      "(corrección manual)",
+                      "Question 1: why restarting the positions affects T5 and not ALiBi "
+                      "(graded by hand)"),
+        "q2-answer": ("Pregunta 2: la caché con NTK dinámico (corrección manual)",
+                      "Question 2: the cache with dynamic NTK (graded by hand)"),
+    },
+)
+
+CHECKS = LabChecks(lab_id="18.03", inputs=inputs, groups=GROUPS, items=ITEMS, notebook=NOTEBOOK)
