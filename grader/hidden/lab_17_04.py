@@ -1,6 +1,7 @@
 """Hidden checks of lab 17.04 (ALiBi).
 
-Graded from ``src/minimodel/positional/alibi.py`` (5 points) and the lab notebook. Hidden inputs:
+Graded from ``src/minimodel/positional/alibi.py`` (5 points) and the lab notebook (its
+auto-graded cells, 11 points, at the end of this file; the written answers by hand). Hidden inputs:
 head counts that are and are not powers of two (1 … 96), query blocks shorter than the keys (a KV
 cache: the queries are the LAST ones), the symmetric encoder form, slopes on another device.
 Tolerances: the per-dtype defaults; ``-inf`` must be exactly ``-inf``.
@@ -17,7 +18,8 @@ import math
 
 import numpy as np
 
-from grader.hidden.common import cell_values, explained, student, whole_case
+from grader.hidden import nbcells
+from grader.hidden.common import explained, student, whole_case
 from grader.hidden.spec import (
     Case,
     CellCheck,
@@ -212,45 +214,195 @@ ITEMS = (
          judge_device),
 )
 
+# --- the notebook --------------------------------------------------------------------------------
+# Hidden probes use linspace inputs; the parent rebuilds them (and the bias from the formula, not
+# from the student's alibi_bias) to recognise the usual mistakes of the cells the student writes.
+
 CELL_TOL = Tolerance(1e-5, 1e-6)
+LOOSE = Tolerance(1e-4, 1e-4)
 Q = "torch.linspace(-1, 1, 24).reshape(1, 3, 2, 4)"
 K = "torch.linspace(1, -1, 60).reshape(1, 3, 5, 4)"
 V = "torch.linspace(0, 2, 60).reshape(1, 3, 5, 4)"
+
+
+def _qkv() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return (np.linspace(-1, 1, 24).reshape(1, 3, 2, 4), np.linspace(1, -1, 60).reshape(1, 3, 5, 4),
+            np.linspace(0, 2, 60).reshape(1, 3, 5, 4))
+
+
+def _attention(b: np.ndarray, *, scale: str = "logits", axis: int = -1) -> np.ndarray:
+    q, k, v = _qkv()
+    logits = q @ np.swapaxes(k, -1, -2)
+    root = np.sqrt(q.shape[-1])
+    logits = {"logits": logits / root + b, "none": logits + b, "all": (logits + b) / root}[scale]
+    logits = logits - np.max(np.where(np.isfinite(logits), logits, -1e300), axis=axis,
+                             keepdims=True)
+    weights = np.exp(logits)
+    return (weights / weights.sum(axis=axis, keepdims=True)) @ v
+
+
+ATTENTION_MISTAKES = {
+    "nb-no-scale": ({"scale": "none"}, (
+        "manual_attention no divide q·k entre √D.", "manual_attention does not divide q·k by √D.")),
+    "nb-scaled-bias": ({"scale": "all"}, (
+        "manual_attention divide también el sesgo entre √D: solo se escala q·kᵀ, y el sesgo se "
+        "suma después, como hace SDPA con attn_mask.",
+        "manual_attention divides the bias by √D too: only q·kᵀ is scaled, and the bias is "
+        "added afterwards, as SDPA does with attn_mask.")),
+    "nb-softmax-axis": ({"axis": -2}, (
+        "El softmax va por la dimensión de las consultas: cada fila (una consulta) debe sumar 1 "
+        "sobre las claves, dim=-1.",
+        "The softmax runs along the queries' dimension: each row (one query) must add up to 1 "
+        "over the keys, dim=-1.")),
+}
+
+
+def _diagnose_sdpa(ctx, ok):
+    if ok["other"]:
+        return []
+    got, b = nbcells.arr(ctx, "other"), bias(2, 5, slopes(3), False)
+    return [(code, *text) for code, (options, text) in ATTENTION_MISTAKES.items()
+            if nbcells.like(got, _attention(b, **options), LOOSE)]
+
+
+def _diagnose_slopes(ctx, ok):
+    found = []
+    got = [nbcells.arr(ctx, "s12"), *nbcells.outputs(ctx, "others")]
+    counts = (12, 5, 7, 20, 40)
+    if not (ok["s12"] and ok["others"]) and len(got) == len(counts):
+        for rule, text in SLOPE_DIAGNOSES.items():
+            wrong = [slopes(n, rule) for n in counts]
+            different = [k for k, n in enumerate(counts) if not np.allclose(wrong[k],
+                                                                            slopes(n))]
+            if different and all(nbcells.like(got[k], wrong[k], LOOSE) for k in different):
+                found.append((f"nb-{rule}", *text))
+    dtype = nbcells.text(ctx, "dtype")
+    if not ok["dtype"] and dtype:
+        found.append(("nb-slopes-dtype", f"alibi_slopes devuelve {dtype}; debe ser float32.",
+                      f"alibi_slopes returns {dtype}; it must be float32."))
+    return found
+
+
+def _diagnose_bias(ctx, ok):
+    found = []
+    got, m = nbcells.arr(ctx, "cached"), slopes(5)
+    if not ok["cached"]:
+        candidates = {"sign": {"sign": 1}, "start-aligned": {"align": "start"},
+                      "no-mask": {"mask": "none"}, "row-constant": {"form": "row"}}
+        found += [(f"nb-{name}", *BIAS_DIAGNOSES[name]) for name, options in candidates.items()
+                  if nbcells.like(got, bias(2, 7, m, True, **options), LOOSE)]
+    encoder = nbcells.arr(ctx, "encoder")
+    if not ok["encoder"] and encoder is not None and np.isinf(encoder).any():
+        found.append(("nb-encoder-masked",
+                      "Con causal=False no hay máscara: el sesgo simétrico −m·|i − j| es finito "
+                      "en toda la matriz.",
+                      "With causal=False there is no mask: the symmetric bias −m·|i − j| is "
+                      "finite over the whole matrix."))
+    return found
+
+
+def _flip_finite(values: np.ndarray) -> np.ndarray:
+    return np.where(np.isfinite(values), -values, values)
+
+
+def _diagnose_row_constant(ctx, ok):
+    found = []
+    got, expected = nbcells.arr(ctx, "other"), nbcells.ref(ctx, "other")
+    if not ok["other"] and expected is not None and got is not None:
+        if nbcells.like(got, _flip_finite(expected), LOOSE):
+            found.append(("nb-row-sign",
+                          "row_constant_bias tiene el signo cambiado: es +m·j (crece hacia las "
+                          "claves recientes), no −m·j.",
+                          "row_constant_bias has the wrong sign: it is +m·j (growing towards the "
+                          "recent keys), not −m·j."))
+        elif nbcells.like(got, bias(7, 7, slopes(6), True), LOOSE):
+            found.append(("nb-row-distance",
+                          "row_constant_bias devuelve la forma de distancia −m·(i − j) (la de "
+                          "alibi_bias); se pide la forma constante por filas, +m·j.",
+                          "row_constant_bias returns the distance form −m·(i − j) (alibi_bias's); "
+                          "the row-constant form, +m·j, is asked for."))
+        elif np.isfinite(got).all() and nbcells.like(
+                got, np.where(np.isfinite(expected), expected, got), LOOSE):
+            found.append(("nb-row-no-mask",
+                          "Con causal=True faltan los −inf por encima de la diagonal (claves "
+                          "futuras).",
+                          "With causal=True the −inf above the diagonal (future keys) are "
+                          "missing."))
+    encoder = nbcells.arr(ctx, "encoder")
+    if not ok["encoder"] and encoder is not None and np.isinf(encoder).any():
+        found.append(("nb-row-masked",
+                      "Con causal=False, row_constant_bias no lleva máscara: +m·j en toda la "
+                      "matriz.",
+                      "With causal=False, row_constant_bias has no mask: +m·j over the whole "
+                      "matrix."))
+    return found
+
+
+def _diagnose_profile(ctx, ok):
+    found = []
+    got, expected = nbcells.arr(ctx, "small"), nbcells.ref(ctx, "small")
+    if not ok["small"] and expected is not None and nbcells.like(got, expected[:, ::-1], LOOSE):
+        found.append(("nb-profile-not-flipped",
+                      "attention_profile devuelve los pesos ordenados por clave, no por "
+                      "distancia: la columna 0 debe ser la distancia 0 (la última clave); "
+                      "invierte el orden con .flip(-1).",
+                      "attention_profile returns the weights ordered by key, not by distance: "
+                      "column 0 must be distance 0 (the last key); reverse the order with "
+                      ".flip(-1)."))
+    mass = nbcells.arr(ctx, "mass_probe")
+    if not ok["mass_probe"] and mass is not None and mass.size == 1 and \
+            float(mass.ravel()[0]) in (0.125, 0.5):
+        found.append(("nb-mass-off-by-one",
+                      "mass_beyond se desplaza en una columna: la masa a distancia ≥ K empieza "
+                      "en la columna K (weights[:, K:]).",
+                      "mass_beyond is off by one column: the mass at distance ≥ K starts at "
+                      "column K (weights[:, K:])."))
+    return found
+
+
 NOTEBOOK = NotebookChecks(
     slug="17_04_alibi",
     cells=(
         CellCheck("test-slopes", "Cuaderno: pendientes", "Notebook: slopes", {
             "s8": "alibi_slopes(8)", "s12": "alibi_slopes(12)",
             "others": "[alibi_slopes(n) for n in (5, 7, 20, 40)]",
-        }, cell_values(CELL_TOL)),
+            "dtype": "str(alibi_slopes(8).dtype)",
+        }, nbcells.cell_judge(tol=CELL_TOL, diagnose=_diagnose_slopes)),
         CellCheck("test-bias", "Cuaderno: la matriz de sesgos", "Notebook: the bias matrix", {
             "causal": "causal", "symmetric": "symmetric", "last": "alibi_bias(1, 8, slopes8)",
             "cached": "alibi_bias(2, 7, alibi_slopes(5))",
             "encoder": "alibi_bias(3, 4, alibi_slopes(2), causal=False)",
-        }, cell_values(CELL_TOL)),
+            "dtype": "str(alibi_bias(4, 4, alibi_slopes(3)).dtype)",
+        }, nbcells.cell_judge(tol=CELL_TOL, diagnose=_diagnose_bias)),
         CellCheck("test-sdpa", "Cuaderno: atención a mano frente a SDPA",
                   "Notebook: attention by hand against SDPA", {
             "by_hand": "by_hand",
             "other": f"manual_attention({Q}, {K}, {V}, alibi_bias(2, 5, alibi_slopes(3), "
                      "causal=False))",
             "causal": f"manual_attention({Q}, {K}, {V}, alibi_bias(2, 5, alibi_slopes(3)))",
-        }, cell_values(Tolerance(1e-5, 1e-5))),
+        }, nbcells.cell_judge(tol=Tolerance(1e-5, 1e-5), diagnose=_diagnose_sdpa)),
         CellCheck("test-row-constant", "Cuaderno: la forma constante por filas",
                   "Notebook: the row-constant form", {
             "rc": "row_constant_bias(12, s)",
             "encoder": "row_constant_bias(5, alibi_slopes(3), causal=False)",
             "other": "row_constant_bias(7, alibi_slopes(6))",
-        }, cell_values(CELL_TOL)),
+            "gaps": "[gap_causal.item(), gap_symmetric.item()]",
+        }, nbcells.cell_judge(tol=CELL_TOL, tols={"gaps": Tolerance(1e-4, 1e-5)},
+                              diagnose=_diagnose_row_constant)),
         CellCheck("test-profile", "Cuaderno: el perfil de atención",
                   "Notebook: the attention profile", {
             "short": "short", "mass": "mass_beyond(long, 10)", "change": "change",
             "small": "attention_profile(torch.tensor([0.3, 1.1]), 5)",
             "small_mass": "mass_beyond(attention_profile(torch.tensor([0.3, 1.1]), 5), 2)",
-        }, cell_values(Tolerance(1e-5, 1e-6))),
+            "mass_probe": "mass_beyond(torch.tensor([[0.5, 0.25, 0.125, 0.125]]), 2)",
+        }, nbcells.cell_judge(tol=Tolerance(1e-5, 1e-6), diagnose=_diagnose_profile)),
     ),
     manual_titles={
-        "q1-answer": ("Pregunta 1 (corrección manual)", "Question 1 (graded by hand)"),
-        "q2-answer": ("Pregunta 2 (corrección manual)", "Question 2 (graded by hand)"),
+        "q1-answer": ("Pregunta 1: las dos formas con y sin máscara causal (corrección manual)",
+                      "Question 1: both forms with and without a causal mask (graded by hand)"),
+        "q2-answer": ("Pregunta 2: una ventana que ayuda a extrapolar, y su precio (corrección "
+                      "manual)", "Question 2: a window that helps to extrapolate, and its price "
+                      "(graded by hand)"),
     },
 )
 
