@@ -141,16 +141,13 @@ def cell_judge(*, tol: Tolerance | None = None, tolerances: dict[str, Tolerance]
                 continue
             named[name] = ctx.compare(name, tol=(tolerances or {}).get(name, tol),
                                       check_kind=name in exact_kind, check_dtype=False)
+        for prop in properties:
+            named[f"property:{prop.code}"] = prop.check(ctx)
         if ctx.kernel.get("cell_errors"):  # a dictionary an earlier cell left unfilled
             named = {k: Check(False, "missing") if c.reason == "error" and (
                 c.error or {}).get("type") == "KeyError" else c for k, c in named.items()}
         checks = list(named.values())
         diagnoses: list[Finding] = []
-        if any(not c.ok for c in checks) or properties:
-            for prop in properties:
-                check = prop.check(ctx)
-                checks.append(check)
-                named[f"property:{prop.code}"] = check
         if any(not c.ok for c in checks):
             diagnoses += [Finding(m.code, m.es, m.en) for m in mistakes if m.matches(ctx, named)]
             found = {d.code for d in diagnoses}
