@@ -72,8 +72,9 @@ def close(a, b, tol: Tolerance = CLOSE) -> bool:
 
 @dataclass(frozen=True)
 class Property:
-    """A check of the student's own values: ``test(*values)`` (float64 arrays of ``names``, in
-    that order) must be true; ``es``/``en`` say what is wrong when it is not."""
+    """A check of the student's own values: each of ``names`` must have the reference's shape,
+    and ``test(*values)`` (float64 arrays of ``names``, in that order) must be true; ``es``/``en``
+    say what is wrong when it is not."""
 
     code: str
     names: tuple[str, ...]
@@ -90,6 +91,9 @@ class Property:
             got = value(ctx, name)
             if ctx.out(name) is None:
                 return Check(False, "missing")
+            shape = ctx.compare(name, check_kind=False, check_dtype=False, values=False)
+            if not shape.ok:  # the reference keeps the shape even of a volatile value
+                return shape
             values.append(got)
         try:
             ok = bool(self.test(*values))
