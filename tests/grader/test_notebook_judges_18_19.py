@@ -67,3 +67,13 @@ def test_a_dictionary_left_unfilled_reads_as_not_computed():
                                   References("19.01").cell(cell.grade_id), CELL_ERRORS))
     codes = {f.code for f in verdict.findings}
     assert verdict.score == 0 and "not-recorded" in codes and "exception" not in codes
+
+
+@pytest.mark.parametrize("lab_id", LABS)
+def test_every_written_answer_has_a_title_in_both_languages(lab_id):
+    notebook = registry()[lab_id].notebook
+    graded = nbexec.graded_cells(nbexec.source_notebook(notebook.slug))
+    manual = {gid for gid, info in graded.items() if info["kind"] == "manual"}
+    assert manual and manual == set(notebook.manual_titles)
+    for es, en in notebook.manual_titles.values():
+        assert "corrección manual" in es and "graded by hand" in en
