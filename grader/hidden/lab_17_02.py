@@ -261,6 +261,11 @@ def _diagnose_accuracy(ctx, ok):
 PROBE = "(lambda m, p: (accuracy_by_position(m, p), m(p).detach(), p))"
 
 
+def _lags(ctx, name: str, T: int) -> bool:
+    values = arr(ctx, name)
+    return values is not None and values.shape == (T,)
+
+
 def _lower_median(values: np.ndarray) -> float:
     ordered = np.sort(values)
     return float(ordered[(ordered.size - 1) // 2])  # torch.median's choice for an even count
@@ -293,14 +298,26 @@ NOTEBOOK = NotebookChecks(
                       "_trained": f"{PROBE}(models['sinusoidal'], random_tokens(8, 12, "
                                   "torch.Generator().manual_seed(6)))",
                   }, nbcells.cell_judge(tol=ZERO, properties={
-                      "shape": prop(_shapes_right, "_accuracy"),
+                      "shape": prop(_shapes_right, "_accuracy",
+                                    es="cada curva de acierto tiene una entrada por posición "
+                                       "t ≥ 3 (forma (T − 3,)).",
+                                    en="each accuracy curve has one entry per position t ≥ 3 "
+                                       "(shape (T − 3,))."),
                       "inside": prop(lambda ctx: _shapes_right(ctx) and all(
                           v[: T_TRAIN - LAG].mean() > 0.9 for v in _accuracies(ctx)),
-                          "_accuracy"),
+                          "_accuracy", es="acierto medio > 0.9 dentro de la longitud de "
+                                          "entrenamiento.",
+                          en="mean accuracy > 0.9 inside the training length."),
                       "outside": prop(lambda ctx: _shapes_right(ctx) and all(
                           v[T_TRAIN - LAG + 16:].mean() < 0.3 for v in _accuracies(ctx)),
-                          "_accuracy"),
-                      "probe": prop(_probes_right, "_untrained", "_trained"),
+                          "_accuracy", es="acierto medio < 0.3 lejos de la longitud de "
+                                          "entrenamiento.",
+                          en="mean accuracy < 0.3 far past the training length."),
+                      "probe": prop(_probes_right, "_untrained", "_trained",
+                                    es="accuracy_by_position coincide con los aciertos de otros "
+                                       "modelos y lotes.",
+                                    en="accuracy_by_position matches the hits of other models "
+                                       "and batches."),
                   }, diagnose=_diagnose_accuracy),
                   volatile=frozenset({"_accuracy", "_trained"})),
         CellCheck("test-interpolation", "Cuaderno: interpolar la tabla",
@@ -312,12 +329,21 @@ NOTEBOOK = NotebookChecks(
                               "(interpolate_positions(trained_table.weight.detach(), T_EVAL))",
                       "probe": "interpolate_positions(torch.arange(12.0).reshape(4, 3), 7)",
                   }, nbcells.cell_judge(tol=ZERO, properties={
-                      "lag_trained": prop(lambda ctx: bool(np.all(
-                          arr(ctx, "_lag_trained")[8:] == LAG)), "_lag_trained"),
-                      "lag_interpolated": prop(lambda ctx: 9 <= _lower_median(
-                          arr(ctx, "_lag_interpolated")[32:]) <= 15, "_lag_interpolated"),
-                      "accuracy": prop(lambda ctx: arr(ctx, "_accuracy").mean() < 0.3,
-                                       "_accuracy"),
+                      "lag_trained": prop(lambda ctx: _lags(ctx, "_lag_trained", T_TRAIN) and
+                                          bool(np.all(arr(ctx, "_lag_trained")[8:] == LAG)),
+                                          "_lag_trained",
+                                          es="con la tabla entrenada, la cabeza mira 3 atrás.",
+                                          en="with the trained table, the head looks 3 back."),
+                      "lag_interpolated": prop(lambda ctx: _lags(
+                          ctx, "_lag_interpolated", T_EVAL) and 9 <= _lower_median(
+                          arr(ctx, "_lag_interpolated")[32:]) <= 15, "_lag_interpolated",
+                          es="con la tabla interpolada, la cabeza mira unas 12 posiciones atrás.",
+                          en="with the interpolated table, the head looks about 12 positions "
+                             "back."),
+                      "accuracy": prop(lambda ctx: arr(ctx, "_accuracy").shape == (
+                          T_EVAL - LAG,) and arr(ctx, "_accuracy").mean() < 0.3, "_accuracy",
+                          es="con la tabla interpolada, acierto medio < 0.3.",
+                          en="with the interpolated table, mean accuracy < 0.3."),
                   }), volatile=frozenset({"_lag_trained", "_lag_interpolated", "_accuracy"})),
     ),
     manual_titles={

@@ -528,7 +528,13 @@ NOTEBOOK = NotebookChecks(
                               "old_hw=(2, 3)).shape)",
                       "_error": "error",
                   }, nbcells.cell_judge(tol=CELL_TOL, properties={
-                      "error": prop(_interpolation_error, "_error")},
+                      "error": prop(_interpolation_error, "_error",
+                                    es="tras interpolar, las frecuencias altas pierden mucho más "
+                                       "que las lentas (error[0] > 10·error[−2], error[−2] < "
+                                       "1e-3).",
+                                    en="after interpolating, high frequencies lose much more "
+                                       "than slow ones (error[0] > 10·error[−2], error[−2] < "
+                                       "1e-3).")},
                       diagnose=_diagnose_sampled)),
         CellCheck("test-rope-2d", "Cuaderno: RoPE 2-D axial", "Notebook: axial 2-D RoPE", {
                       "q_shape": "list(q.shape)", "q_dtype": "str(q.dtype)",

@@ -13,7 +13,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from grader.verdicts import CellContext, Check, Finding, Tolerance, values_close
+from grader.verdicts import (
+    CellContext,
+    Check,
+    Finding,
+    Tolerance,
+    mismatch_findings,
+    values_close,
+)
 
 LOOSE = Tolerance(rtol=1e-3, atol=2e-3)  # to recognise a mistake, not to grade
 
@@ -53,9 +60,10 @@ def like(actual: np.ndarray | None, candidate: np.ndarray | None,
         actual.shape == candidate.shape and values_close(actual, candidate, tol)[0]
 
 
-def prop(test: Callable[[CellContext], bool | None], *needs: str):
+def prop(test: Callable[[CellContext], bool | None], *needs: str, es: str = "", en: str = ""):
     """A property check: ``test(ctx)`` is true. ``needs``: records it reads (their absence or
-    exception is reported as such, not as a wrong value)."""
+    exception is reported as such, not as a wrong value); ``es``/``en``: the property, said to
+    the student when it does not hold."""
 
     def check(ctx: CellContext) -> Check:
         for name in needs:
@@ -64,10 +72,11 @@ def prop(test: Callable[[CellContext], bool | None], *needs: str):
                 return Check(False, "error" if error else "missing", error=error)
         try:
             ok = bool(test(ctx))
-        except (TypeError, ValueError, IndexError, KeyError, AttributeError):
+        except Exception:  # noqa: BLE001 - nonsense values (wrong kind, shape, count): not met
             ok = False
-        return Check(ok, "" if ok else "values")
+        return Check(ok, "" if ok else "property")
 
+    check.es, check.en = es, en
     return check
 
 
@@ -95,9 +104,15 @@ def cell_judge(*, tol: Tolerance | None = None, tolerances: dict[str, Tolerance]
         if diagnose and not all(ok.values()):
             try:
                 raw = diagnose(ctx, ok) or []
-            except (TypeError, ValueError, IndexError, KeyError, AttributeError):
-                raw = []  # nonsense outputs: no diagnosis, the checks say enough
+            except Exception:  # noqa: BLE001 - nonsense outputs: no diagnosis, the checks
+                raw = []  # say enough
             found = [f if isinstance(f, Finding) else Finding(*f) for f in raw]
-        return ctx.verdict(checks, found)
+        unmet = [Finding("nb-property", f"No se cumple: {check.es}", f"Not met: {check.en}")
+                 for check, result in zip(properties.values(), checks[len(names):],
+                                          strict=True)
+                 if result.reason == "property" and check.es]
+        if unmet and not found:  # said next to the generic findings of the other records
+            found = mismatch_findings(checks)
+        return ctx.verdict(checks, found + unmet)
 
     return judge
