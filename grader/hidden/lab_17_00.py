@@ -349,10 +349,11 @@ def _diagnose_gap(ctx, ok):
     gap, flat = nbcells.arr(ctx, "gap"), nbcells.ref(ctx, "not_invariant")
     if not ok["gap"] and nbcells.like(gap, flat, nbcells.Tolerance(1e-4, 1e-4)):
         found.append(("nb-not-permuted-back",
-                      "El desvío de la atención coincide con |Attn(PX) − Attn(X)|: falta permutar "
-                      "la salida sin permutar, P·layer(X) = layer(x)[:, perm], antes de restar.",
-                      "The gap of attention equals |Attn(PX) − Attn(X)|: the unpermuted output "
-                      "must be permuted too, P·layer(X) = layer(x)[:, perm], before subtracting."))
+                      "El desvío de la atención coincide con |Attn(PX) − Attn(X)|: antes de "
+                      "restar, hay que permutar también layer(X): P·layer(X) = "
+                      "layer(x)[:, perm].",
+                      "The gap of attention equals |Attn(PX) − Attn(X)|: before subtracting, "
+                      "layer(X) must be permuted too: P·layer(X) = layer(x)[:, perm]."))
     return found
 
 

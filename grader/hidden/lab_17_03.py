@@ -453,8 +453,8 @@ FORMULATION_MISTAKES = {
         "{name} pairs the dimensions like the other convention: {pairs_en}."),
 }
 FORMULATION_HINTS = {
-    "complex": ("rope_complex", " (multiplica por e^{+ipθ}, no por su conjugado)",
-                " (multiply by e^{+ipθ}, not by its conjugate)", "interleaved",
+    "complex": ("rope_complex", "; multiplica por e^{+ipθ}, no por su conjugado",
+                "; multiply by e^{+ipθ}, not by its conjugate", "interleaved",
                 "la pareja de rope_complex es (x_2i, x_2i+1)",
                 "rope_complex's pair is (x_2i, x_2i+1)"),
     "rotate_half": ("rope_rotate_half", ": rotate_half(x) = [−x2, x1]", ": rotate_half(x) = "

@@ -52,3 +52,47 @@ def test_reference_records_score_full_marks(lab_id):
                               refs.cell(cell.grade_id), {"status": "finished"}, set())
         verdict = cell.judge(context)
         assert verdict.score == verdict.points, (cell.grade_id, verdict.findings)
+
+
+def _judge_with(lab_id: str, grade_id: str, **values) -> set[str]:
+    """The finding codes of one cell judged on the reference records with ``values`` (name ->
+    list of arrays or strings) recorded instead."""
+    checks = registry()[lab_id]
+    refs = References(lab_id)
+    cell = next(c for c in checks.notebook.cells if c.grade_id == grade_id)
+    recorded = {name: {"ok": True, "outputs": outputs}
+                for name, outputs in refs.cell(grade_id).items()}
+    for name, items in values.items():
+        outputs = []
+        for item in items:
+            if isinstance(item, str):
+                outputs.append({"kind": "string", "value": item})
+            else:
+                array = np.asarray(item)
+                outputs.append({"kind": "tensor", "dtype": str(array.dtype), "device": "cpu",
+                                "shape": array.shape, "exact_type": True, "array": array})
+        recorded[name] = {"ok": True, "outputs": outputs}
+    verdict = cell.judge(CellContext(cell, 2.0, recorded, refs.cell(grade_id),
+                                     {"status": "finished"}, set()))
+    assert verdict.score < verdict.points
+    return {f.code for f in verdict.findings}
+
+
+def test_more_diagnoses_on_recorded_values():
+    refs = References("17.00").cell("test-self-attention")
+    causal = np.array(refs["probe_causal"][0]["array"])
+    causal[:, 0] = np.nan  # the first query sees no key when the diagonal is masked
+    assert "nb-mask-diagonal" in _judge_with("17.00", "test-self-attention",
+                                             probe_causal=[causal])
+    assert "nb-not-float" in _judge_with("17.00", "test-equivariance", kind=["Tensor"])
+    assert "nb-accuracy-axis" in _judge_with("17.02", "test-past-lmax",
+                                             _accuracy=[np.ones(256), np.ones(256)])
+    starts = np.array([0] + [-1] * 15)  # rel = +n: every distance lands in bucket 0 or 16+
+    assert "nb-starts-sign" in _judge_with("17.05", "test-bucket-starts", bi=[starts])
+    assert "nb-mass-off-by-one" in _judge_with("17.04", "test-profile",
+                                               mass_probe=[np.array([0.125], np.float32)])
+    assert "nb-spread-whole" in _judge_with("17.06", "test-rope-2d", ls=[np.array(4.0)],
+                                            ls_other=[np.array(11.0)])
+    assert "nb-video-dtype" in _judge_with("17.06", "test-video", dtype=["torch.float64"])
+    assert "nb-property" in _judge_with("17.06", "test-interpolate",
+                                        _error=[np.full(32, 1e-2)])
