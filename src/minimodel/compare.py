@@ -158,11 +158,12 @@ def plot_loss_vs_position(curves: dict, block_size: int, path: Path) -> None:
         curve = torch.stack(runs).nanmean(0)
         ax.plot(_smooth(curve, max(1, block_size // 8)), label=encoding, lw=1.4)
     ax.axvline(block_size, color="gray", ls="--", lw=1)
-    ax.text(block_size, ax.get_ylim()[1], " training length", va="top", color="gray")
+    ax.text(block_size, ax.get_ylim()[1], " training length / longitud de entrenamiento",
+            va="top", color="gray")
     ax.set_xlabel("position / posición")
     ax.set_ylabel("loss (nats) / pérdida")
     ax.set_title("Loss per position / pérdida por posición")
-    ax.legend()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: the curves stay visible
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -183,7 +184,7 @@ def plot_loss_vs_length(rows: list[dict], block_size: int, path: Path) -> None:
     ax.set_xlabel("evaluation length / longitud de evaluación")
     ax.set_ylabel("mean loss (nats) / pérdida media")
     ax.set_title(f"Trained at {block_size} / entrenado a {block_size}")
-    ax.legend()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
