@@ -32,7 +32,7 @@ def run_lab(
     size: str = "full",
     figures: Path | None = None,
     out_dir: Path | None = None,
-    timeout: int = 600,
+    timeout: int = 1800,
 ):
     """Execute one lab in a fresh kernel; return the executed notebook.
 
