@@ -41,7 +41,7 @@ from grader.sandbox import (
     sandbox_env,
     sandbox_uid,
 )
-from grader.verdicts import Finding, _short, split_bilingual
+from grader.verdicts import Finding, short_bilingual
 from minimodel.implementation import REPO_ROOT
 
 CODE_STUB = "raise NotImplementedError()"
@@ -342,7 +342,7 @@ def kernel_findings(outcome: dict, build: dict) -> list[Finding]:
                 "CellTimeout":
             where = error.get("grade_id") or "añadida"
             where_en = error.get("grade_id") or "added"
-            es_msg, en_msg = split_bilingual(_short(error.get("evalue", ""), 240))
+            es_msg, en_msg = short_bilingual(error.get("evalue", ""), 240)
             if not es_msg and error["ename"] == "NotImplementedError":
                 es_msg, en_msg = "todavía sin implementar.", "not implemented yet."
             findings.append(Finding(

@@ -239,6 +239,15 @@ def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def short_bilingual(text: str, limit: int = 300) -> tuple[str, str]:
+    """A student's ``[es] … [en] …`` message as ``(es, en)``, each cut to ``limit`` characters.
+
+    Split first, then cut: cutting the whole message first would leave the English side empty.
+    """
+    es, en = split_bilingual(text)
+    return _short(es, limit), _short(en, limit)
+
+
 SIGNAL_NAMES = {signal.SIGSEGV: ("fallo de segmentación", "segmentation fault"),
                 signal.SIGABRT: ("abortado", "aborted"),
                 signal.SIGKILL: ("matado por el sistema, posiblemente por falta de memoria",
@@ -310,19 +319,18 @@ def run_findings(run: GroupOutcome, module_file: str, numbers: set[str],
 
 def import_finding(error: dict, module_file: str, numbers: set[str]) -> Finding:
     kind = error.get("type", "Error")
-    message = _short(redact(error.get("message", ""), numbers))
+    es_msg, en_msg = short_bilingual(redact(error.get("message", ""), numbers))
     # the file at fault: another student module this one imports (two_d.py imports rope.py)
     module_file = error.get("file") or module_file
     if kind in ("SyntaxError", "IndentationError", "TabError"):
         line = error.get("lineno", "?")
         return Finding("syntax-error",
-                       f"{module_file} tiene un error de sintaxis en la línea {line}: {message}",
-                       f"{module_file} has a syntax error on line {line}: {message}")
+                       f"{module_file} tiene un error de sintaxis en la línea {line}: {es_msg}",
+                       f"{module_file} has a syntax error on line {line}: {en_msg}")
     if kind == "SystemExit":
         return Finding("exit-at-import",
                        f"Al importar {module_file}, tu código termina el proceso (SystemExit).",
                        f"Importing {module_file} ends the process (SystemExit).")
-    es_msg, en_msg = split_bilingual(message)
     return Finding("import-error",
                    f"Importar {module_file} lanza {kind}: {es_msg}",
                    f"Importing {module_file} raises {kind}: {en_msg}")
@@ -337,7 +345,7 @@ def exception_findings(errors: list[dict], total: int, numbers: set[str],
     findings = []
     for kind, group in by_type.items():
         first = group[0]
-        es_msg, en_msg = split_bilingual(_short(redact(first.get("message", ""), numbers)))
+        es_msg, en_msg = short_bilingual(redact(first.get("message", ""), numbers))
         line = f" (línea {first['lineno']})" if first.get("lineno") else ""
         line_en = f" (line {first['lineno']})" if first.get("lineno") else ""
         if kind == "NotImplementedError":

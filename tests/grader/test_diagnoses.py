@@ -12,7 +12,14 @@ import pytest
 from grader.hidden import lab_17_01 as lab
 from grader.hidden import registry
 from grader.references import References
-from grader.verdicts import GroupOutcome, JudgeContext, redact, split_bilingual
+from grader.verdicts import (
+    GroupOutcome,
+    JudgeContext,
+    exception_findings,
+    redact,
+    split_bilingual,
+)
+from minimodel.messages import bilingual
 
 CHECKS = registry()["17.01"]
 REFS = References("17.01")
@@ -214,3 +221,11 @@ def test_feedback_text_hides_hidden_numbers():
     assert redact("shape (37, 24) in lesson 17.01 with float64", numbers) == \
         "shape (…, …) in lesson 17.01 with float64"
     assert split_bilingual("[es] hola\n[en] hello") == ("hola", "hello")
+
+
+def test_long_bilingual_messages_are_split_before_they_are_cut():
+    message = bilingual("falta " + "x" * 400, "missing " + "y" * 400)
+    [finding] = exception_findings([{"type": "ValueError", "message": message}], 1, set())
+    assert "missing" in finding.en and "falta" not in finding.en
+    assert "falta" in finding.es and "missing" not in finding.es
+    assert len(finding.en) < 400
