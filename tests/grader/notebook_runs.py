@@ -1,4 +1,4 @@
-"""Grade a lab's notebook on a few submissions, once per test module: real kernels, real judges.
+"""Grade a lab's notebook on a few submissions, once per lab: real kernels, real judges.
 
 Each entry holds every course module (the reference, or with ``modules="stub"`` the released
 stubs of the lab's own modules) and the lab notebook: the released notebook with some cells
@@ -6,6 +6,9 @@ filled (``solved(slug)``: the solutions; ``mistaken(slug, ...)``: the solutions 
 written in), or untouched (``None``). The entries are graded by ``grader.grading.grade``
 restricted to the lab, once per test run: the first xdist worker that needs them grades them
 under a file lock and the others read the same records.
+
+A :class:`LabNotebook` says what one lab's three submissions (solved, released, mistaken) must
+show; :func:`grade_lab` grades them and the ``check_*`` functions check their records.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import fcntl
 import io
 import json
 from contextlib import redirect_stderr
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -113,21 +116,79 @@ def _auto_cells(slug: str) -> set[str]:
     return {f"nb/{gid}" for gid, info in graded.items() if info["kind"] == "auto"}
 
 
-def check_reference(record: dict, lab_id: str, slug: str) -> None:
+@dataclass(frozen=True)
+class LabNotebook:
+    """What a lab's notebook must show when graded solved, released untouched and mistaken.
+
+    ``mistakes``: grade_id -> ``(old, new)`` replacements written into the solutions;
+    ``diagnosed``: item key -> the finding code (or codes) the mistakes must bring, the item
+    losing points (keeping some when listed in ``partial``); ``intact``: items the mistakes leave
+    at full marks; ``unsaid_on_released``: item key -> a code the released notebook must not
+    get (nothing ran, no mistake to blame); ``mentions``: ``(item key, code)`` -> a word the
+    English text of that finding must hold; ``items`` / ``total``: when given, every item key of
+    the solved lab (written answers too) and its auto-graded score and maximum.
+    """
+
+    id: str
+    slug: str
+    mistakes: dict[str, list[tuple[str, str]]]
+    diagnosed: dict[str, str | frozenset[str]]
+    partial: frozenset[str] = frozenset()
+    intact: tuple[str, ...] = ()
+    unsaid_on_released: dict[str, str] = field(default_factory=dict)
+    mentions: dict[tuple[str, str], str] = field(default_factory=dict)
+    items: frozenset[str] | None = None
+    total: int | None = None
+
+
+def grade_lab(tmp_path_factory, lab: LabNotebook) -> dict[str, dict]:
+    """The lab's notebook graded solved, released untouched (with the released stubs) and with
+    its mistakes written in: records by entry name."""
+    return grade_notebooks(tmp_path_factory, lab.id, lab.slug, [
+        NotebookEntry("solved", solved(lab.slug)),
+        NotebookEntry("released", None, modules="stub"),
+        NotebookEntry("mistakes", mistaken(lab.slug, lab.mistakes)),
+    ])
+
+
+def check_reference(record: dict, lab: LabNotebook) -> None:
     """Every auto-graded cell at full marks, nothing to report about the run."""
-    items = notebook_items(record, lab_id)
-    assert set(items) == _auto_cells(slug)
+    items = notebook_items(record, lab.id)
+    assert set(items) == _auto_cells(lab.slug)
     for key, verdict in items.items():
         assert verdict["score"] == verdict["points"], (key, verdict["findings"])
-    assert record["labs"][lab_id]["notebook"]["status"] == "finished"
+    graded = record["labs"][lab.id]
+    assert graded["notebook"]["status"] == "finished"
+    if lab.items is not None:
+        assert {v["key"] for v in graded["items"]} == lab.items
+    if lab.total is not None:  # auto-graded points; written answers by hand
+        assert graded["score"] == graded["max"] == lab.total
 
 
-def check_released(record: dict, lab_id: str, slug: str) -> None:
+def check_released(record: dict, lab: LabNotebook) -> None:
     """Every auto-graded cell at 0, each saying why (not implemented, never computed)."""
-    items = notebook_items(record, lab_id)
-    assert set(items) == _auto_cells(slug)
+    items = notebook_items(record, lab.id)
+    assert set(items) == _auto_cells(lab.slug)
     for key, verdict in items.items():
         assert verdict["score"] == 0, (key, verdict)
         assert codes(verdict) & NOT_RUN, (key, verdict["findings"])
-    said = {f["code"] for f in record["labs"][lab_id]["notebook"]["findings"]}
+    said = {f["code"] for f in record["labs"][lab.id]["notebook"]["findings"]}
     assert "nb-cell-error" in said
+    for key, code in lab.unsaid_on_released.items():
+        assert code not in codes(items[key]), (key, items[key]["findings"])
+
+
+def check_mistakes(record: dict, lab: LabNotebook) -> None:
+    """Each mistaken cell loses points with its diagnosis; the others keep full marks."""
+    items = notebook_items(record, lab.id)
+    for key, expected in lab.diagnosed.items():
+        verdict = items[key]
+        assert verdict["score"] < verdict["points"], (key, verdict)
+        if key in lab.partial:  # the rest of the cell is right
+            assert verdict["score"] > 0, (key, verdict)
+        expected = {expected} if isinstance(expected, str) else set(expected)
+        assert expected <= codes(verdict), (key, verdict["findings"])
+    for (key, code), word in lab.mentions.items():
+        assert word in next(f["en"] for f in items[key]["findings"] if f["code"] == code), key
+    for key in lab.intact:
+        assert items[key]["score"] == items[key]["points"], (key, items[key]["findings"])
