@@ -72,6 +72,43 @@ def bf16(values: np.ndarray) -> np.ndarray:
     return rounded.astype(np.uint32).view(np.float32)
 
 
+def off_device(ctx: JudgeContext, n: int) -> bool:
+    """Did the meta (or CUDA) run fail on a device mismatch, or answer on the wrong device?"""
+    for run, device in ((ctx.meta_run, "meta"), (ctx.gpu_run, "cuda")):
+        if run is None or run.status in ("not-run", "missing"):
+            continue
+        for k in range(n):
+            error = ctx.error(k, run) or {}
+            message = error.get("message", "").lower() if error.get("type") not in (
+                "NotImplementedError",) else ""
+            out = ctx.out(k, run=run)
+            if "device" in message or (out is not None and out.get("device") != device):
+                return True
+    return False
+
+
+def device_judge(es: str, en: str, tolerances: dict[str, Tolerance] | None = None):
+    """A judge for an item that must keep the device: each case must give the right values on
+    the CPU (within ``tolerances`` by dtype) and answer on the ``meta`` device (a stand-in for a
+    GPU that needs none), and on CUDA when the grader has a GPU. ``es``/``en``: the ``device``
+    diagnosis, given when a run on another device fails on a mismatch or answers elsewhere."""
+
+    def judge_device(ctx: JudgeContext):
+        n = len(ctx.group.cases)
+        checks = []
+        for k in range(n):
+            values = whole_case(ctx, k, tolerances=tolerances)
+            placed = ctx.compare(k, run=ctx.meta_run, device="meta", values=False)
+            checks.append(values if not values.ok else placed)
+        gpu_checks = [whole_case(ctx, k, run=ctx.gpu_run, device="cuda", tolerances=tolerances)
+                      for k in range(n)]
+        diagnoses = [Finding("device", es, en)] if off_device(ctx, n) else []
+        return ctx.verdict(checks, diagnoses=diagnoses, gpu_checks=gpu_checks,
+                           gpu_run=ctx.gpu_run)
+
+    return judge_device
+
+
 def cell_values(tol: Tolerance | None = None, tolerances=None, diagnose=None):
     """A notebook cell judge: every recorded value against the reference notebook's.
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden import nbcells
-from grader.hidden.common import bf16, explained, loose_for, student, whole_case
+from grader.hidden.common import bf16, device_judge, explained, loose_for, student, whole_case
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
 from grader.verdicts import Finding, JudgeContext, Tolerance
 
@@ -347,41 +347,14 @@ def judge_module(ctx: JudgeContext):
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 
-DEVICE_DIAGNOSIS = (
+judge_device = device_judge(
     "El código crea o deja tablas en la CPU aunque x esté en otro dispositivo (se comprueba con "
     "el dispositivo «meta» de PyTorch, sin GPU). Mueve positions, inv_freq, cos y sin al "
     "dispositivo de x.",
     "The code creates or leaves tables on the CPU while x lives on another device (checked with "
     "PyTorch's 'meta' device, without a GPU). Move positions, inv_freq, cos and sin to x's "
-    "device.")
-
-
-def off_device(ctx: JudgeContext, n: int) -> bool:
-    """Did the meta (or CUDA) run fail on a device mismatch, or answer on the wrong device?"""
-    for run, device in ((ctx.meta_run, "meta"), (ctx.gpu_run, "cuda")):
-        if run is None or run.status in ("not-run", "missing"):
-            continue
-        for k in range(n):
-            error = ctx.error(k, run) or {}
-            message = error.get("message", "").lower() if error.get("type") not in (
-                "NotImplementedError",) else ""
-            out = ctx.out(k, run=run)
-            if "device" in message or (out is not None and out.get("device") != device):
-                return True
-    return False
-
-
-def judge_device(ctx: JudgeContext):
-    n = len(ctx.group.cases)
-    checks = []
-    for k in range(n):
-        values = whole_case(ctx, k, tolerances=ANGLE_TOL)
-        placed = ctx.compare(k, run=ctx.meta_run, device="meta", values=False)
-        checks.append(values if not values.ok else placed)
-    gpu_checks = [whole_case(ctx, k, run=ctx.gpu_run, device="cuda", tolerances=ANGLE_TOL)
-                  for k in range(n)]
-    diagnoses = [Finding("device", *DEVICE_DIAGNOSIS)] if off_device(ctx, n) else []
-    return ctx.verdict(checks, diagnoses=diagnoses, gpu_checks=gpu_checks, gpu_run=ctx.gpu_run)
+    "device.",
+    tolerances=ANGLE_TOL)
 
 
 def judge_perm(ctx: JudgeContext):

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from grader.hidden import nbcells
-from grader.hidden.common import explained, student, whole_case
+from grader.hidden.common import device_judge, explained, student, whole_case
 from grader.hidden.spec import (
     Case,
     CellCheck,
@@ -185,24 +185,11 @@ def judge_bias(ctx: JudgeContext):
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 
-def judge_device(ctx: JudgeContext):
-    n = len(ctx.group.cases)
-    checks = []
-    for k in range(n):
-        values = whole_case(ctx, k)
-        placed = ctx.compare(k, run=ctx.meta_run, device="meta", values=False)
-        checks.append(values if not values.ok else placed)
-    gpu_checks = [whole_case(ctx, k, run=ctx.gpu_run, device="cuda") for k in range(n)]
-    from grader.hidden.lab_17_03 import off_device
-
-    diagnoses = [Finding(
-        "device",
-        "alibi_bias y alibi_slopes deben crear sus tensores en el dispositivo de slopes (o en "
-        "device): se comprueba con el dispositivo «meta» de PyTorch, sin GPU.",
-        "alibi_bias and alibi_slopes must create their tensors on the device of slopes (or on "
-        "device): checked with PyTorch's 'meta' device, without a GPU.")] if off_device(ctx, n) \
-        else []
-    return ctx.verdict(checks, diagnoses=diagnoses, gpu_checks=gpu_checks, gpu_run=ctx.gpu_run)
+judge_device = device_judge(
+    "alibi_bias y alibi_slopes deben crear sus tensores en el dispositivo de slopes (o en "
+    "device): se comprueba con el dispositivo «meta» de PyTorch, sin GPU.",
+    "alibi_bias and alibi_slopes must create their tensors on the device of slopes (or on "
+    "device): checked with PyTorch's 'meta' device, without a GPU.")
 
 
 ITEMS = (

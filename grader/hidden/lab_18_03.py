@@ -32,8 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden.common import bf16, explained, loose_for, student, whole_case
-from grader.hidden.lab_17_03 import off_device
+from grader.hidden.common import bf16, device_judge, explained, loose_for, student, whole_case
 from grader.hidden.nbjudge import Mistake, Property, cell_judge, value
 from grader.hidden.spec import (
     Case,
@@ -302,23 +301,13 @@ def judge_rows(ctx: JudgeContext):
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 
-def judge_device(ctx: JudgeContext):
-    n = len(ctx.group.cases)
-    checks = []
-    for k in range(n):
-        values = whole_case(ctx, k)
-        placed = ctx.compare(k, run=ctx.meta_run, device="meta", values=False)
-        checks.append(values if not values.ok else placed)
-    gpu_checks = [whole_case(ctx, k, run=ctx.gpu_run, device="cuda") for k in range(n)]
-    diagnoses = [Finding(
-        "device",
-        "Los tensores se crean en device (o en el dispositivo de table), no en la CPU: se "
-        "comprueba con el dispositivo «meta» de PyTorch, sin GPU. Pasa device=device a "
-        "torch.arange y torch.zeros.",
-        "The tensors are created on device (or on table's device), not on the CPU: checked with "
-        "PyTorch's 'meta' device, without a GPU. Pass device=device to torch.arange and "
-        "torch.zeros.")] if off_device(ctx, n) else []
-    return ctx.verdict(checks, diagnoses=diagnoses, gpu_checks=gpu_checks, gpu_run=ctx.gpu_run)
+judge_device = device_judge(
+    "Los tensores se crean en device (o en el dispositivo de table), no en la CPU: se "
+    "comprueba con el dispositivo «meta» de PyTorch, sin GPU. Pasa device=device a "
+    "torch.arange y torch.zeros.",
+    "The tensors are created on device (or on table's device), not on the CPU: checked with "
+    "PyTorch's 'meta' device, without a GPU. Pass device=device to torch.arange and "
+    "torch.zeros.")
 
 
 ITEMS = (

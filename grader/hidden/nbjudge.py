@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grader.hidden.nbcells import ref
 from grader.verdicts import CellContext, Check, Finding, Tolerance, values_close
 
 EXACT = Tolerance(0.0, 0.0)
@@ -45,12 +46,6 @@ def value(ctx: CellContext, name: str):
         return np.asarray(array, dtype=np.float64)
     except (TypeError, ValueError):
         return None
-
-
-def reference(ctx: CellContext, name: str) -> np.ndarray | None:
-    """The reference notebook's value of a deterministic record, as float64."""
-    array = ctx.ref(name).get("array")
-    return None if array is None else np.asarray(array, dtype=np.float64)
 
 
 def same(actual, expected, tol: Tolerance = EXACT) -> bool:
@@ -117,7 +112,7 @@ class Mistake:
 
     def matches(self, ctx: CellContext, checks: dict[str, Check]) -> bool:
         try:
-            wrong = self.values(lambda name: reference(ctx, name[4:]) if name.startswith(
+            wrong = self.values(lambda name: ref(ctx, name[4:]) if name.startswith(
                 "ref:") else value(ctx, name))
         except Exception:  # noqa: BLE001 - the student's values do not allow the comparison
             return False
