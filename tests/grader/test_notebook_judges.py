@@ -1,4 +1,5 @@
-"""The notebook judges of labs 17.00-17.06 answer nonsense records without raising (no kernel)."""
+"""The notebook judges of every lab, without a kernel: nonsense records score nothing without
+raising, and the reference notebook's deterministic records score full marks."""
 
 from __future__ import annotations
 
@@ -10,14 +11,16 @@ from grader.hidden import registry
 from grader.references import References
 from grader.verdicts import CellContext
 
-LABS = ["17.00", "17.02", "17.03", "17.04", "17.05", "17.06"]
+LABS = [lab_id for lab_id, checks in registry().items() if checks.notebook is not None]
 GARBAGE = [
     [{"kind": "tensor", "dtype": "float32", "shape": (3,), "device": "cpu", "exact_type": True,
       "array": np.array([1.0, np.nan, -np.inf], dtype=np.float32)}],
     [{"kind": "string", "value": "oops"}, {"kind": "none"}],
     [{"kind": "scalar", "dtype": "int64", "shape": (), "type": "int", "array": np.array(7)}] * 3,
+    [{"kind": "unsupported", "type": "dict"}],
     [],
 ]
+CELL_ERRORS = {"status": "finished", "cell_errors": [{"role": "given", "ename": "KeyError"}]}
 
 
 @pytest.mark.parametrize("lab_id", LABS)
@@ -96,3 +99,23 @@ def test_more_diagnoses_on_recorded_values():
     assert "nb-video-dtype" in _judge_with("17.06", "test-video", dtype=["torch.float64"])
     assert "nb-property" in _judge_with("17.06", "test-interpolate",
                                         _error=[np.full(32, 1e-2)])
+
+
+def test_a_dictionary_left_unfilled_reads_as_not_computed():
+    checks = registry()["19.01"]
+    cell = next(c for c in checks.notebook.cells if c.grade_id == "test-parameters")
+    error = {"ok": False, "error": {"type": "KeyError", "message": "'none'"}}
+    verdict = cell.judge(CellContext(cell, 3, {name: error for name in cell.records},
+                                     References("19.01").cell(cell.grade_id), CELL_ERRORS, set()))
+    codes = {f.code for f in verdict.findings}
+    assert verdict.score == 0 and "not-recorded" in codes and "exception" not in codes
+
+
+@pytest.mark.parametrize("lab_id", LABS)
+def test_every_written_answer_has_a_title_in_both_languages(lab_id):
+    notebook = registry()[lab_id].notebook
+    graded = nbexec.graded_cells(nbexec.source_notebook(notebook.slug))
+    manual = {gid for gid, info in graded.items() if info["kind"] == "manual"}
+    assert manual and manual == set(notebook.manual_titles)
+    for es, en in notebook.manual_titles.values():
+        assert "corrección manual" in es and "graded by hand" in en
