@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from selfcheck_copies import statuses
 
 from minimodel.course import find_lab
 from minimodel.implementation import REFERENCE_DIR
@@ -22,14 +23,6 @@ def student_copy(tmp_path: Path, old: str, new: str) -> Path:
     assert old in text
     (folder / "sinusoidal.py").write_text(text.replace(old, new, 1))
     return folder
-
-
-def statuses(results):
-    return {result.check.name: result.status for result in results}
-
-
-def test_reference_passes_everything():
-    assert set(statuses(run_checks(LAB, "reference")).values()) == {"pass"}
 
 
 def test_untouched_stubs_are_all_not_implemented():

@@ -1,67 +1,16 @@
-"""Self-check of labs 18.01 and 18.03: stubs say "not implemented", the reference passes, and the
-typical mistakes (positions restarting at 0, a top-left mask, a mean of means, a needle distance
-counted to MARK) get their explanation."""
+"""Self-check of labs 18.01 and 18.03: the typical mistakes (positions restarting at 0, a
+top-left mask, a mean of means, a needle distance counted to MARK) get their explanation
+(reference and stubs: ``test_selfcheck_every_lab.py``)."""
 
-from __future__ import annotations
-
-from pathlib import Path
-
-import pytest
-
-from minimodel.course import find_lab
-from minimodel.implementation import REFERENCE_DIR
-from minimodel.selfcheck.runner import run_checks
-
-LABS = ("18.01", "18.03")
-TIMEOUT = (
-    120  # seconds per check: generous, so a loaded machine does not turn "todo" into "timeout"
-)
-
-
-def statuses(results) -> dict[str, str]:
-    return {result.check.name: result.status for result in results}
-
-
-@pytest.mark.parametrize("lab_id", LABS)
-def test_reference_passes_every_visible_check(lab_id):
-    results = run_checks(find_lab(lab_id), "reference", timeout=TIMEOUT)
-    assert set(statuses(results).values()) == {"pass"}
-
-
-@pytest.mark.parametrize("lab_id", LABS)
-def test_untouched_stubs_say_not_implemented_in_both_languages(lab_id):
-    results = run_checks(find_lab(lab_id), "src", timeout=TIMEOUT)
-    assert set(statuses(results).values()) == {"todo"}
-    for result in results:
-        assert "Falta implementar" in result.detail_es, result.check.name
-        assert "is not implemented yet" in result.detail_en, result.check.name
-
-
-def student_copy(tmp_path: Path, module: str, edits: list[tuple[str, str]]) -> Path:
-    """The reference with some edits in ``module``, as a student's folder."""
-    folder = tmp_path / "student"
-    folder.mkdir()
-    for source in REFERENCE_DIR.glob("*.py"):
-        (folder / source.name).write_text(source.read_text())
-    text = (folder / f"{module}.py").read_text()
-    for old, new in edits:
-        assert old in text, f"the reference no longer contains {old!r}"
-        text = text.replace(old, new, 1)
-    (folder / f"{module}.py").write_text(text)
-    return folder
-
-
-def check(tmp_path, lab_id, module, edits):
-    folder = student_copy(tmp_path, module, edits)
-    return {r.check.name: r for r in run_checks(find_lab(lab_id), str(folder), timeout=TIMEOUT)}
+from selfcheck_copies import diagnose
 
 
 def test_restarted_positions_are_diagnosed(tmp_path):
-    results = check(
+    results = diagnose(
         tmp_path,
         "18.03",
         "cache_positions",
-        [("torch.arange(cache_len, cache_len + q_len,", "torch.arange(0, q_len,")],
+        ("torch.arange(cache_len, cache_len + q_len,", "torch.arange(0, q_len,"),
     )
     assert results["positions_after_cache"].status == "fail"
     assert "error clásico" in results["positions_after_cache"].detail_es
@@ -71,16 +20,14 @@ def test_restarted_positions_are_diagnosed(tmp_path):
 
 
 def test_top_left_mask_is_diagnosed(tmp_path):
-    results = check(
+    results = diagnose(
         tmp_path,
         "18.03",
         "cache_positions",
-        [
-            (
+        (
                 "future = relative_positions(cache_len, q_len, device=device) > 0",
                 "future = ~torch.ones(q_len, cache_len + q_len, dtype=torch.bool).tril()",
-            )
-        ],
+            ),
     )
     for name in ("mask_bottom_right", "mask_one_token"):
         assert results[name].status == "fail"
@@ -90,11 +37,11 @@ def test_top_left_mask_is_diagnosed(tmp_path):
 
 
 def test_first_rows_of_a_bias_table_are_diagnosed(tmp_path):
-    results = check(
+    results = diagnose(
         tmp_path,
         "18.03",
         "cache_positions",
-        [("return table[..., cache_len:k_len, :k_len]", "return table[..., :q_len, :k_len]")],
+        ("return table[..., cache_len:k_len, :k_len]", "return table[..., :q_len, :k_len]"),
     )
     assert results["rows_of_new_queries"].status == "fail"
     assert "arriba a la izquierda" in results["rows_of_new_queries"].detail_es
@@ -102,17 +49,15 @@ def test_first_rows_of_a_bias_table_are_diagnosed(tmp_path):
 
 
 def test_mean_of_means_is_diagnosed(tmp_path):
-    results = check(
+    results = diagnose(
         tmp_path,
         "18.01",
         "extrapolation",
-        [
-            (
+        (
                 "means = [loss[..., start:end].float().nanmean() for start, end in buckets]",
                 "means = [loss[..., start:end].float().nanmean(-1).nanmean() "
                 "for start, end in buckets]",
-            )
-        ],
+            ),
     )
     assert results["means_skip_nan"].status == "fail"
     assert "media de medias" in results["means_skip_nan"].detail_es
@@ -121,16 +66,14 @@ def test_mean_of_means_is_diagnosed(tmp_path):
 
 
 def test_reference_from_the_start_is_diagnosed(tmp_path):
-    results = check(
+    results = diagnose(
         tmp_path,
         "18.01",
         "extrapolation",
-        [
-            (
+        (
                 "reference = curve[train_len // 2 : train_len].nanmean()",
                 "reference = curve[:train_len].nanmean()",
-            )
-        ],
+            ),
     )
     assert results["failure_reference"].status == "fail"
     assert "[T//2, T)" in results["failure_reference"].detail_en
@@ -138,11 +81,11 @@ def test_reference_from_the_start_is_diagnosed(tmp_path):
 
 
 def test_needle_counted_to_mark_is_diagnosed(tmp_path):
-    results = check(
+    results = diagnose(
         tmp_path,
         "18.01",
         "extrapolation",
-        [("first_digit = 1 + before + 1", "first_digit = 1 + before")],
+        ("first_digit = 1 + before + 1", "first_digit = 1 + before"),
     )
     assert results["needle_ends"].status == "fail"
     assert "MARK" in results["needle_ends"].detail_es and "MARK" in results["needle_ends"].detail_en
