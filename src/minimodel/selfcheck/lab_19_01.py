@@ -11,19 +11,14 @@ from __future__ import annotations
 
 import torch
 
+from minimodel.selfcheck import per_encoding
 from minimodel.selfcheck.compare import CheckFailure, CheckList
+from minimodel.selfcheck.per_encoding import FILES
 
 checks = CheckList()
 
 TINY = dict(vocab_size=40, block_size=32, n_layer=2, n_head=4, n_embd=32)
 ATOL = 2e-5  # float32; cached and full passes differ only in the order of the sums
-FILES = {
-    "sinusoidal": "sinusoidal.py (17.01)",
-    "learned": "learned.py (17.02)",
-    "rope": "rope.py (17.03)",
-    "alibi": "alibi.py (17.04)",
-    "t5": "relative_bias.py (17.05)",
-}
 OFFSET_HINT = {
     "sinusoidal": (
         "SinusoidalPositionalEncoding.forward debe sumar las filas offset .. offset+T-1.",
@@ -166,17 +161,4 @@ KINDS = (
 )
 
 
-def _register(name: str) -> None:
-    """Three checks for encoding ``name``: ``forward_<name>``, ``changes_output_<name>``, ..."""
-    target = f"GPT(positional={name!r}) · {FILES[name]}"
-    for kind, es, en, run in KINDS:
-
-        def check(run=run) -> None:
-            run(name)
-
-        check.__name__ = f"{kind}_{name}"
-        checks.add(target, es, en)(check)
-
-
-for _name in FILES:
-    _register(_name)
+per_encoding.register(checks, KINDS)

@@ -12,18 +12,13 @@ from __future__ import annotations
 
 import torch
 
+from minimodel.selfcheck import per_encoding
 from minimodel.selfcheck.compare import CheckFailure, CheckList
+from minimodel.selfcheck.per_encoding import FILES
 
 checks = CheckList()
 
 TINY = dict(vocab_size=40, block_size=16, n_layer=2, n_head=4, n_embd=32)
-FILES = {
-    "sinusoidal": "sinusoidal.py (17.01)",
-    "learned": "learned.py (17.02)",
-    "rope": "rope.py (17.03)",
-    "alibi": "alibi.py (17.04)",
-    "t5": "relative_bias.py (17.05)",
-}
 
 
 def tiny_model(positional: str, seed: int = 0, **overrides):
@@ -132,17 +127,4 @@ KINDS = (
 )
 
 
-def _register(name: str) -> None:
-    """Two checks for encoding ``name``: ``learns_<name>`` and ``longer_<name>``."""
-    target = f"GPT(positional={name!r}) · {FILES[name]}"
-    for kind, es, en, run in KINDS:
-
-        def check(run=run) -> None:
-            run(name)
-
-        check.__name__ = f"{kind}_{name}"
-        checks.add(target, es, en)(check)
-
-
-for _name in FILES:
-    _register(_name)
+per_encoding.register(checks, KINDS)

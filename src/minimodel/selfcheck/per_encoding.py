@@ -1,0 +1,32 @@
+"""Checks repeated for each encoding the student wrote (labs 19.01 and 19.02).
+
+Each lab lists its kinds of check as ``(kind, es, en, run)``; ``run(name)`` checks the encoding
+``name`` in a Mini-GPT. One check is registered per kind and encoding, named ``<kind>_<name>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from minimodel.selfcheck.compare import CheckList
+
+# GPTConfig.positional -> the student's file that implements it, and its lesson
+FILES = {
+    "sinusoidal": "sinusoidal.py (17.01)",
+    "learned": "learned.py (17.02)",
+    "rope": "rope.py (17.03)",
+    "alibi": "alibi.py (17.04)",
+    "t5": "relative_bias.py (17.05)",
+}
+
+
+def register(checks: CheckList, kinds: tuple[tuple[str, str, str, Callable[[str], None]], ...]):
+    """Add to ``checks`` one check per kind of ``kinds`` and encoding of ``FILES``."""
+    for name, file in FILES.items():
+        for kind, es, en, run in kinds:
+
+            def check(run=run, name=name) -> None:
+                run(name)
+
+            check.__name__ = f"{kind}_{name}"
+            checks.add(f"GPT(positional={name!r}) · {file}", es, en)(check)
