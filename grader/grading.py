@@ -152,12 +152,23 @@ def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
     return record
 
 
+@cache
+def _lab_data(lab_id: str) -> tuple[References, set[str], dict]:
+    """What every submission of a lab is judged against: its reference outputs, the hidden
+    numbers to redact and its hidden inputs. Loaded once per worker, not once per student, and
+    read-only, so that no judge can change them for the next student."""
+    checks = registry()[lab_id]
+    refs = References(lab_id)
+    arrays = checks.inputs()
+    for array in [*refs.arrays.values(), *arrays.values()]:
+        array.flags.writeable = False
+    return refs, checks.hidden_numbers(), arrays
+
+
 def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: RunContext,
                log_path: Path, record: dict, problems: list) -> dict:
     lab = find_lab(lab_id)
-    refs = References(lab_id)
-    numbers = checks.hidden_numbers()
-    arrays = checks.inputs()
+    refs, numbers, arrays = _lab_data(lab_id)
     inputs_path = scratch.add_inputs(module_name(lab_id), arrays)
     outcomes: dict[str, dict[str, GroupOutcome]] = {}
     limits = ctx.limits.group()
