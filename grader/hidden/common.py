@@ -30,9 +30,11 @@ def student(ctx, index, position: int = 0, run=None) -> np.ndarray | None:
     return np.asarray(out["array"], dtype=np.float64)
 
 
-def resembles(actual: np.ndarray | None, candidate: np.ndarray, tol: Tolerance = LOOSE) -> bool:
-    return actual is not None and actual.shape == candidate.shape and \
-        values_close(actual, candidate, tol)[0]
+def resembles(actual: np.ndarray | None, candidate: np.ndarray | None,
+              tol: Tolerance = LOOSE) -> bool:
+    """``actual`` is ``candidate`` (same shape, close values); ``None`` resembles nothing."""
+    return actual is not None and candidate is not None and \
+        actual.shape == candidate.shape and values_close(actual, candidate, tol)[0]
 
 
 LOOSE_BY_DTYPE = {"float16": Tolerance(5e-3, 5e-3), "bfloat16": Tolerance(3e-2, 3e-2)}

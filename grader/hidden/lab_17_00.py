@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden import nbcells
+from grader.hidden.common import resembles
 from grader.hidden.spec import (
     Case,
     CellCheck,
@@ -319,13 +320,13 @@ def _diagnose_attention(ctx, ok):
                       "nb-scale-d-model": _attention(x, *ws, scale=np.sqrt(x.shape[-1])),
                       "nb-softmax-axis": _attention(x, *ws, axis=-2)}
         found += [(code, *ATTENTION_MISTAKES[code]) for code, value in candidates.items()
-                  if nbcells.like(plain, value)]
+                  if resembles(plain, value)]
     if ok["probe"] and not ok["probe_causal"] and causal is not None:
         if np.isnan(causal[:, 0]).all():
             found.append(("nb-mask-diagonal", *CAUSAL_MISTAKES["nb-mask-diagonal"]))
-        elif nbcells.like(causal, _attention(x, *ws, mask=np.tril(np.ones((T, T), bool), -1))):
+        elif resembles(causal, _attention(x, *ws, mask=np.tril(np.ones((T, T), bool), -1))):
             found.append(("nb-mask-past", *CAUSAL_MISTAKES["nb-mask-past"]))
-        elif nbcells.like(causal, _attention(x, *ws)) and not nbcells.like(
+        elif resembles(causal, _attention(x, *ws)) and not resembles(
                 causal, _attention(x, *ws, mask=future)):
             found.append(("nb-mask-ignored", *CAUSAL_MISTAKES["nb-mask-ignored"]))
     return found
@@ -347,7 +348,7 @@ def _not_a_float(ctx, record: str, name: str):
 def _diagnose_gap(ctx, ok):
     found = _not_a_float(ctx, "kind", "permutation_equivariance_gap")
     gap, flat = nbcells.arr(ctx, "gap"), nbcells.ref(ctx, "not_invariant")
-    if not ok["gap"] and nbcells.like(gap, flat, nbcells.Tolerance(1e-4, 1e-4)):
+    if not ok["gap"] and resembles(gap, flat, nbcells.Tolerance(1e-4, 1e-4)):
         found.append(("nb-not-permuted-back",
                       "El desvío de la atención coincide con |Attn(PX) − Attn(X)|: antes de "
                       "restar, hay que permutar también layer(X): P·layer(X) = "
@@ -361,13 +362,13 @@ def _diagnose_spread(ctx, ok):
     found = _not_a_float(ctx, "kind", "offset_spread")
     several = nbcells.arr(ctx, "several")
     if not ok["several"] and ok["first"] and ok["last"]:
-        if nbcells.like(several, nbcells.ref(ctx, "last"), nbcells.Tolerance(1e-6, 1e-6)):
+        if resembles(several, nbcells.ref(ctx, "last"), nbcells.Tolerance(1e-6, 1e-6)):
             found.append(("nb-last-offset",
                           "offset_spread solo tiene en cuenta el último desplazamiento de la "
                           "lista: debe devolver el máximo sobre todos.",
                           "offset_spread only takes the last offset of the list into account: "
                           "it must return the maximum over all of them."))
-        elif nbcells.like(several, nbcells.ref(ctx, "first"), nbcells.Tolerance(1e-6, 1e-6)):
+        elif resembles(several, nbcells.ref(ctx, "first"), nbcells.Tolerance(1e-6, 1e-6)):
             found.append(("nb-first-offset",
                           "offset_spread devuelve dentro del bucle, tras el primer desplazamiento: "
                           "debe devolver el máximo sobre todos.",

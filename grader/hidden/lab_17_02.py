@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden import nbcells
-from grader.hidden.common import explained, loose_for, student, whole_case
+from grader.hidden.common import explained, loose_for, resembles, student, whole_case
 from grader.hidden.nbcells import arr, outputs, prop
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
 from grader.verdicts import Finding, JudgeContext
@@ -174,13 +174,13 @@ def _diagnose_table(ctx, ok):
     found = []
     rows, weight = arr(ctx, "_rows"), arr(ctx, "_weight")
     if not ok["rows"] and rows is not None and weight is not None and weight.shape[0] >= 6:
-        if nbcells.like(rows, weight[0:2], ZERO):
+        if resembles(rows, weight[0:2], ZERO):
             found.append(("nb-offset-ignored",
                           "forward ignora offset: suma las filas 0 … T−1 en lugar de offset … "
                           "offset+T−1.",
                           "forward ignores offset: it adds rows 0 … T−1 instead of offset … "
                           "offset+T−1."))
-        elif nbcells.like(rows, weight[2:4], ZERO) or nbcells.like(rows, weight[4:6], ZERO):
+        elif resembles(rows, weight[2:4], ZERO) or resembles(rows, weight[4:6], ZERO):
             found.append(("nb-offset-off-by-one",
                           "forward toma las filas desplazadas en una posición: deben ser "
                           "exactamente offset … offset+T−1.",

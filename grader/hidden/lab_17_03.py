@@ -22,7 +22,15 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden import nbcells
-from grader.hidden.common import bf16, device_judge, explained, loose_for, student, whole_case
+from grader.hidden.common import (
+    bf16,
+    device_judge,
+    explained,
+    loose_for,
+    resembles,
+    student,
+    whole_case,
+)
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
 from grader.verdicts import Finding, JudgeContext, Tolerance
 
@@ -403,7 +411,7 @@ def _diagnose_by_hand(ctx, ok):
         return []
     got = {c: nbcells.arr(ctx, c) for c in ("interleaved", "half")}
     for code, direction, swap in (("convention-swapped", 1, True), ("direction", -1, False)):
-        if all(nbcells.like(got[c], _by_hand(OTHER[c] if swap else c, direction), LOOSE)
+        if all(resembles(got[c], _by_hand(OTHER[c] if swap else c, direction), LOOSE)
                for c in got):
             return [(f"nb-{code}", *ROTARY_DIAGNOSES[code])]
     return []
@@ -442,11 +450,11 @@ def _diagnose_formulations(ctx, ok):
         got = nbcells.arr(ctx, record)
         if ok[record] or got is None:
             continue
-        if nbcells.like(got, _formulation(convention, -1), LOOSE):
+        if resembles(got, _formulation(convention, -1), LOOSE):
             es, en = FORMULATION_MISTAKES["direction"]
             found.append((f"nb-{record}-direction", es.format(name=name, hint=hint),
                           en.format(name=name, hint_en=hint_en)))
-        elif nbcells.like(got, _formulation(OTHER[convention]), LOOSE):
+        elif resembles(got, _formulation(OTHER[convention]), LOOSE):
             es, en = FORMULATION_MISTAKES["convention"]
             found.append((f"nb-{record}-convention", es.format(name=name, pairs=pairs),
                           en.format(name=name, pairs_en=pairs_en)))
@@ -493,12 +501,12 @@ def _diagnose_convert(ctx, ok):
             "applied inside each head (reshape to (n_heads, D, d_model)).")),
     }
     return [(code, *text) for code, (value, text) in candidates.items()
-            if nbcells.like(got, value, LOOSE)]
+            if resembles(got, value, LOOSE)]
 
 
 def _diagnose_cache(ctx, ok):
     whole = nbcells.ref(ctx, "whole")
-    if not ok["middle"] and whole is not None and nbcells.like(
+    if not ok["middle"] and whole is not None and resembles(
             nbcells.arr(ctx, "middle"), whole[:, :, 0:2], LOOSE):
         return [("nb-offset-ignored",
                  "RotaryEmbedding ignora offset: un trozo que empieza en la posición 7 se gira "
@@ -516,7 +524,7 @@ def _diagnose_bf16(ctx, ok):
     got = nbcells.arr(ctx, "bf16")
     product = BF16_P[:, None] * BF16_F.astype(np.float32)[None, :]
     if not ok["bf16"] and got is not None:
-        if nbcells.like(got, bf16(product.astype(np.float32)).astype(np.float64),
+        if resembles(got, bf16(product.astype(np.float32)).astype(np.float64),
                         Tolerance(0.0, 1e-6)):
             found.append(("nb-angles-rounded-late",
                           "angles_in multiplica en float32 y solo redondea el resultado a dtype: "
@@ -525,7 +533,7 @@ def _diagnose_bf16(ctx, ok):
                           "angles_in multiplies in float32 and only rounds the result to dtype: "
                           "convert the positions and the frequencies first, and multiply in "
                           "dtype (that is where the bfloat16 error shows)."))
-        elif nbcells.like(got, product.astype(np.float32).astype(np.float64),
+        elif resembles(got, product.astype(np.float32).astype(np.float64),
                           Tolerance(1e-6, 1e-6)):
             found.append(("nb-angles-not-in-dtype",
                           "angles_in no usa dtype: los ángulos salen en float32 también para "

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from grader.hidden import nbcells
-from grader.hidden.common import device_judge, explained, student, whole_case
+from grader.hidden.common import device_judge, explained, resembles, student, whole_case
 from grader.hidden.spec import (
     Case,
     CellCheck,
@@ -249,7 +249,7 @@ def _diagnose_sdpa(ctx, ok):
         return []
     got, b = nbcells.arr(ctx, "other"), bias(2, 5, slopes(3), False)
     return [(code, *text) for code, (options, text) in ATTENTION_MISTAKES.items()
-            if nbcells.like(got, _attention(b, **options), LOOSE)]
+            if resembles(got, _attention(b, **options), LOOSE)]
 
 
 def _diagnose_slopes(ctx, ok):
@@ -261,7 +261,7 @@ def _diagnose_slopes(ctx, ok):
             wrong = [slopes(n, rule) for n in counts]
             different = [k for k, n in enumerate(counts) if not np.allclose(wrong[k],
                                                                             slopes(n))]
-            if different and all(nbcells.like(got[k], wrong[k], LOOSE) for k in different):
+            if different and all(resembles(got[k], wrong[k], LOOSE) for k in different):
                 found.append((f"nb-{rule}", *text))
     dtype = nbcells.text(ctx, "dtype")
     if not ok["dtype"] and dtype:
@@ -277,7 +277,7 @@ def _diagnose_bias(ctx, ok):
         candidates = {"sign": {"sign": 1}, "start-aligned": {"align": "start"},
                       "no-mask": {"mask": "none"}, "row-constant": {"form": "row"}}
         found += [(f"nb-{name}", *BIAS_DIAGNOSES[name]) for name, options in candidates.items()
-                  if nbcells.like(got, bias(2, 7, m, True, **options), LOOSE)]
+                  if resembles(got, bias(2, 7, m, True, **options), LOOSE)]
     encoder = nbcells.arr(ctx, "encoder")
     if not ok["encoder"] and encoder is not None and np.isinf(encoder).any():
         found.append(("nb-encoder-masked",
@@ -296,19 +296,19 @@ def _diagnose_row_constant(ctx, ok):
     found = []
     got, expected = nbcells.arr(ctx, "other"), nbcells.ref(ctx, "other")
     if not ok["other"] and expected is not None and got is not None:
-        if nbcells.like(got, _flip_finite(expected), LOOSE):
+        if resembles(got, _flip_finite(expected), LOOSE):
             found.append(("nb-row-sign",
                           "row_constant_bias tiene el signo cambiado: es +m·j (crece hacia las "
                           "claves recientes), no −m·j.",
                           "row_constant_bias has the wrong sign: it is +m·j (growing towards the "
                           "recent keys), not −m·j."))
-        elif nbcells.like(got, bias(7, 7, slopes(6), True), LOOSE):
+        elif resembles(got, bias(7, 7, slopes(6), True), LOOSE):
             found.append(("nb-row-distance",
                           "row_constant_bias devuelve la forma de distancia −m·(i − j) (la de "
                           "alibi_bias); se pide la forma constante por filas, +m·j.",
                           "row_constant_bias returns the distance form −m·(i − j) (alibi_bias's); "
                           "the row-constant form, +m·j, is asked for."))
-        elif np.isfinite(got).all() and nbcells.like(
+        elif np.isfinite(got).all() and resembles(
                 got, np.where(np.isfinite(expected), expected, got), LOOSE):
             found.append(("nb-row-no-mask",
                           "Con causal=True faltan los −inf por encima de la diagonal (claves "
@@ -328,7 +328,7 @@ def _diagnose_row_constant(ctx, ok):
 def _diagnose_profile(ctx, ok):
     found = []
     got, expected = nbcells.arr(ctx, "small"), nbcells.ref(ctx, "small")
-    if not ok["small"] and expected is not None and nbcells.like(got, expected[:, ::-1], LOOSE):
+    if not ok["small"] and expected is not None and resembles(got, expected[:, ::-1], LOOSE):
         found.append(("nb-profile-not-flipped",
                       "attention_profile devuelve los pesos ordenados por clave, no por "
                       "distancia: la columna 0 debe ser la distancia 0 (la última clave); "

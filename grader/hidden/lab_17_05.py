@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from grader.hidden import nbcells
-from grader.hidden.common import explained, student, whole_case
+from grader.hidden.common import explained, resembles, student, whole_case
 from grader.hidden.nbcells import arr, outputs, ref
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
 from grader.verdicts import Finding, JudgeContext, Tolerance
@@ -331,14 +331,14 @@ def _diagnose_shaw(ctx, ok):
     q, k, table = _shaw_inputs()
     got = arr(ctx, "probe")
     return [(code, *text) for code, (options, text) in SHAW_MISTAKES.items()
-            if nbcells.like(got, _shaw(q, k, table, 2, **options), nbcells.Tolerance(1e-4, 1e-4))]
+            if resembles(got, _shaw(q, k, table, 2, **options), nbcells.Tolerance(1e-4, 1e-4))]
 
 
 def _diagnose_buckets(ctx, ok):
     found = []
     grid, expected = outputs(ctx, "grid"), [a for a in (ref(ctx, "grid", i) for i in range(6))]
     if not ok["grid"] and grid and grid[0] is not None and expected[0] is not None and \
-            nbcells.like(grid[0], expected[0][::-1], EXACT):
+            resembles(grid[0], expected[0][::-1], EXACT):
         found.append(("nb-bucket-sign",
                       "relative_position_bucket trata rel como consulta − clave: en T5, rel = "
                       "clave − consulta, y las claves del pasado (rel < 0) van a la primera "
@@ -385,7 +385,7 @@ def _diagnose_starts(ctx, ok):
 def _diagnose_module(ctx, ok):
     found = []
     bias, last = ref(ctx, "bias"), arr(ctx, "last")
-    if not ok["last"] and bias is not None and nbcells.like(last, bias[:, :1], EXACT):
+    if not ok["last"] and bias is not None and resembles(last, bias[:, :1], EXACT):
         found.append(("nb-queries-at-start",
                       "Con menos consultas que claves, las consultas deben ir al final de las "
                       "claves (la consulta i está en la posición k_len − q_len + i), como en "
@@ -395,7 +395,7 @@ def _diagnose_module(ctx, ok):
                       "module puts them at the start."))
     small, expected = arr(ctx, "small"), ref(ctx, "small")
     if not ok["small"] and small is not None and expected is not None and \
-            small.shape == (2, 6, 3) and nbcells.like(small, expected.transpose(1, 2, 0), EXACT):
+            small.shape == (2, 6, 3) and resembles(small, expected.transpose(1, 2, 0), EXACT):
         found.append(("nb-module-permute",
                       "El módulo devuelve (q_len, k_len, H): la tabla indexada da las cabezas al "
                       "final y hay que llevarlas delante con .permute(2, 0, 1).",
@@ -406,7 +406,7 @@ def _diagnose_module(ctx, ok):
 
 def _diagnose_swin(ctx, ok):
     got, expected = arr(ctx, "i34"), ref(ctx, "i34")
-    if not ok["i34"] and expected is not None and nbcells.like(got, expected.T, EXACT):
+    if not ok["i34"] and expected is not None and resembles(got, expected.T, EXACT):
         return [("nb-swin-sign",
                  "swin_relative_index usa clave − consulta; Swin usa consulta − clave "
                  "(coords[:, :, None] − coords[:, None, :]).",

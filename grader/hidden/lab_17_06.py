@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden import depends, nbcells
-from grader.hidden.common import bf16, explained, loose_for, student, whole_case
+from grader.hidden.common import bf16, explained, loose_for, resembles, student, whole_case
 from grader.hidden.nbcells import arr, prop, ref
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
 from grader.verdicts import Finding, JudgeContext, Tolerance, values_close
@@ -373,7 +373,7 @@ def _sin_then_cos(start: int, half: int) -> np.ndarray:
 
 def _diagnose_two_d(ctx, ok):
     got, expected = arr(ctx, "rect"), ref(ctx, "rect")
-    if not ok["rect"] and expected is not None and nbcells.like(
+    if not ok["rect"] and expected is not None and resembles(
             got, np.concatenate((expected[:, 6:], expected[:, :6]), axis=1), CELL_TOL):
         return [("nb-2d-halves",
                  "sinusoidal_2d pone la columna en la primera mitad y la fila en la segunda: la "
@@ -407,7 +407,7 @@ def _diagnose_mae(ctx, ok):
     if ok["perm16"]:
         return []
     return [(code, *text) for code, (value, text) in candidates.items()
-            if nbcells.like(got, value.astype(np.float64), EXACT)]
+            if resembles(got, value.astype(np.float64), EXACT)]
 
 
 SAMPLED = ((14, 24), (4, 2), (5, 8))
@@ -432,7 +432,7 @@ def _diagnose_sampled(ctx, ok):
     }
     if not all(ok[name] for name in ("sp", "sp42", "sp_other")):
         for code, (make, text) in candidates.items():
-            if all(nbcells.like(g, make(old, new), nbcells.Tolerance(1e-6, 1e-6))
+            if all(resembles(g, make(old, new), nbcells.Tolerance(1e-6, 1e-6))
                    for g, (old, new) in zip(got, SAMPLED, strict=True)):
                 found.append((code, *text))
     dtype = nbcells.text(ctx, "sp_dtype")
@@ -477,7 +477,7 @@ def _diagnose_video(ctx, ok):
         space = expected[:n, d_time:]  # (n, d_space)
         tokens = np.arange(frames * n)
         swapped = np.concatenate((time[tokens % frames], space[tokens // frames]), axis=1)
-        if nbcells.like(got, swapped, CELL_TOL):
+        if resembles(got, swapped, CELL_TOL):
             found.append(("nb-video-repeat",
                           "Los tokens van ordenados por fotograma: el tiempo se repite token a "
                           "token (repeat_interleave) y el espacio fotograma a fotograma (repeat); "
@@ -485,7 +485,7 @@ def _diagnose_video(ctx, ok):
                           "Tokens are ordered by frame: time repeats token by token "
                           "(repeat_interleave) and space frame by frame (repeat); your table "
                           "does it the other way round."))
-        elif nbcells.like(got, np.concatenate((expected[:, d_time:], expected[:, :d_time]), 1),
+        elif resembles(got, np.concatenate((expected[:, d_time:], expected[:, :d_time]), 1),
                           CELL_TOL):
             found.append(("nb-video-order",
                           "La tabla pone [espacio | tiempo]; debe ser [tiempo | espacio 2-D].",

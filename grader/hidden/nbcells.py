@@ -19,10 +19,7 @@ from grader.verdicts import (
     Finding,
     Tolerance,
     mismatch_findings,
-    values_close,
 )
-
-LOOSE = Tolerance(rtol=1e-3, atol=2e-3)  # to recognise a mistake, not to grade
 
 
 def arr(ctx: CellContext, name: str, position: int = 0) -> np.ndarray | None:
@@ -51,13 +48,6 @@ def outputs(ctx: CellContext, name: str) -> list[np.ndarray | None]:
 def text(ctx: CellContext, name: str) -> str | None:
     out = ctx.out(name)
     return None if out is None else out.get("value")
-
-
-def like(actual: np.ndarray | None, candidate: np.ndarray | None,
-         tol: Tolerance = LOOSE) -> bool:
-    """``actual`` is ``candidate`` (same shape, close values)."""
-    return actual is not None and candidate is not None and \
-        actual.shape == candidate.shape and values_close(actual, candidate, tol)[0]
 
 
 def prop(test: Callable[[CellContext], bool | None], *needs: str, es: str = "", en: str = ""):
