@@ -223,6 +223,39 @@ def test_the_reference_gap_on_the_pages_layers():
     )
 
 
+def test_the_last_token_is_order_blind_in_one_layer_only(page):
+    # With real layers (the Mini-GPT without an encoding): permuting the prefix leaves the last
+    # token's output unchanged with one layer, and changes it with two.
+    from minimodel.model import GPT, GPTConfig
+
+    text = " ".join(page.section("causal-mask").split())
+    one, two = (
+        ("single layer", "second layer")
+        if page.path.parts[-3] == "docs_en"
+        else ("una sola capa", "segunda capa")
+    )
+    assert one in text and two in text, "the page says the symmetry holds for one layer only"
+    torch.manual_seed(0)
+    T = 9
+    idx = torch.randint(0, 32, (4, T))
+    prefix = torch.cat([torch.randperm(T - 1), torch.tensor([T - 1])])
+    gaps = {}
+    for layers in (1, 2):
+        torch.manual_seed(1)
+        config = GPTConfig(
+            vocab_size=32, block_size=T, n_layer=layers, n_head=2, n_embd=16, positional="none"
+        )
+        model = GPT(config).eval()
+        with torch.no_grad():
+            for weight in model.parameters():  # away from the near-uniform attention at init
+                weight.mul_(10)
+            last = model(idx)[0][:, -1]
+            permuted = model(idx[:, prefix])[0][:, -1]
+        gaps[layers] = (last - permuted).abs().max().item()
+    assert gaps[1] < 1e-4, gaps  # float32 rounding of logits of size ~30
+    assert gaps[2] > 1.0, gaps
+
+
 def test_code_blocks():
     # The code is the same in both languages (test_docs_parity): run it once.
     found = pages(LESSON)
