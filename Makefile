@@ -40,7 +40,7 @@ lint: install
 	$(BIN)/ruff check .
 
 sync: install
-	$(BIN)/python -m grader.sync
+	$(BIN)/python -m grader.sync $(if $(KEEP_COPIES),--keep-copies)
 	$(BIN)/minimodel-grader references
 
 lab: install

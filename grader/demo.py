@@ -20,6 +20,7 @@ from grader import nbexec
 from grader.grading import Options, grade
 from grader.sandbox import Limits
 from grader.stubs import END_MARK, START_MARK
+from grader.sync import released_text
 from minimodel.course import LABS, encoding_modules
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT, STUBS_DIR
 
@@ -104,7 +105,7 @@ def build_sample(sample: str, dest: Path) -> Path:
                 shutil.copy2(source, positional / f"{module}.py")
             continue
         stub = STUBS_DIR / f"{module}.py"
-        if not stub.exists():
+        if not (REFERENCE_DIR / f"{module}.py").exists():
             continue
         prefix = f"{module}."
         bodies = {k[len(prefix):]: v for k, v in parts.items() if k.startswith(prefix)}
@@ -112,16 +113,16 @@ def build_sample(sample: str, dest: Path) -> Path:
         if bodies.pop("__base__", "").strip() == "reference":  # right but for the snippets
             bodies = {**reference_bodies(module), **bodies}
         (positional / f"{module}.py").write_text(
-            fill_stub(stub.read_text(encoding="utf-8"), bodies, module_code), encoding="utf-8")
+            fill_stub(released_text(stub), bodies, module_code), encoding="utf-8")
     for lab in LABS:
         if sample == "reference":
             if nbexec.source_path(lab.slug).exists():
                 nbformat.write(nbexec.source_notebook(lab.slug), labs / f"{lab.slug}.ipynb")
             continue
-        released = REPO_ROOT / "labs" / f"{lab.slug}.ipynb"
-        if not released.exists():
+        if not nbexec.source_path(lab.slug).exists():
             continue
-        notebook = nbformat.read(released, as_version=4)
+        notebook = nbformat.reads(released_text(REPO_ROOT / "labs" / f"{lab.slug}.ipynb"),
+                                  as_version=4)
         prefix = f"{lab.slug}."
         cells = {k[len(prefix):]: v for k, v in parts.items() if k.startswith(prefix)}
         nbformat.write(fill_notebook(notebook, cells), labs / f"{lab.slug}.ipynb")

@@ -18,6 +18,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 
+from minimodel import generated
 from minimodel.course import LABS
 
 CODE_STUB = "# TU CÓDIGO AQUÍ / YOUR CODE HERE\nraise NotImplementedError()"
@@ -68,7 +69,9 @@ def release_text(source: Path) -> str:
         nbformat.write(source_notebook(source), root / "source" / slug / f"{slug}.ipynb")
         _run_nbgrader(root, slug)
         released = nbformat.read(root / "release" / slug / f"{slug}.ipynb", as_version=4)
-    return nbformat.writes(_clean(released), version=4) + "\n"
+    released = _clean(released)
+    released.metadata["minimodel"] = {"generated": generated.BLANK}
+    return generated.stamped(nbformat.writes(released, version=4) + "\n", ".ipynb")
 
 
 def _run_nbgrader(root: Path, slug: str) -> None:
@@ -95,7 +98,7 @@ def _run_nbgrader(root: Path, slug: str) -> None:
 def generate(sources_dir: Path, labs_dir: Path) -> dict[Path, str]:
     """Map each student notebook path to the text ``make sync`` writes there.
 
-    A lab whose source is not written yet is left out here; ``tests/test_course_map.py`` reports it.
+    A lab whose source is not written yet is left out here.
     """
     sources = [sources_dir / f"{lab.slug}.py" for lab in LABS]
     return {labs_dir / f"{src.stem}.ipynb": release_text(src) for src in sources if src.exists()}

@@ -21,7 +21,8 @@ class LearnedPositionalEmbedding(nn.Module):
         max_len: number of positions the table holds (``>= 1``); the model cannot read longer
             sequences.
         d_model: width of the token embeddings.
-        init_std: standard deviation of the normal initialisation (GPT-2 uses 0.02).
+        init_std: standard deviation of the normal initialisation (0.02, as Hugging Face's GPT-2
+            and nanoGPT; OpenAI's original GPT-2 code draws its position table with 0.01).
 
     Attributes:
         weight: ``nn.Parameter`` of shape ``(max_len, d_model)``, float32; row ``p`` is the

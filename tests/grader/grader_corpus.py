@@ -17,12 +17,13 @@ import nbformat
 
 from grader import nbexec
 from grader.demo import fill_notebook, fill_stub
+from grader.sync import released_text
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT, STUBS_DIR
 
 SLUG = "17_01_sinusoidal"
 MODULE_POINTS = 9
 REFERENCE = (REFERENCE_DIR / "sinusoidal.py").read_text(encoding="utf-8")
-STUB = (STUBS_DIR / "sinusoidal.py").read_text(encoding="utf-8")
+STUB = released_text(STUBS_DIR / "sinusoidal.py")
 MARKER = "987654321"  # in the command line of processes that must not survive
 
 
@@ -69,7 +70,8 @@ class Entry:
             data = self.module if isinstance(self.module, bytes) else self.module.encode()
             files["src/minimodel/positional/sinusoidal.py"] = data
         if self.cells is not None or self.stub_notebook:
-            notebook = nbformat.read(REPO_ROOT / "labs" / f"{SLUG}.ipynb", as_version=4)
+            notebook = nbformat.reads(released_text(REPO_ROOT / "labs" / f"{SLUG}.ipynb"),
+                                      as_version=4)
             notebook = fill_notebook(notebook, self.cells or {})
             files[f"labs/{SLUG}.ipynb"] = nbformat.writes(notebook).encode()
         files.update(self.extra)

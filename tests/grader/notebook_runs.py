@@ -27,6 +27,7 @@ from grader import gradebook, nbexec
 from grader.demo import fill_notebook
 from grader.grading import Options, grade
 from grader.sandbox import Limits
+from grader.sync import released_text
 from minimodel.course import encoding_modules, find_lab
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT, STUBS_DIR
 
@@ -64,11 +65,12 @@ class NotebookEntry:
         positional.mkdir(parents=True)
         stubbed = find_lab(lab_id).modules if self.modules == "stub" else ()
         for module in encoding_modules():
-            base = STUBS_DIR if module in stubbed else REFERENCE_DIR
-            text = (base / f"{module}.py").read_text(encoding="utf-8")
+            text = (released_text(STUBS_DIR / f"{module}.py") if module in stubbed
+                    else (REFERENCE_DIR / f"{module}.py").read_text(encoding="utf-8"))
             (positional / f"{module}.py").write_text(text, encoding="utf-8")
         (root / "labs").mkdir()
-        notebook = nbformat.read(REPO_ROOT / "labs" / f"{slug}.ipynb", as_version=4)
+        notebook = nbformat.reads(released_text(REPO_ROOT / "labs" / f"{slug}.ipynb"),
+                                  as_version=4)
         notebook = fill_notebook(notebook, self.cells or {})
         nbformat.write(notebook, root / "labs" / f"{slug}.ipynb")
 

@@ -20,6 +20,7 @@ from grader.child import probe_runner
 from grader.hidden import registry
 from grader.references import References
 from grader.sandbox import read_group
+from grader.sync import released_text
 from grader.verdicts import GroupOutcome, JudgeContext, Verdict
 from minimodel.implementation import REFERENCE_DIR, STUBS_DIR
 
@@ -31,7 +32,7 @@ def reference(module: str) -> str:
 
 
 def stub(module: str) -> str:
-    return (STUBS_DIR / f"{module}.py").read_text(encoding="utf-8")
+    return released_text(STUBS_DIR / f"{module}.py")
 
 
 def mutated(module: str, *replacements: tuple[str, str]) -> str:
