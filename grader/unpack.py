@@ -1,16 +1,26 @@
-"""Take the student-editable files out of a submission, safely.
+"""Take the student-editable files out of a submission, wherever the archive put them.
 
 A submission is a folder or a ``.zip`` of the student's copy of the repository, whole or partial,
-possibly wrapped in one top-level folder. Only these files are taken from it:
+in whatever shape a real archive has (see :mod:`grader.archive`). Only these files are taken:
 
-- ``src/minimodel/positional/<module>.py`` for each encoding the course lists;
-- ``labs/**/<slug>.ipynb`` for each lab (``labs/<slug>.ipynb`` preferred).
+- ``<module>.py`` for each encoding the course lists (usually in ``src/minimodel/positional/``);
+- ``<slug>.ipynb`` for each lab (usually in ``labs/``).
+
+Each is recognised by its name and its content: found in its usual place (under any wrapping
+folders, ``labs/**`` for a notebook) it is taken as it is; found elsewhere (at the top level,
+in another folder, inside a zip in the zip) it is taken only when its content is that file's
+(a module defines one of the names the released stub defines; a notebook holds the lab's graded
+cells, which also recognises a renamed notebook), and the student is told where it was found.
+The usual place wins over any other copy.
 
 Everything else comes from the pristine course. Nothing is extracted to disk: the files are read
-into memory under size caps. Entries that climb out (``../``, absolute paths), symbolic links
-(in a zip or in a folder, also linked folders), special files, files over the caps, archives
-that are not zips or are encrypted, and source files that are not valid text each give a clear
-message in both languages for that student, and the file counts as missing; the batch goes on.
+into memory under size caps. Entries that climb out, links, special files and files that are
+not valid text each give a clear message in both languages, and the file counts as missing.
+
+A submission the grader cannot read as a whole (a damaged or truncated zip, an empty one,
+nothing recognisable, a file over a limit, encrypted entries) is **flagged**: its
+:attr:`Submission.flags` say why, in both languages, and what to send again; the record's status
+says ``flagged``, so that no such submission ends as a silent zero.
 """
 
 from __future__ import annotations
@@ -18,22 +28,35 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import re
-import stat
 import tokenize
-import zipfile
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path, PurePosixPath
 
+from grader.archive import Entry, Unreadable, listing, shown
 from grader.verdicts import Finding
 from minimodel.course import LABS, encoding_modules
+from minimodel.implementation import REPO_ROOT, STUBS_DIR
 
 MAX_PY_BYTES = 1 << 20
 MAX_NOTEBOOK_BYTES = 16 << 20
-MAX_ZIP_ENTRIES = 20_000
-MAX_ZIP_BYTES = 512 << 20
+MAX_NOTEBOOKS_OPENED = 64  # .ipynb files with other names opened to recognise a renamed lab
 POSITIONAL = "src/minimodel/positional"
+RESUBMIT = Finding(
+    "resubmit",
+    "Qué hacer: vuelve a entregar un .zip de tu copia del repositorio (o de las carpetas "
+    "src/minimodel/positional/ y labs/) hecho de nuevo desde tus archivos; no hace falta "
+    "incluir .venv/ ni .git/.",
+    "What to do: submit again a .zip of your copy of the repository (or of the folders "
+    "src/minimodel/positional/ and labs/), made afresh from your files; .venv/ and .git/ are not "
+    "needed.")
+
+NOTHING_USABLE = Finding(
+    "nothing-usable",
+    "Ninguno de los archivos del curso que hay en la entrega se pudo usar (los motivos están "
+    "arriba).",
+    "None of the course's files in the submission could be used (the reasons are above).")
 
 
 @dataclass
@@ -44,6 +67,8 @@ class Submission:
     source: Path
     files: dict[str, bytes] = field(default_factory=dict)  # "src/.../sinusoidal.py", "labs/x.ipynb"
     messages: list[Finding] = field(default_factory=list)
+    flags: list[Finding] = field(default_factory=list)  # why it needs an instructor's look
+    found: dict[str, str] = field(default_factory=dict)  # canonical path -> where it was found
 
     def module(self, name: str) -> bytes | None:
         return self.files.get(f"{POSITIONAL}/{name}.py")
@@ -55,35 +80,48 @@ class Submission:
         digest = hashlib.sha256()
         for name in sorted(self.files):
             digest.update(name.encode() + b"\0" + hashlib.sha256(self.files[name]).digest())
-        for message in self.messages:
+        for message in [*self.messages, *self.flags]:
             digest.update(message.code.encode())
         return digest.hexdigest()[:24]
 
 
+@dataclass(frozen=True)
+class Target:
+    """One file the course takes: its canonical path, size cap and how to recognise it."""
+
+    path: str
+    cap: int
+    names: frozenset[str]  # a module's top-level definitions, a notebook's graded cell ids
+
+    @property
+    def filename(self) -> str:
+        return PurePosixPath(self.path).name
+
+    @property
+    def notebook(self) -> bool:
+        return self.path.endswith(".ipynb")
+
+
+@cache
+def targets() -> tuple[Target, ...]:
+    """Every file the course takes, with what recognises it (from the released stubs and
+    notebooks, read once)."""
+    found = []
+    for module in encoding_modules():
+        stub = STUBS_DIR / f"{module}.py"
+        text = stub.read_text(encoding="utf-8") if stub.exists() else ""
+        names = frozenset(re.findall(r"^(?:def|class)\s+([A-Za-z_]\w*)", text, re.MULTILINE))
+        found.append(Target(f"{POSITIONAL}/{module}.py", MAX_PY_BYTES, names))
+    for lab in LABS:
+        released = REPO_ROOT / "labs" / f"{lab.slug}.ipynb"
+        ids = _grade_ids(released.read_bytes()) if released.exists() else frozenset()
+        found.append(Target(f"labs/{lab.slug}.ipynb", MAX_NOTEBOOK_BYTES, ids or frozenset()))
+    return tuple(found)
+
+
 def wanted_paths() -> dict[str, int]:
     """Canonical editable path -> size cap."""
-    paths = {f"{POSITIONAL}/{m}.py": MAX_PY_BYTES for m in encoding_modules()}
-    paths.update({f"labs/{lab.slug}.ipynb": MAX_NOTEBOOK_BYTES for lab in LABS})
-    return paths
-
-
-def canonical(relative: str) -> str | None:
-    """The canonical editable path a relative path stands for, if any."""
-    wanted = wanted_paths()
-    if relative in wanted:
-        return relative
-    parts = PurePosixPath(relative).parts
-    if len(parts) >= 2 and parts[0] == "labs" and relative.endswith(".ipynb"):
-        candidate = f"labs/{parts[-1]}"
-        if candidate in wanted:
-            return candidate
-    return None
-
-
-def _shown(name: str) -> str:
-    """A file name safe to print (control characters escaped, length capped)."""
-    text = name.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
-    return text if len(text) <= 120 else text[:117] + "..."
+    return {target.path: target.cap for target in targets()}
 
 
 def discover(folder: Path) -> list[tuple[str, Path]]:
@@ -102,196 +140,188 @@ def discover(folder: Path) -> list[tuple[str, Path]]:
 def unpack(student_id: str, path: Path) -> Submission:
     """Read one submission; never raises for anything the student controls."""
     submission = Submission(student_id, path)
-    try:
-        if path.is_dir():
-            _from_folder(submission, path)
-        else:
-            _from_zip(submission, path)
-    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, ValueError) as error:
-        submission.messages.append(Finding(
-            "unreadable",
-            f"No se pudo leer la entrega ({type(error).__name__}); se corrige como vacía.",
-            f"The submission could not be read ({type(error).__name__}); it is graded as "
-            "empty."))
-    _check_text(submission)
+    with listing(path) as found:
+        submission.messages += found.notes
+        submission.flags += found.flags
+        files = found.entries
+        for entry in files:
+            if entry.kind == "link":
+                submission.messages.append(Finding(
+                    "symlink", f"«{shown(entry.where)}» es un enlace simbólico; no se sigue.",
+                    f"'{shown(entry.where)}' is a symbolic link; it is not followed."))
+        taken_from: dict[str, Entry] = {}
+        for target in targets():
+            entry = _take(submission, target, _candidates(target, files))
+            if entry is not None:
+                taken_from[target.path] = entry
+        _take_renamed_notebooks(submission, files, taken_from)
+        _check_text(submission)
+        for target_path, entry in taken_from.items():
+            if target_path in submission.files and not _usual_place(entry, _target(target_path)):
+                submission.found[target_path] = entry.where
+                submission.messages.append(Finding(
+                    "found-elsewhere",
+                    f"{target_path} se tomó de «{shown(entry.where)}», que no es su sitio "
+                    "habitual.",
+                    f"{target_path} was taken from '{shown(entry.where)}', which is not its usual "
+                    "place.", scoring=False))
+    if not submission.files and not submission.flags:
+        submission.flags.append(_nothing_found(found.entries, found.skipped) if not taken_from
+                                else NOTHING_USABLE)
+    if submission.flags:
+        submission.flags.append(RESUBMIT)
     return submission
 
 
-def _root_prefix(names: list[str]) -> str:
-    """The folder the repository sits in: "" or one wrapping folder (``repo-main/``)."""
-    best = None
-    for name in names:
-        parts = PurePosixPath(name).parts
-        for depth in (0, 1, 2):
-            rest = "/".join(parts[depth:])
-            if canonical(rest) is not None:
-                prefix = "/".join(parts[:depth])
-                if best is None or len(prefix) < len(best):
-                    best = prefix
-    return best or ""
+def flag_reason(submission: Submission) -> str:
+    """The short English reason for ``grades.csv`` (``flagged: <reason>``)."""
+    codes = [f.code for f in submission.flags if f.code != "resubmit"]
+    return ", ".join(dict.fromkeys(codes))
 
 
-def _unsafe_name(name: str) -> bool:
-    path = PurePosixPath(name)
-    return (name.startswith("/") or "\\" in name or ".." in path.parts or
-            re.match(r"^[A-Za-z]:", name) is not None or "\0" in name)
+def _target(path: str) -> Target:
+    return next(t for t in targets() if t.path == path)
 
 
-def _from_zip(submission: Submission, path: Path) -> None:
-    try:
-        archive = zipfile.ZipFile(path)
-    except zipfile.BadZipFile:
-        submission.messages.append(Finding(
-            "bad-zip", "El archivo .zip está dañado o no es un zip; se corrige como vacío.",
-            "The .zip file is damaged or is not a zip; it is graded as empty."))
-        return
-    with archive:
-        infos = archive.infolist()
-        if len(infos) > MAX_ZIP_ENTRIES:
+def _plain_name(name: str) -> str:
+    """A file name without the marks of a copy: ``rope (1).py``, ``17_01-Copy1.ipynb``."""
+    stem, dot, suffix = name.rpartition(".")
+    stem = re.sub(r"(\s*\(\d+\)|[-_ ](copy|copia)\d*)$", "", stem, flags=re.IGNORECASE)
+    return f"{stem}{dot}{suffix}".lower()
+
+
+def _usual_place(entry: Entry, target: Target) -> bool:
+    """Where the course keeps it, under any wrapping folders, and not inside a zip in the zip."""
+    if entry.inside:
+        return False
+    parts = PurePosixPath(entry.name).parts
+    if parts[-1] != target.filename:
+        return False
+    if target.notebook:  # labs/**/<slug>.ipynb, or nbgrader's <slug>/<slug>.ipynb
+        return "labs" in parts[:-1] or (len(parts) >= 2 and parts[-2] == target.filename[:-6])
+    return tuple(parts[-4:-1]) == ("src", "minimodel", "positional")
+
+
+def _candidates(target: Target, entries: list[Entry]) -> list[Entry]:
+    """Entries that may be ``target``, the most likely first (usual place, shallowest)."""
+    matching = [e for e in entries if _plain_name(PurePosixPath(e.name).name) == target.filename]
+
+    def rank(entry: Entry):
+        parts = PurePosixPath(entry.name).parts
+        return (not _usual_place(entry, target), len(entry.inside),
+                parts[-1] != target.filename, len(parts), entry.where)
+
+    return sorted(matching, key=rank)
+
+
+def _take(submission: Submission, target: Target, candidates: list[Entry]) -> Entry | None:
+    """Read the first candidate that can be read and is what it says it is."""
+    for entry in candidates:
+        if entry.kind == "link":
+            continue  # said once for every link
+        if entry.kind == "special":
             submission.messages.append(Finding(
-                "too-many-entries",
-                f"El zip tiene {len(infos)} entradas (máximo {MAX_ZIP_ENTRIES}); se ignora.",
-                f"The zip has {len(infos)} entries (at most {MAX_ZIP_ENTRIES}); it is ignored."))
-            return
-        safe = []
-        for info in infos:
-            name = info.filename
-            mode = info.external_attr >> 16
-            if _unsafe_name(name):
-                submission.messages.append(Finding(
-                    "zip-slip",
-                    f"La entrada «{_shown(name)}» apunta fuera de la entrega; se ignora.",
-                    f"Entry '{_shown(name)}' points outside the submission; it is ignored."))
-            elif stat.S_ISLNK(mode):
-                submission.messages.append(Finding(
-                    "symlink",
-                    f"La entrada «{_shown(name)}» es un enlace simbólico; se ignora.",
-                    f"Entry '{_shown(name)}' is a symbolic link; it is ignored."))
-            elif not info.is_dir():
-                safe.append(info)
-        prefix = _root_prefix([i.filename for i in safe])
-        total = 0
-        for info in safe:
-            name = info.filename
-            if prefix and not name.startswith(prefix + "/"):
-                continue
-            relative = name[len(prefix) + 1:] if prefix else name
-            target = canonical(relative)
-            if target is None:
-                continue
-            cap = wanted_paths()[target]
-            if target in submission.files and relative != target:
-                continue  # labs/<slug>.ipynb wins over a copy deeper in labs/
-            if info.flag_bits & 0x1:
-                submission.messages.append(Finding(
-                    "encrypted", f"«{_shown(relative)}» está cifrado; se ignora.",
-                    f"'{_shown(relative)}' is encrypted; it is ignored."))
-                continue
-            if info.file_size > cap or total + info.file_size > MAX_ZIP_BYTES:
-                _too_large(submission, relative, info.file_size, cap)
-                continue
-            with archive.open(info) as handle:
-                data = handle.read(cap + 1)  # never trust the declared size
-            if len(data) > cap:
-                _too_large(submission, relative, len(data), cap)
-                continue
-            total += len(data)
-            submission.files[target] = data
-
-
-def _too_large(submission: Submission, name: str, size: int, cap: int) -> None:
-    submission.messages.append(Finding(
-        "too-large",
-        f"«{_shown(name)}» es demasiado grande ({size / 2**20:.1f} MB; máximo "
-        f"{cap / 2**20:.0f} MB); cuenta como ausente.",
-        f"'{_shown(name)}' is too large ({size / 2**20:.1f} MB; at most {cap / 2**20:.0f} MB); "
-        "it counts as missing."))
-
-
-def _from_folder(submission: Submission, root: Path) -> None:
-    base = root
-    for candidate in [root, *sorted(p for p in root.iterdir() if p.is_dir()
-                                    and not p.is_symlink())]:
-        if (candidate / "src").exists() or (candidate / "labs").exists():
-            base = candidate
-            break
-    seen_links: set[str] = set()
-    for target, cap in wanted_paths().items():
-        found = _find_in_folder(submission, base, target, seen_links)
-        if found is None:
+                "not-a-file", f"«{shown(entry.where)}» no es un archivo normal; se ignora.",
+                f"'{shown(entry.where)}' is not a regular file; it is ignored."))
             continue
-        relative, path = found
-        data = _read_regular(submission, path, relative, cap)
-        if data is not None:
-            submission.files[target] = data
-
-
-def _find_in_folder(submission: Submission, base: Path, target: str,
-                    seen_links: set[str]) -> tuple[str, Path] | None:
-    """The file for ``target`` under ``base``, walking without following any link."""
-    candidates = [target]
-    if target.startswith("labs/"):
-        labs = base / "labs"
-        if labs.is_dir() and not labs.is_symlink():
-            for dirpath, _dirnames, filenames in os.walk(labs, followlinks=False):
-                for filename in filenames:
-                    relative = os.path.relpath(os.path.join(dirpath, filename), base)
-                    if canonical(relative.replace(os.sep, "/")) == target:
-                        candidates.append(relative.replace(os.sep, "/"))
-    for relative in candidates:
-        current = base
-        parts = PurePosixPath(relative).parts
-        linked = False
-        for index, part in enumerate(parts):
-            current = current / part
-            try:
-                info = os.lstat(current)
-            except OSError:
-                break
-            if stat.S_ISLNK(info.st_mode):
-                shown = "/".join(parts[: index + 1])
-                if shown not in seen_links:
-                    seen_links.add(shown)
-                    submission.messages.append(Finding(
-                        "symlink",
-                        f"«{_shown(shown)}» es un enlace simbólico; no se sigue.",
-                        f"'{_shown(shown)}' is a symbolic link; it is not followed."))
-                linked = True
-                break
-        else:
-            return relative, current
-        if linked:
+        if entry.kind == "encrypted":
+            submission.flags.append(Finding(
+                "encrypted", f"«{shown(entry.where)}» está cifrado (zip con contraseña).",
+                f"'{shown(entry.where)}' is encrypted (a zip with a password)."))
             continue
+        if entry.size > target.cap:
+            _too_large(submission, entry.where, entry.size, target.cap)
+            continue
+        try:
+            data = entry.read(target.cap)
+        except Unreadable as error:
+            submission.flags.append(Finding(
+                "unreadable",
+                f"«{shown(entry.where)}» no se pudo leer del zip ({error}): ¿está dañado?",
+                f"'{shown(entry.where)}' could not be read from the zip ({error}): is it "
+                "damaged?"))
+            continue
+        if len(data) > target.cap:
+            _too_large(submission, entry.where, len(data), target.cap)
+            continue
+        if not _usual_place(entry, target) and not _looks_like(data, target):
+            continue
+        submission.files[target.path] = data
+        return entry
     return None
 
 
-def _read_regular(submission: Submission, path: Path, relative: str, cap: int) -> bytes | None:
+def _looks_like(data: bytes, target: Target) -> bool:
+    """Content that is ``target``'s: a module defining one of the stub's names, a notebook with
+    the lab's graded cells (or, without nbgrader metadata, any notebook of that name)."""
+    if target.notebook:
+        ids = _grade_ids(data)
+        return ids is not None and (not ids or bool(ids & target.names))
+    text = data.decode("utf-8", "replace")
+    return any(re.search(rf"^\s*(def|class)\s+{re.escape(name)}\b", text, re.MULTILINE)
+               for name in target.names)
+
+
+def _grade_ids(data: bytes) -> frozenset[str] | None:
+    """The nbgrader grade ids of a notebook's cells (``None``: not a notebook)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        notebook = json.loads(data.decode("utf-8"))
+        cells = notebook["cells"]
+        return frozenset(str(c["metadata"]["nbgrader"]["grade_id"]) for c in cells
+                         if isinstance(c, dict) and "grade_id" in
+                         c.get("metadata", {}).get("nbgrader", {}))
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError,
+            RecursionError):
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            submission.messages.append(Finding(
-                "not-a-file", f"«{_shown(relative)}» no es un archivo normal; se ignora.",
-                f"'{_shown(relative)}' is not a regular file; it is ignored."))
-            return None
-        if info.st_size > cap:
-            _too_large(submission, relative, info.st_size, cap)
-            return None
-        data = os.read(fd, cap + 1)
-        while len(data) <= cap:
-            chunk = os.read(fd, cap + 1 - len(data))
-            if not chunk:
-                break
-            data += chunk
-        if len(data) > cap:
-            _too_large(submission, relative, len(data), cap)
-            return None
-        return data
-    finally:
-        os.close(fd)
+
+
+def _take_renamed_notebooks(submission: Submission, entries: list[Entry],
+                            taken_from: dict[str, Entry]) -> None:
+    """A lab notebook saved under another name (``Untitled.ipynb``), known by its graded cells."""
+    missing = [t for t in targets() if t.notebook and t.path not in submission.files and t.names]
+    if not missing:
+        return
+    known = {t.filename for t in targets()}
+    others = [e for e in entries if e.kind == "file" and e.name.lower().endswith(".ipynb")
+              and _plain_name(PurePosixPath(e.name).name) not in known
+              and e.size <= MAX_NOTEBOOK_BYTES][:MAX_NOTEBOOKS_OPENED]
+    for entry in sorted(others, key=lambda e: e.where):
+        try:
+            data = entry.read(MAX_NOTEBOOK_BYTES)
+        except Unreadable:
+            continue
+        ids = _grade_ids(data) or frozenset()
+        best = max(missing, key=lambda t: len(ids & t.names), default=None)
+        if best is not None and len(ids & best.names) * 2 > len(best.names) and \
+                best.path not in submission.files:
+            submission.files[best.path] = data
+            taken_from[best.path] = entry
+
+
+def _nothing_found(entries: list[Entry], skipped: int) -> Finding:
+    names = ", ".join(shown(e.where) for e in entries[:5]) + (", ..." if len(entries) > 5 else "")
+    if not entries:
+        extra_es = f" (solo {skipped} archivos de carpetas que no se corrigen, como .venv/)" \
+            if skipped else ""
+        extra_en = f" (only {skipped} files in folders that are not graded, like .venv/)" \
+            if skipped else ""
+        return Finding("empty", f"La entrega está vacía{extra_es}.",
+                       f"The submission is empty{extra_en}.")
+    return Finding(
+        "nothing-recognised",
+        f"En la entrega no hay ningún archivo del curso (módulos de "
+        f"src/minimodel/positional/ o cuadernos de labs/); contiene: {names}.",
+        f"The submission holds none of the course's files (modules of src/minimodel/positional/ "
+        f"or notebooks of labs/); it contains: {names}.")
+
+
+def _too_large(submission: Submission, name: str, size: int, cap: int) -> None:
+    submission.flags.append(Finding(
+        "too-large",
+        f"«{shown(name)}» es demasiado grande ({size / 2**20:.1f} MB; máximo "
+        f"{cap / 2**20:.0f} MB); cuenta como ausente.",
+        f"'{shown(name)}' is too large ({size / 2**20:.1f} MB; at most {cap / 2**20:.0f} MB); "
+        "it counts as missing."))
 
 
 def _check_text(submission: Submission) -> None:

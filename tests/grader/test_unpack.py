@@ -32,7 +32,7 @@ def make_zip(path, entries: dict[str, bytes], links: dict[str, str] = ()):
 
 
 def codes(submission):
-    return {m.code for m in submission.messages}
+    return {m.code for m in [*submission.messages, *submission.flags]}
 
 
 def test_discover_folders_and_zips(tmp_path):
@@ -80,7 +80,7 @@ def test_huge_files_are_refused_without_trusting_the_header(tmp_path):
 def test_not_a_zip_and_bad_notebook(tmp_path):
     bad = tmp_path / "bad.zip"
     bad.write_bytes(b"PK\x03\x04 this is not a zip")
-    assert "bad-zip" in codes(unpack("bad", bad))
+    assert "unreadable" in codes(unpack("bad", bad))
     path = make_zip(tmp_path / "nb.zip", {NOTEBOOK: b"{not json"})
     submission = unpack("nb", path)
     assert submission.files == {} and "bad-notebook" in codes(submission)
