@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 JOBS ?= 2
 LAB ?= 17.01
 
-.PHONY: help install demo test lint sync lab docs check clean
+.PHONY: help install demo test lint sync lab docs check submit clean
 
 help:
 	@echo "make demo   - install, then run every lab against the reference and grade the samples"
@@ -48,6 +48,9 @@ lab: install
 
 docs: install
 	$(BIN)/python docs_site/build.py
+
+submit: install
+	$(BIN)/python -m minimodel.submit
 
 check: install
 	$(BIN)/minimodel check $(LAB)

@@ -9,6 +9,7 @@ outputs stripped, checksums added. The result is written with sorted keys so it 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import sys
@@ -20,9 +21,11 @@ import nbformat
 
 from minimodel import generated
 from minimodel.course import LABS
+from minimodel.implementation import REPO_ROOT
 
 CODE_STUB = "# TU CÓDIGO AQUÍ / YOUR CODE HERE\nraise NotImplementedError()"
 TEXT_STUB = "*[es] Escribe aquí tu respuesta. · [en] Write your answer here.*"
+CACHE_DIR = REPO_ROOT / "build" / "cache" / "notebooks"
 NBGRADER_DEFAULTS = {"grade": False, "solution": False, "locked": False, "task": False}
 
 
@@ -61,7 +64,29 @@ def _clean(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 
 def release_text(source: Path) -> str:
-    """The student notebook (as text) that nbgrader releases for one lab source."""
+    """The student notebook (as text) that nbgrader releases for one lab source.
+
+    nbgrader takes a few seconds per notebook, so each result is kept in ``build/cache/`` under a
+    key made of everything it depends on (the source, this module, the fingerprint rules and
+    nbgrader's version): ``make sync``, the drift check and a release reuse it.
+    """
+    import nbgrader
+
+    key = hashlib.sha256(b"\0".join([
+        source.read_bytes(), Path(__file__).read_bytes(), Path(generated.__file__).read_bytes(),
+        nbgrader.__version__.encode()])).hexdigest()[:20]
+    cached = CACHE_DIR / f"{source.stem}-{key}.ipynb"
+    if cached.exists():
+        return cached.read_text(encoding="utf-8")
+    text = _release(source)
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    partial = cached.with_name(f"{cached.name}.{os.getpid()}")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, cached)
+    return text
+
+
+def _release(source: Path) -> str:
     slug = source.stem
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)

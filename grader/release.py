@@ -5,17 +5,28 @@ nbgrader), the library with the stubs, the visible tests (``tests/student/``) an
 needed to install and run them. Left out: ``solutions/``, the whole ``grader/`` package (hidden
 checks, reference outputs, sample submissions, the sandbox), the project's own tests, CI and the
 grading benchmark. ``pyproject.toml`` and the ``Makefile`` are rewritten so that they no longer
-mention what was left out, and the result is scanned for leaks before it is accepted.
+mention what was left out, the README is the students' own (``STUDENT_README``), and the
+result is scanned for leaks before it is accepted.
+
+The release is built from the last commit, never from the working tree, and only after checking
+that the commit's stubs and notebooks are exactly what its ``solutions/`` generate.
 """
 
 from __future__ import annotations
 
+import io
 import re
 import shutil
 import subprocess
+import tarfile
+import tempfile
+import time
 from pathlib import Path
 
 from minimodel.implementation import REPO_ROOT
+from minimodel.messages import bilingual
+
+STUDENT_README = "grader/student_readme.md"
 
 EXCLUDED_DIRS = ("solutions/", "grader/", ".ci/", "build/", "site/", ".github/")
 EXCLUDED_FILES = ("benchmarks/grading.py",)
@@ -26,20 +37,6 @@ LEAK_MARKERS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "grader.hidden",
 
 class LeakError(RuntimeError):
     """Something instructor-only would reach students."""
-
-
-def tracked_files(root: Path = REPO_ROOT) -> list[str]:
-    """The repository's files: tracked or new, never ignored (``.venv``, ``build``...)."""
-    try:
-        listing = subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-            cwd=root, capture_output=True, check=True).stdout.decode()
-        names = [n for n in listing.split("\0") if n]
-    except (OSError, subprocess.CalledProcessError):
-        skip = {".git", ".venv", "build", "site", "__pycache__", ".pytest_cache", ".ruff_cache"}
-        names = [str(p.relative_to(root)) for p in root.rglob("*")
-                 if p.is_file() and not skip & set(p.relative_to(root).parts)]
-    return sorted(n for n in names if (root / n).is_file())
 
 
 def released(name: str) -> bool:
@@ -134,21 +131,83 @@ def leaks(folder: Path) -> list[str]:
     return found
 
 
-def release(out: Path, *, force: bool = False, root: Path = REPO_ROOT) -> list[Path]:
-    """Write the student repository into ``out``; returns the files written."""
+def export_commit(root: Path, dest: Path) -> Path:
+    """Write the files of the last commit (``HEAD``) of ``root`` into ``dest``; return ``dest``.
+
+    The release is built from what is committed, so nothing untracked, unsaved or half-edited in
+    the instructor's working tree reaches students.
+    """
+    try:
+        archive = subprocess.run(["git", "archive", "--format=tar", "HEAD"], cwd=root,
+                                 capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as error:
+        raise LeakError(bilingual(
+            f"La publicación se hace desde el último commit y {root} no es un repositorio git "
+            f"con commits ({error}).",
+            f"A release is built from the last commit, and {root} is not a git repository "
+            f"with commits ({error}).")) from None
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(dest, filter="data")
+    return dest
+
+
+def drift(tree: Path) -> list[str]:
+    """Generated files of ``tree`` that differ from what its ``solutions/`` generate."""
+    from grader import sync
+
+    return [f"{path.relative_to(tree)}: out of date (make sync, then commit)"
+            for path in sync.drifted(sync.generated_files(tree))]
+
+
+def keep_previous(out: Path) -> Path:
+    """Move an earlier release in ``out`` aside (``<out>-saved-<date-time>``); return where."""
+    saved = out.with_name(f"{out.name}-saved-{time.strftime('%Y%m%d-%H%M%S')}")
+    while saved.exists():
+        saved = saved.with_name(saved.name + "+")
+    shutil.move(out, saved)
+    return saved
+
+
+def release(out: Path, *, force: bool = False, root: Path = REPO_ROOT,
+            say=print) -> list[Path]:
+    """Write the student repository into ``out`` from the last commit; return the files written.
+
+    Refuses (``LeakError``, nothing written) when a generated file of the commit drifted from
+    ``solutions/`` or something instructor-only would be shipped. A non-empty ``out`` is never
+    deleted: without ``force`` the release refuses, with it the old folder is moved aside.
+    """
     out = out.resolve()
     if out == root or root in out.parents and not str(out.relative_to(root)).startswith(
             ("build/", "build")):
         raise LeakError(f"{out}: choose a folder outside the course repository (or in build/)")
-    if out.exists():
-        if not force and any(out.iterdir()):
-            raise LeakError(f"{out} is not empty (use --force to replace it)")
+    if out.exists() and any(out.iterdir()) and not force:
+        raise LeakError(bilingual(f"{out} no está vacía (con --force se aparta antes, no se borra)",
+                                  f"{out} is not empty (--force moves it aside first, never "
+                                  "deletes it)"))
+    with tempfile.TemporaryDirectory() as scratch:
+        tree = export_commit(root, Path(scratch))
+        problems = drift(tree)
+        if problems:
+            raise LeakError("refusing to release:\n" + "\n".join(problems))
+        if out.exists() and any(out.iterdir()):
+            saved = keep_previous(out)
+            say(bilingual(f"La publicación anterior está en {saved}",
+                          f"The previous release is kept in {saved}"))
+        written = _write(tree, out)
+    problems = leaks(out)
+    if problems:
         shutil.rmtree(out)
+        raise LeakError("refusing to release:\n" + "\n".join(problems))
+    return written
+
+
+def _write(tree: Path, out: Path) -> list[Path]:
+    """Copy the released files of the exported ``tree`` to ``out``, rewriting what must be."""
     written = []
-    for name in tracked_files(root):
+    for name in sorted(str(p.relative_to(tree)) for p in tree.rglob("*") if p.is_file()):
         if not released(name):
             continue
-        source, target = root / name, out / name
+        source, target = tree / name, out / name
         target.parent.mkdir(parents=True, exist_ok=True)
         if name == "pyproject.toml":
             target.write_text(student_pyproject(source.read_text(encoding="utf-8")),
@@ -156,11 +215,9 @@ def release(out: Path, *, force: bool = False, root: Path = REPO_ROOT) -> list[P
         elif name == "Makefile":
             target.write_text(student_makefile(source.read_text(encoding="utf-8")),
                               encoding="utf-8")
+        elif name == "README.md":
+            shutil.copy2(tree / STUDENT_README, target)
         else:
             shutil.copy2(source, target)
         written.append(target)
-    problems = leaks(out)
-    if problems:
-        shutil.rmtree(out)
-        raise LeakError("refusing to release:\n" + "\n".join(problems))
     return written

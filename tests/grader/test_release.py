@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from grader.release import leaks, release, student_makefile
+from grader.release import STUDENT_README, LeakError, leaks, release, student_makefile
+from grader.sync import committed_text
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
 
 
@@ -74,3 +77,66 @@ def test_visible_tests_run_on_the_stubs_and_pass_with_the_solutions(released, tm
         shutil.copy2(solution, repo / "src" / "minimodel" / "positional" / solution.name)
     solved = run_visible_tests(repo)
     assert solved.returncode == 0, solved.stdout[-3000:]
+
+
+def test_the_student_readme_explains_the_student_repository(released):
+    readme = (released / "README.md").read_text(encoding="utf-8")
+    assert readme == (REPO_ROOT / STUDENT_README).read_text(encoding="utf-8")
+    for said in ("make lab", "make check LAB=", "make submit", "MINIMODEL_LANG", "--lang"):
+        assert said in readme
+    makefile = (released / "Makefile").read_text(encoding="utf-8")
+    for target in re.findall(r"`make (\w+)", readme):
+        assert re.search(rf"^{target}:", makefile, re.M), f"README names make {target}"
+    assert "minimodel-grader" not in readme and "make sync" not in readme
+
+
+def clone(tmp_path: Path) -> Path:
+    """A clone of the course's last commit, as an instructor's checkout."""
+    repo = tmp_path / "course"
+    subprocess.run(["git", "clone", "-q", "--local", str(REPO_ROOT), str(repo)], check=True)
+    return repo
+
+
+def commit(repo: Path) -> None:
+    who = ["-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["add", "-A"], [*who, "commit", "-qm", "x"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+def test_release_refuses_a_commit_whose_stub_drifted(tmp_path):
+    repo = clone(tmp_path)
+    stub = repo / "src/minimodel/positional/sinusoidal.py"
+    stub.write_text((REFERENCE_DIR / "sinusoidal.py").read_text(encoding="utf-8"))
+    commit(repo)
+    with pytest.raises(LeakError, match="src/minimodel/positional/sinusoidal.py: out of date"):
+        release(tmp_path / "out", root=repo)
+    assert not (tmp_path / "out").exists()
+
+
+def test_release_ships_the_commit_not_the_working_tree(tmp_path):
+    repo = clone(tmp_path)
+    (repo / "notes-for-me.md").write_text("answers: ...")
+    stub = repo / "src/minimodel/positional/sinusoidal.py"
+    stub.write_text((REFERENCE_DIR / "sinusoidal.py").read_text(encoding="utf-8"))
+    lab = repo / "labs/17_01_sinusoidal.ipynb"
+    ran = json.loads(lab.read_text(encoding="utf-8"))
+    ran["cells"][0]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "42"}]
+    lab.write_text(json.dumps(ran), encoding="utf-8")
+    out = tmp_path / "out"
+    release(out, root=repo)
+    assert not (out / "notes-for-me.md").exists()
+    for name in ("src/minimodel/positional/sinusoidal.py", "labs/17_01_sinusoidal.ipynb"):
+        assert (out / name).read_text(encoding="utf-8") == committed_text(repo / name, repo)
+
+
+def test_a_second_release_keeps_the_first_and_says_where(released, tmp_path):
+    out = tmp_path / "student"
+    shutil.copytree(released, out)
+    (out / "labs" / "my-notes.md").write_text("mine")
+    with pytest.raises(LeakError, match="not empty"):
+        release(out)
+    said = []
+    release(out, force=True, say=said.append)
+    saved = [p for p in tmp_path.iterdir() if p.name.startswith("student-saved-")]
+    assert len(saved) == 1 and (saved[0] / "labs" / "my-notes.md").read_text() == "mine"
+    assert str(saved[0]) in said[0] and not (out / "labs" / "my-notes.md").exists()
