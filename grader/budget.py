@@ -1,0 +1,121 @@
+"""How much of a worker one student may use, and what their code really used.
+
+Grades must not depend on the machine's load or the number of workers, so what a submission is
+charged is the CPU time its code used (the probe groups' processes as the sandbox's monitor
+reports them; the notebook kernel as :class:`DescendantCpu` measures it), not the wall clock. A
+run stopped by a wall-clock limit is charged the wall time it held the worker (a student who
+sleeps forever uses no CPU but still holds a worker).
+
+:class:`StudentBudget` caps the total across all of a student's items (``--student-cpu``): once
+it is spent, the items not yet run score 0 with a reason in both languages, so that one
+student's infinite loops cannot hold a worker for a quarter of an hour.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from grader.verdicts import Finding
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+class StudentBudget:
+    """Seconds of CPU one student may still use (wall-clock seconds for runs stopped on time)."""
+
+    def __init__(self, limit_s: float):
+        self.limit_s = float(limit_s)
+        self.used_s = 0.0
+        self.skipped: list[str] = []  # what was not run because the budget was spent
+
+    def left(self) -> float:
+        """Seconds still available (infinite without a cap)."""
+        return max(0.0, self.limit_s - self.used_s) if self.limit_s > 0 else float("inf")
+
+    def spent(self) -> bool:
+        return self.limit_s > 0 and self.used_s >= self.limit_s
+
+    def charge(self, cpu_s: float, wall_s: float = 0.0, *, stopped_on_time: bool = False) -> None:
+        self.used_s += max(cpu_s, wall_s) if stopped_on_time else cpu_s
+
+    def finding(self) -> Finding:
+        return Finding(
+            "student-cap",
+            f"Tu entrega agotó el tiempo total de CPU que se dedica a cada estudiante "
+            f"({self.limit_s:g} s, casi siempre por bucles que no terminan o esperas); este "
+            "apartado no se llegó a ejecutar y vale 0. Corrige lo que tarda y vuelve a entregar.",
+            f"Your submission used up the total CPU time given to each student "
+            f"({self.limit_s:g} s, nearly always loops that never end, or waits); this item was "
+            "not run and scores 0. Fix what takes so long and submit again.")
+
+    def summary(self) -> dict:
+        return {"limit_s": self.limit_s, "used_s": round(self.used_s, 2),
+                "skipped": self.skipped}
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            text = Path(f"/proc/{pid}/task/{task}/children").read_text()
+        except OSError:
+            continue
+        found += [int(p) for p in text.split()]
+    return found
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system time of one process (its threads included), from ``/proc``."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text.rsplit(")", 1)[-1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+
+
+class DescendantCpu:
+    """The CPU time used by the processes this one starts while it is active (a notebook
+    kernel and its jail), sampled from ``/proc`` so that a kernel killed at the end still
+    counts. Processes below ``exclude`` (the worker's zygote, measured on its own) are left out.
+    """
+
+    def __init__(self, exclude: set[int] = frozenset(), interval_s: float = 0.2):
+        self.exclude = set(exclude)
+        self.interval_s = interval_s
+        self.seen: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> DescendantCpu:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _sample(self) -> None:
+        stack = [p for p in _children(os.getpid()) if p not in self.exclude]
+        while stack:
+            pid = stack.pop()
+            cpu = _cpu_seconds(pid)
+            if cpu is not None:
+                self.seen[pid] = max(cpu, self.seen.get(pid, 0.0))
+            stack += [p for p in _children(pid) if p not in self.exclude]
+
+    def _watch(self) -> None:
+        while True:
+            self._sample()
+            if self._stop.wait(self.interval_s):
+                return
+
+    @property
+    def seconds(self) -> float:
+        return round(sum(self.seen.values()), 2)

@@ -1,0 +1,117 @@
+"""LMS exports: each file has the columns and id columns its LMS documents for grade imports.
+
+The expected files are written here from each format's documentation: Canvas's gradebook CSV
+(``Student``, ``ID``, ``SIS User ID``, ``SIS Login ID``, ``Section``, one column per assignment
+named ``Name (id)``, and the ``Points Possible`` row of its export), Moodle's CSV grade import
+(users matched by *Email address* or *ID number*, one column per grade item) and Gradescope's
+score import (``Name``, ``SID``, ``Email`` and the score).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from grader import lms_export
+from grader.cli import main
+from grader.gradebook import record_path
+from grader.safe_io import atomic_write_json
+
+ROSTER = """\
+submission,name,email,sis_id,canvas_id,login_id,section
+ana,"García Núñez, Ana",ana@uni.es,A001,1001,agarcia,Grupo 1
+luis,Luis Pérez,luis@uni.es,A002,1002,lperez,Grupo 2
+marta,"Ruiz, Marta",marta@uni.es,A003,1003,mruiz,Grupo 1
+pablo,"Sanz, Pablo",pablo@uni.es,A004,1004,psanz,Grupo 2
+"""
+
+
+def write_records(out):
+    for student_id, total, status in (("ana", 180.5, "ok"), ("luis", 0.0, "ok"),
+                                      ("marta", 0.0, "flagged: unreadable"),
+                                      ("zoe", 12.0, "ok")):
+        atomic_write_json(record_path(out, student_id), {
+            "student_id": student_id, "complete": True, "labs": {}, "messages": [],
+            "total": total, "max_total": 224.0, "status": status})
+
+
+@pytest.fixture
+def graded(tmp_path):
+    out = tmp_path / "out"
+    write_records(out)
+    roster = tmp_path / "roster.csv"
+    roster.write_text("\ufeff" + ROSTER, encoding="utf-8")  # as a spreadsheet saves it
+    return out, roster
+
+
+def rows(path) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+
+
+def test_canvas_gradebook_csv(graded):
+    out, roster = graded
+    result = lms_export.export(out, "canvas", roster, "Lab 17-19", "4321")
+    assert rows(result.path) == [
+        ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Lab 17-19 (4321)"],
+        ["    Points Possible", "", "", "", "", "224"],
+        ["García Núñez, Ana", "1001", "A001", "agarcia", "Grupo 1", "180.50"],
+        ["Luis Pérez", "1002", "A002", "lperez", "Grupo 2", "0"],
+        ["Ruiz, Marta", "1003", "A003", "mruiz", "Grupo 1", ""],
+        ["Sanz, Pablo", "1004", "A004", "psanz", "Grupo 2", ""],
+    ]
+    assert result.left_empty == ["marta", "pablo"] and result.not_in_roster == ["zoe"]
+    report = "\n".join(lms_export.report(result))
+    assert "marta, pablo" in report and "zoe" in report
+
+
+def test_moodle_grade_import_csv(graded):
+    out, roster = graded
+    result = lms_export.export(out, "moodle", roster, "Lab 17-19")
+    assert rows(result.path) == [
+        ["First name", "Last name", "ID number", "Email address", "Lab 17-19"],
+        ["Ana", "García Núñez", "A001", "ana@uni.es", "180.50"],
+        ["Luis", "Pérez", "A002", "luis@uni.es", "0"],
+        ["Marta", "Ruiz", "A003", "marta@uni.es", ""],
+        ["Pablo", "Sanz", "A004", "pablo@uni.es", ""],
+    ]
+
+
+def test_gradescope_scores_csv(graded):
+    out, roster = graded
+    result = lms_export.export(out, "gradescope", roster, "Lab 17-19")
+    assert rows(result.path) == [
+        ["Name", "SID", "Email", "Lab 17-19"],
+        ["García Núñez, Ana", "A001", "ana@uni.es", "180.50"],
+        ["Luis Pérez", "A002", "luis@uni.es", "0"],
+        ["Ruiz, Marta", "A003", "marta@uni.es", ""],
+        ["Sanz, Pablo", "A004", "pablo@uni.es", ""],
+    ]
+
+
+def test_a_roster_that_cannot_serve_the_lms_is_refused(graded, tmp_path):
+    out, _ = graded
+    no_ids = tmp_path / "no_ids.csv"
+    no_ids.write_text("submission,name\nana,Ana\n", encoding="utf-8")
+    with pytest.raises(lms_export.ExportError, match="canvas_id or sis_id"):
+        lms_export.export(out, "canvas", no_ids)
+    twice = tmp_path / "twice.csv"
+    twice.write_text("submission,email\nana,a@x\nana,b@x\n", encoding="utf-8")
+    with pytest.raises(lms_export.ExportError, match="twice"):
+        lms_export.export(out, "moodle", twice)
+    unnamed = tmp_path / "unnamed.csv"
+    unnamed.write_text("name,email\nAna,a@x\n", encoding="utf-8")
+    with pytest.raises(lms_export.ExportError, match="'submission' column"):
+        lms_export.export(out, "gradescope", unnamed)
+
+
+def test_merge_exports_from_the_command_line(graded, capsys):
+    out, roster = graded
+    code = main(["merge", "--out", str(out), "--export", "canvas", "--export", "gradescope",
+                 "--roster", str(roster), "--assignment", "Lab 17-19"])
+    assert code == 0
+    assert (out / "export" / "canvas.csv").exists() and (out / "export" / "gradescope.csv").exists()
+    assert "left empty" in capsys.readouterr().out
+    assert main(["merge", "--out", str(out), "--export", "moodle"]) == 2
+    assert "--roster" in capsys.readouterr().err
