@@ -4,9 +4,10 @@ The test reads the pages, so editing a number on a page breaks it: the numeric f
 evaluated, the table of models is recomputed from ``LearnedPositionalEmbedding``, the
 interpolation formula written on the page is implemented from its text and compared with
 ``interpolate_positions`` and with PyTorch, the worked example is recomputed, and the code blocks
-are run. The numbers quoted from papers (BERT's 90%/10% schedule at 128/512 tokens, GPT-2's
-initialisation 0.02) are citations, not computations; the standard deviation is also the module's
-default, which is checked.
+are run. The numbers quoted from papers and code (BERT's 90%/10% schedule at 128/512 tokens,
+GPT-2's initialisation: 0.01 for positions and 0.02 for tokens in OpenAI's code, 0.02 for both in
+Hugging Face and nanoGPT) are citations, not computations; 0.02 is also the module's default, and
+the Mini-GPT's token table's, which are checked.
 """
 
 from __future__ import annotations
@@ -50,6 +51,29 @@ def test_parameter_counts_and_initialisation(page):
     assert inspect.signature(LearnedPositionalEmbedding).parameters["init_std"].default == 0.02
     big = LearnedPositionalEmbedding(4096, 64)
     assert abs(big.weight.std().item() - 0.02) < 1e-3
+    # OpenAI's GPT-2: positions at 0.01, tokens at 0.02; the course: 0.02 for both, as HF.
+    learned_table = " ".join(text.split())
+    assert "$0.01$, and the token table with $0.02$" in learned_table or (
+        "$0.01$, y la tabla de tokens con $0.02$" in learned_table
+    )
+    from minimodel.model import GPT, GPTConfig
+
+    torch.manual_seed(0)
+    gpt = GPT(GPTConfig(vocab_size=512, block_size=256, n_embd=64, n_layer=1, positional="learned"))
+    assert abs(gpt.wte.weight.std().item() - 0.02) < 1e-3
+    assert abs(gpt.hooks.input.weight.std().item() - 0.02) < 1e-3
+
+
+def test_sinusoidal_dot_products_not_rows_depend_on_the_distance(page):
+    from minimodel.positional.sinusoidal import sinusoidal_pe
+
+    text = " ".join(page.section("free-table").split())
+    assert "dot products between rows" in text or "producto escalar de dos filas" in text
+    pe = torch.from_numpy(sinusoidal_pe(64, 16)).double()
+    gram = pe @ pe.T
+    for shift in (1, 7, 30):
+        assert torch.allclose(gram[shift:, shift:], gram[:-shift, :-shift], atol=1e-6)
+        assert not torch.allclose(pe[shift:], pe[:-shift]), "the rows themselves move"
 
 
 def test_gradient_of_a_row_is_the_sum_over_the_batch(page):
