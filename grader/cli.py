@@ -6,6 +6,9 @@
   grade a class; exit status 0 when the run completed, whatever students scored.
 - ``merge SOURCE... --out OUT [--manual gradebook.db]``: join the grading folders of several
   shards, and/or the written answers graded by hand in formgrader.
+- ``nbgrader-course COURSE [--lab ID] [--scores OUT]``: write the nbgrader course of the labs
+  (config, ``source/``, ``release/``, ``gradebook.db``), or put the scores graded into ``OUT``
+  into its ``gradebook.db``.
 - ``demo``: grade the bundled sample submissions and print the table.
 
 Splitting a class across machines: each job grades one shard into its own folder, then one
@@ -22,7 +25,9 @@ With a Kubernetes indexed Job (``completionMode: Indexed``, ``completions: 4``),
     minimodel-grader grade /shared/subs --shard $JOB_COMPLETION_INDEX/4 \
         --out /shared/out/shard-$JOB_COMPLETION_INDEX
 
-Shard ``i/n`` takes the submissions whose position in the sorted list is ``i`` modulo ``n``.
+Shard ``i/n`` takes the submissions whose student id hashes to ``i`` modulo ``n`` (a stable
+hash, so adding a submission between jobs moves nobody else); ``merge`` refuses a missing or
+repeated shard and folders graded with other settings.
 """
 
 from __future__ import annotations
@@ -90,6 +95,13 @@ def main(argv: list[str] | None = None) -> int:
     merge.add_argument("--out", type=Path, required=True)
     merge.add_argument("--manual", type=Path, help="nbgrader gradebook.db with manual grades")
 
+    course = sub.add_parser("nbgrader-course",
+                            help="write the nbgrader course, or bring scores into it")
+    course.add_argument("course", type=Path, help="the nbgrader course folder")
+    course.add_argument("--lab", action="append", help="only this lab (repeatable)")
+    course.add_argument("--scores", type=Path, metavar="OUT",
+                        help="put the scores graded into OUT into the course's gradebook.db")
+
     demo = sub.add_parser("demo", help="grade the bundled samples and print the table")
     demo.add_argument("--out", type=Path, default=None)
     demo.add_argument("--workers", type=int, default=0)
@@ -103,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(args) -> int:
     from grader.grading import GradingError
+    from grader.merging import MergeError
+    from grader.nbgrader_course import CourseError
 
     try:
         if args.command == "references":
@@ -129,23 +143,35 @@ def _dispatch(args) -> int:
             grade(args.submissions, args.out, options)
             return 0
         if args.command == "merge":
-            from grader import gradebook
+            from grader import gradebook, merging
 
-            args.out.mkdir(parents=True, exist_ok=True)
             if args.sources:
-                count = gradebook.merge(args.sources, args.out)
+                merging.check_sources(args.sources, args.out)
+                args.out.mkdir(parents=True, exist_ok=True)
+                count = merging.merge(args.sources, args.out)
                 print(f"merged {count} records into {args.out / 'grades.csv'}")
             if args.manual:
-                taken = gradebook.merge_manual(args.out, args.manual)
+                taken = merging.merge_manual(args.out, args.manual)
                 print(f"took {taken} manual scores from {args.manual}")
             if not args.sources and not args.manual:
                 gradebook.rebuild(args.out, rewrite_feedback=True)
+            return 0
+        if args.command == "nbgrader-course":
+            from grader import nbgrader_course
+
+            if args.scores:
+                count = nbgrader_course.write_scores(args.course, args.scores)
+                print(f"scores of {count} submitted notebooks written into "
+                      f"{args.course / 'gradebook.db'}")
+            else:
+                slugs = nbgrader_course.write_course(args.course, labs=args.lab)
+                print(f"nbgrader course in {args.course}: {', '.join(slugs)}")
             return 0
         if args.command == "demo":
             from grader.demo import run_demo
 
             return run_demo(out=args.out, workers=args.workers)
-    except GradingError as error:
+    except (GradingError, MergeError, CourseError) as error:
         print(f"minimodel-grader: {error}", file=sys.stderr)
         return 2
     return 2

@@ -140,14 +140,14 @@ def build_samples(folder: Path) -> Path:
 def table(records: list[dict]) -> str:
     """The sample table: automatic points per lab, total, and what explains the score."""
     labs = sorted({lab for r in records for lab in r["labs"]})
-    header = ["sample", *labs, "total", "expected", "findings"]
+    header = ["sample", *labs, "automatic", "expected", "findings"]
     rows = []
     order = {name: i for i, name in enumerate(SAMPLES)}
     for record in sorted(records, key=lambda r: order.get(r["student_id"], 99)):
         cells = [record["student_id"]]
         for lab_id in labs:
             lab = record["labs"].get(lab_id, {})
-            cells.append(f"{lab.get('score', 0):g}/{lab.get('max', 0):g}")
+            cells.append(f"{lab.get('auto', 0):g}/{lab.get('auto_max', 0):g}")
         codes = []
         for lab in record["labs"].values():
             for verdict in lab["items"]:
@@ -158,7 +158,7 @@ def table(records: list[dict]) -> str:
                 if finding["code"] not in codes:
                     codes.append(finding["code"])
         shown = ", ".join(codes[:7]) + (", …" if len(codes) > 7 else "")
-        cells += [f"{record['total']:g}/{record['max_total']:g}",
+        cells += [f"{record['auto']:g}/{record['auto_max']:g}",
                   EXPECTED.get(record["student_id"], ""), shown or "-"]
         rows.append(cells)
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header) - 1)]

@@ -10,6 +10,7 @@ are not shown and never cost points.
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 from grader.safe_io import atomic_write_text
@@ -25,7 +26,14 @@ STATUS = {
 ICON = {"passed": "✔", "partial": "◐", "failed": "✘", "missing": "✘", "manual": "✎",
         "graded": "✎"}
 WORDS = {
-    "es": {"title": "Corrección", "total": "Total automático", "item": "Apartado",
+    "es": {"title": "Corrección", "total": "Total", "auto": "automático", "by_hand": "a mano",
+           "pending": ("{n} respuesta escrita aún por corregir a mano",
+                       "{n} respuestas escritas aún por corregir a mano"),
+           "syntax": "Un archivo con un error de sintaxis no se puede importar: todos los "
+                     "apartados que lo usan valen 0, también los de otros laboratorios cuyos "
+                     "módulos lo importan. Corrígelo y pasa la autocomprobación antes de "
+                     "entregar.",
+           "item": "Apartado",
            "points": "Puntos", "status": "Estado", "lab": "Laboratorio", "details": "Detalles",
            "submission": "Tu entrega", "notebook": "Cuaderno",
            "gpu": {"passed": "Comprobaciones en GPU: superadas.",
@@ -36,7 +44,13 @@ WORDS = {
            "footer": "Las pruebas ocultas y sus datos no se muestran. Lo que tu código escribe "
                      "en la salida, los avisos (warnings) y stderr no restan puntos.",
            "note": "Nota"},
-    "en": {"title": "Grading report", "total": "Automatic total", "item": "Item",
+    "en": {"title": "Grading report", "total": "Total", "auto": "automatic", "by_hand": "by hand",
+           "pending": ("{n} written answer still to be graded by hand",
+                       "{n} written answers still to be graded by hand"),
+           "syntax": "A file with a syntax error cannot be imported: every item that uses it "
+                     "scores 0, also in other labs whose modules import it. Fix it and run the "
+                     "self-check before you submit.",
+           "item": "Item",
            "points": "Points", "status": "Status", "lab": "Lab", "details": "Details",
            "submission": "Your submission", "notebook": "Notebook",
            "gpu": {"passed": "GPU checks: passed.", "failed": "GPU checks: failed.",
@@ -66,6 +80,21 @@ def _finding_text(finding: dict, lang: str) -> str:
     return text if finding.get("scoring", True) else f"{WORDS[lang]['note']}: {text}"
 
 
+def total_line(record: dict, lang: str) -> str:
+    """``Total: 165.50 / 227 (automatic 150 / 166 · by hand 15.50 / 61; 2 written answers still
+    to be graded by hand)``: the denominator counts every item, graded or not."""
+    words = WORDS[lang]
+    split = (f"{words['auto']} {_fmt(record.get('auto'))} / {_fmt(record.get('auto_max'))}")
+    if record.get("manual_max"):
+        split += (f" · {words['by_hand']} {_fmt(record.get('manual'))} / "
+                  f"{_fmt(record.get('manual_max'))}")
+    if record.get("manual_pending"):
+        count = record["manual_pending"]
+        split += "; " + words["pending"][count != 1].format(n=count)
+    return (f"{words['total']}: {_fmt(record.get('total'))} / "
+            f"{_fmt(record.get('max_total'))} ({split})")
+
+
 def model(record: dict, lang: str) -> dict:
     """The language-specific content both renderers share."""
     words = WORDS[lang]
@@ -88,9 +117,10 @@ def model(record: dict, lang: str) -> dict:
                      "score": f"{_fmt(lab.get('score'))} / {_fmt(lab.get('max'))}"})
     return {
         "heading": f"{words['title']} · {record['student_id']}",
-        "total": f"{words['total']}: {_fmt(record.get('total'))} / "
-                 f"{_fmt(record.get('max_total'))}",
-        "messages": [_finding_text(f, lang) for f in record.get("messages", [])],
+        "total": total_line(record, lang),
+        "messages": [_finding_text(f, lang) for f in record.get("messages", [])] + (
+            [words["syntax"]] if any(m.get("code") == "syntax-error"
+                                     for m in record.get("messages", [])) else []),
         "labs": labs,
         "footer": words["footer"],
     }
@@ -120,11 +150,12 @@ def markdown(record: dict, lang: str) -> str:
 
 
 def _md(text: str) -> str:
-    """Text from findings, made inert in Markdown (no tables broken, no HTML, no links)."""
+    """Text from findings, made inert in Markdown (no tables broken, no HTML, no links, no
+    emphasis); an underscore inside a word is left alone (``gpu_check.py``: no emphasis there)."""
     text = " ".join(str(text).split())
-    for char in "\\|<>[]*_`":
+    for char in "\\|<>[]*`":
         text = text.replace(char, "\\" + char)
-    return text
+    return re.sub(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])", r"\\_", text)
 
 
 CSS = ("body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;"

@@ -5,6 +5,7 @@ Layout of a grading folder ``OUT``::
     OUT/grades.csv                one row per submission: student_id, every item, lab subtotals,
                                   total, gpu_checks (passed / failed / not run / n/a), status
     OUT/items.csv                 every column's lab, kind (auto / manual), points and titles
+    OUT/run.json                  settings, shard and student ids of the run
     OUT/records/<student>.json    the full record (the source of everything else)
     OUT/feedback/<student>/       feedback.{es,en}.{md,html}
     OUT/logs/<student>.log        what the sandbox and kernel printed (instructor only)
@@ -15,9 +16,11 @@ interrupted at any point (Ctrl-C, ``kill -9``) leaves whole records or none; the
 students whose record matches their submission and the grading configuration, and grades the
 rest. ``grades.csv`` is rebuilt from all records at the end of every run and every merge.
 
-Merging: ``merge`` copies the records of several grading folders (one per shard of a split
-class) into one and rebuilds the CSV and feedback; ``--manual gradebook.db`` takes the scores of
-the written answers graded by hand in nbgrader's formgrader and puts them in the manual columns.
+``grades.csv``'s second row (``max_points``) holds every column's maximum; each student has
+``auto``, ``manual`` and ``total`` points (the maxima count every item, graded or not, so the
+denominator never moves), ``manual_pending`` (written answers not graded yet), ``gpu_checks``,
+``device`` and ``status``. ``OUT/run.json`` says with which settings, shard and students the
+folder was graded; ``grader.merging`` checks it before joining folders.
 """
 
 from __future__ import annotations
@@ -26,7 +29,6 @@ import csv
 import io
 import json
 import re
-import shutil
 from pathlib import Path
 
 from grader import feedback
@@ -76,13 +78,17 @@ def save(out: Path, record: dict) -> None:
     atomic_write_json(record_path(out, record["student_id"]), record)
 
 
-def columns() -> list[dict]:
-    """Every column of ``grades.csv`` after ``student_id``, with its points and titles."""
+def columns(labs: set[str] | None = None) -> list[dict]:
+    """Every column of ``grades.csv`` after ``student_id`` for ``labs`` (default: all), with
+    its points and titles."""
     from grader import nbexec
 
     cols = []
     for lab_id, checks in registry().items():
+        if labs is not None and lab_id not in labs:
+            continue
         lab = find_lab(lab_id)
+        first = len(cols)
         for item in checks.items:
             cols.append({"column": f"{lab_id}/{item.key}", "lab": lab_id, "kind": "auto",
                          "points": item.points, "title_es": item.title_es,
@@ -95,8 +101,16 @@ def columns() -> list[dict]:
                              "kind": info["kind"], "points": info["points"],
                              "title_es": es, "title_en": en})
         cols.append({"column": lab_id, "lab": lab_id, "kind": "subtotal",
-                     "points": None, "title_es": lab.title_es, "title_en": lab.title_en})
+                     "points": sum(c["points"] for c in cols[first:]),
+                     "title_es": lab.title_es, "title_en": lab.title_en})
     return cols
+
+
+TOTALS = [("auto", "auto_max", "Puntos automáticos", "Automatic points"),
+          ("manual", "manual_max", "Puntos corregidos a mano", "Points graded by hand"),
+          ("total", "max_total", "Total (automáticos + a mano)", "Total (automatic + by hand)")]
+TRAILER = ["manual_pending", "gpu_checks", "device", "status"]
+MAX_ROW = "max_points"  # the second row of grades.csv: every column's maximum
 
 
 def _scores(record: dict) -> dict[str, float | None]:
@@ -114,17 +128,32 @@ def _cell(value) -> str:
     return f"{value:g}" if float(value).is_integer() else f"{value:.2f}"
 
 
+def student_status(record: dict) -> str:
+    """``ok``; ``awaiting manual grading``; or what the run flagged (``problems: ...``)."""
+    status = record.get("status", "ok")
+    if status == "ok" and record.get("manual_pending"):
+        return "awaiting manual grading"
+    return status
+
+
 def grades_csv(records: list[dict], cols: list[dict] | None = None) -> str:
-    cols = cols if cols is not None else columns()
+    """One row per student after a ``max_points`` row; totals split into automatic and manual."""
+    cols = cols if cols is not None else columns(_labs_of(records))
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student_id", *[c["column"] for c in cols], "total", "gpu_checks",
-                     "status"])
+    writer.writerow(["student_id", *[c["column"] for c in cols],
+                     *[name for name, _, _, _ in TOTALS], *TRAILER])
+    maxima = {"auto": sum(c["points"] for c in cols if c["kind"] == "auto"),
+              "manual": sum(c["points"] for c in cols if c["kind"] == "manual")}
+    maxima["total"] = maxima["auto"] + maxima["manual"]
+    writer.writerow([MAX_ROW, *[_cell(c["points"]) for c in cols],
+                     *[_cell(maxima[name]) for name, _, _, _ in TOTALS], "", "", "", ""])
     for record in records:
         scores = _scores(record)
         writer.writerow([record["student_id"], *[_cell(scores.get(c["column"])) for c in cols],
-                         _cell(record.get("total")), record.get("gpu", "n/a"),
-                         record.get("status", "ok")])
+                         *[_cell(record.get(name)) for name, _, _, _ in TOTALS],
+                         record.get("manual_pending", 0), record.get("gpu", "n/a"),
+                         record.get("device", "cpu"), student_status(record)])
     return buffer.getvalue()
 
 
@@ -136,13 +165,22 @@ def items_csv(cols: list[dict] | None = None) -> str:
     for c in cols:
         writer.writerow([c["column"], c["lab"], c["kind"], _cell(c["points"]), c["title_es"],
                          c["title_en"]])
+    auto = sum(c["points"] for c in cols if c["kind"] == "auto")
+    manual = sum(c["points"] for c in cols if c["kind"] == "manual")
+    for (name, _, es, en), points in zip(TOTALS, (auto, manual, auto + manual), strict=True):
+        writer.writerow([name, "", "total", _cell(points), es, en])
     return buffer.getvalue()
+
+
+def _labs_of(records: list[dict]) -> set[str] | None:
+    labs = {lab for record in records for lab in record.get("labs", {})}
+    return labs or None
 
 
 def rebuild(out: Path, *, rewrite_feedback: bool = False) -> list[dict]:
     """Recompute totals, then rewrite ``grades.csv`` and ``items.csv`` (and feedback)."""
     records = load_records(out)
-    cols = columns()
+    cols = columns(_labs_of(records))
     for record in records:
         recompute_totals(record)
         if rewrite_feedback:
@@ -153,78 +191,35 @@ def rebuild(out: Path, *, rewrite_feedback: bool = False) -> list[dict]:
 
 
 def recompute_totals(record: dict) -> None:
-    total = max_total = 0.0
+    """Per lab and in all: automatic and manual points, their maxima (every item, graded or
+    not, so the denominator never moves), the total and the written answers still to grade."""
+    sums = dict.fromkeys(("auto", "auto_max", "manual", "manual_max"), 0.0)
+    pending = 0
     for lab in record.get("labs", {}).values():
-        score = sum(v.get("score") or 0.0 for v in lab.get("items", []))
-        top = sum(v["points"] for v in lab.get("items", []) if v.get("kind") != "manual")
-        manual = sum(v["points"] for v in lab.get("items", []) if v.get("kind") == "manual")
-        graded_manual = sum(v["points"] for v in lab.get("items", [])
-                            if v.get("kind") == "manual" and v.get("score") is not None)
-        lab["score"], lab["max"] = round(score, 2), top + graded_manual
-        lab["manual_max"] = manual
-        total += score
-        max_total += top + graded_manual
-    record["total"], record["max_total"] = round(total, 2), max_total
+        part = dict.fromkeys(sums, 0.0)
+        for verdict in lab.get("items", []):
+            kind = "manual" if verdict.get("kind") == "manual" else "auto"
+            part[kind] += verdict.get("score") or 0.0
+            part[f"{kind}_max"] += verdict["points"]
+            pending += kind == "manual" and verdict.get("score") is None
+        lab.update({key: round(value, 2) for key, value in part.items()})
+        lab["score"] = round(part["auto"] + part["manual"], 2)
+        lab["max"] = part["auto_max"] + part["manual_max"]
+        for key in sums:
+            sums[key] += part[key]
+    record.update({key: round(value, 2) for key, value in sums.items()})
+    record["total"] = round(sums["auto"] + sums["manual"], 2)
+    record["max_total"] = sums["auto_max"] + sums["manual_max"]
+    record["manual_pending"] = pending
 
 
-def merge(sources: list[Path], out: Path) -> int:
-    """Copy every complete record of ``sources`` into ``out``; rebuild. Returns the count."""
-    count = 0
-    for source in sources:
-        for record in load_records(source):
-            target = record_path(out, record["student_id"])
-            target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_json(target, record)
-            count += 1
-            log_file = source / "logs" / f"{safe_id(record['student_id'])}.log"
-            if log_file.exists():
-                (out / "logs").mkdir(parents=True, exist_ok=True)
-                shutil.copy2(log_file, out / "logs" / log_file.name)
-    rebuild(out, rewrite_feedback=True)
-    return count
+def write_run(out: Path, run: dict) -> None:
+    """``OUT/run.json``: the settings, shard and students of the last run into ``out``."""
+    atomic_write_json(out / "run.json", run)
 
 
-def merge_manual(out: Path, db: Path) -> int:
-    """Put the formgrader scores of the written answers into the records; rebuild.
-
-    ``db`` is nbgrader's ``gradebook.db``. The nbgrader student id must be the submission's
-    ``student_id``; the assignment and notebook are the lab's slug. Returns how many scores were
-    taken.
-    """
-    import os
-    import sys
-
-    from nbgrader.api import Gradebook, MissingEntry
-
-    # nbgrader runs the `alembic` executable next to this Python: make it findable.
-    scripts = str(Path(sys.executable).parent)
-    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
-    taken = 0
-    records = load_records(out)
-    checks_by_lab = registry()
-    with Gradebook(f"sqlite:///{db}") as gradebook:
-        for record in records:
-            for lab_id, lab in record.get("labs", {}).items():
-                checks = checks_by_lab.get(lab_id)
-                if not checks or not checks.notebook:
-                    continue
-                slug = checks.notebook.slug
-                try:
-                    notebook = gradebook.find_submission_notebook(slug, slug,
-                                                                  record["student_id"])
-                except MissingEntry:
-                    continue
-                manual = {g.name: g for g in notebook.grades}
-                for verdict in lab.get("items", []):
-                    if verdict.get("kind") != "manual":
-                        continue
-                    grade = manual.get(verdict["key"].removeprefix("nb/"))
-                    if grade is not None and grade.manual_score is not None:
-                        verdict["score"] = float(grade.manual_score)
-                        verdict["status"] = "graded"
-                        taken += 1
-            recompute_totals(record)
-            atomic_write_json(record_path(out, record["student_id"]), record)
-    rebuild(out, rewrite_feedback=True)
-    return taken
+def load_run(out: Path) -> dict | None:
+    try:
+        return json.loads((out / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None

@@ -77,6 +77,7 @@ class RunContext:
     extra_hide: list[Path]
     mpl_cache: Path
     labs: list[str] | None
+    gpu_scores: bool = False  # --device cuda: the CUDA runs count for the whole class
 
 
 class GradingError(RuntimeError):
@@ -93,9 +94,27 @@ def code_version() -> str:
     return digest.hexdigest()[:16]
 
 
-def config_hash(limits: Limits, cuda: bool, labs: list[str] | None) -> str:
-    text = f"{code_version()}|{sorted(asdict(limits).items())}|{cuda}|{labs}"
+def device_mode(cuda: bool, gpu_scores: bool) -> str:
+    """``cpu``; ``cuda`` (the CUDA runs count); ``cuda-report`` (they run, in their own column)."""
+    return "cuda" if gpu_scores else "cuda-report" if cuda else "cpu"
+
+
+def settings(limits: Limits, device: str, labs: list[str] | None) -> dict:
+    """What decides a grade besides the submission; shards merge only when theirs are equal."""
+    return {"code": code_version(), "limits": dict(sorted(asdict(limits).items())),
+            "device": device, "labs": sorted(labs) if labs else sorted(registry())}
+
+
+def config_hash(limits: Limits, device: str, labs: list[str] | None) -> str:
+    text = repr(sorted(settings(limits, device, labs).items()))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def in_shard(student_id: str, shard: tuple[int, int]) -> bool:
+    """Whether ``student_id`` belongs to shard ``(index, count)``: by a hash of the id alone,
+    so a submission added or removed between jobs moves nobody else."""
+    index, count = shard
+    return int(hashlib.sha256(student_id.encode()).hexdigest(), 16) % count == index
 
 
 @cache
@@ -131,6 +150,7 @@ def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
     scratch = Scratch(scratch_dir, files)
     record = {"student_id": student_id, "safe_id": safe, "complete": False,
               "fingerprint": submission.fingerprint(), "config": ctx.config,
+              "device": device_mode(ctx.cuda, ctx.gpu_scores),
               "messages": [m.to_json() for m in submission.messages], "labs": {},
               "instructor": {"groups": {}, "notebooks": {}}}
     problems: list[str] = []
@@ -153,22 +173,22 @@ def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
 
 
 @cache
-def _lab_data(lab_id: str) -> tuple[References, set[str], dict]:
-    """What every submission of a lab is judged against: its reference outputs, the hidden
-    numbers to redact and its hidden inputs. Loaded once per worker, not once per student, and
+def _lab_data(lab_id: str) -> tuple[References, dict]:
+    """What every submission of a lab is judged against: its reference outputs and its hidden
+    inputs. Loaded once per worker, not once per student, and
     read-only, so that no judge can change them for the next student."""
     checks = registry()[lab_id]
     refs = References(lab_id)
     arrays = checks.inputs()
     for array in [*refs.arrays.values(), *arrays.values()]:
         array.flags.writeable = False
-    return refs, checks.hidden_numbers(), arrays
+    return refs, arrays
 
 
 def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: RunContext,
                log_path: Path, record: dict, problems: list) -> dict:
     lab = find_lab(lab_id)
-    refs, numbers, arrays = _lab_data(lab_id)
+    refs, arrays = _lab_data(lab_id)
     inputs_path = scratch.add_inputs(module_name(lab_id), arrays)
     outcomes: dict[str, dict[str, GroupOutcome]] = {}
     limits = ctx.limits.group()
@@ -185,8 +205,12 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
         for variant in variants:
             results[variant] = _run_group(group, variant, inputs_path, scratch, ctx, sandbox,
                                           limits)
+            report = results[variant].report
             record["instructor"]["groups"][f"{lab_id}/{group.key}/{variant}"] = {
-                k: v for k, v in results[variant].report.items() if k != "output_head"}
+                k: v for k, v in report.items() if k != "output_head"}
+            _log(log_path, f"-- {lab_id} {group.key} [{variant}]: {results[variant].status}, "
+                           f"{report.get('wall_s', '?')} s, {report.get('output_bytes', 0)} "
+                           f"bytes of output\n{report.get('output_head') or ''}")
             if results[variant].status == "error":
                 problems.append("sandbox")
         outcomes[group.key] = results
@@ -200,15 +224,21 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
             gpu = runs.get("cuda") or GroupOutcome.absent("cuda", "not-run", n)
             meta = runs.get("meta") or GroupOutcome.absent("meta", runs["cpu"].status, n)
         judge_ctx = JudgeContext(item, group, runs["cpu"], gpu, refs.group(item.group), arrays,
-                                 numbers, f"{group.module}.py", limits, ctx.cuda, meta)
+                                 f"{group.module}.py", limits, ctx.cuda, meta, ctx.gpu_scores)
         items.append(_judged(item.judge, judge_ctx, item.key, item.title_es, item.title_en,
                              item.points, problems))
     notebook_info: dict = {}
     if checks.notebook:
-        items += _grade_notebook(lab_id, checks, submission, scratch, ctx, refs, numbers,
-                                 log_path, record, notebook_info, problems)
+        items += _grade_notebook(lab_id, checks, submission, scratch, ctx, refs, log_path,
+                                 record, notebook_info, problems)
     return {"title_es": lab.title_es, "title_en": lab.title_en,
             "items": [v.to_json() for v in items], "notebook": notebook_info}
+
+
+def _log(log_path: Path, text: str) -> None:
+    """Append to the student's instructor-only log what a probe group or notebook printed."""
+    with open(log_path, "a", encoding="utf-8", errors="replace") as log:
+        log.write(text.rstrip("\n")[:8000] + "\n")
 
 
 def _judged(judge, context, key, title_es, title_en, points, problems) -> Verdict:
@@ -250,7 +280,7 @@ def _run_group(group, variant, inputs_path, scratch, ctx: RunContext, sandbox: d
     return GroupOutcome.from_run(variant, report, data)
 
 
-def _grade_notebook(lab_id, checks, submission, scratch, ctx, refs, numbers, log_path, record,
+def _grade_notebook(lab_id, checks, submission, scratch, ctx, refs, log_path, record,
                     info, problems) -> list[Verdict]:
     slug = checks.notebook.slug
     source = _source(slug)
@@ -286,6 +316,11 @@ def _grade_notebook(lab_id, checks, submission, scratch, ctx, refs, numbers, log
                 mpl_cache=matplotlib_cache(ctx.mpl_cache))
             if outcome.get("status") == "error":
                 problems.append("notebook")
+            _log(log_path, f"-- {lab_id} notebook: {outcome.get('status')}, "
+                           f"{outcome.get('wall_s', '?')} s; cell errors: "
+                           + "; ".join(f"{e.get('grade_id') or e.get('index')}: {e.get('ename')}"
+                                       f" {e.get('evalue', '')[:200]}"
+                                       for e in outcome.get("cell_errors", [])))
             records = nbexec.read_records(folder, checks.notebook)
             findings += nbexec.kernel_findings(outcome, build)
             record["instructor"]["notebooks"][lab_id] = {**outcome, **build}
@@ -307,8 +342,7 @@ def _grade_notebook(lab_id, checks, submission, scratch, ctx, refs, numbers, log
                                     instructor={"error": "no hidden check for this cell"}))
             continue
         values = records.get(grade_id, {name: None for name in cell.records})
-        context = CellContext(cell, meta["points"], values, refs.cell(grade_id), outcome,
-                              numbers)
+        context = CellContext(cell, meta["points"], values, refs.cell(grade_id), outcome)
         verdicts.append(_judged(cell.judge, context, key, cell.title_es, cell.title_en,
                                 meta["points"], problems))
     return verdicts
@@ -467,9 +501,15 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream) -> dic
                 f"{', '.join(stale)}; run `minimodel-grader references`")
     entries = discover(submissions)
     if options.shard:
-        index, count = options.shard
-        entries = [e for i, e in enumerate(entries) if i % count == index]
-    config = config_hash(options.limits, cuda, options.labs)
+        entries = [e for e in entries if in_shard(e[0], options.shard)]
+    device = device_mode(cuda, options.device == "cuda")
+    if device == "cuda-report":
+        say("  GPU found: CUDA results go to the gpu_checks column and change no points "
+            "(use --device cuda for the whole class to make them count)")
+    config = config_hash(options.limits, device, options.labs)
+    gradebook.write_run(out, {"settings": settings(options.limits, device, options.labs),
+                              "config": config, "shard": list(options.shard or ()) or None,
+                              "students": [student_id for student_id, _ in entries]})
     todo, skipped = [], 0
     for student_id, path in entries:
         previous = gradebook.load_record(out, student_id)
@@ -490,7 +530,8 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream) -> dic
     (scratch_root / "pid").write_text(str(os.getpid()))
     ctx = RunContext(out=out, scratch_root=scratch_root, caps=caps, cuda=cuda,
                      limits=options.limits, config=config, extra_hide=[submissions, out],
-                     mpl_cache=out / ".cache" / "matplotlib", labs=options.labs)
+                     mpl_cache=out / ".cache" / "matplotlib", labs=options.labs,
+                     gpu_scores=device == "cuda")
     progress = Progress(len(todo), stream, options.progress)
     failures: list[str] = []
     start = time.monotonic()

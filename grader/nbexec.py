@@ -31,6 +31,7 @@ from pathlib import Path
 import nbformat
 
 from grader.hidden.spec import NotebookChecks
+from grader.redact import from_student
 from grader.safe_io import UnsafeData, read_json
 from grader.sandbox import (
     Capabilities,
@@ -41,7 +42,7 @@ from grader.sandbox import (
     sandbox_env,
     sandbox_uid,
 )
-from grader.verdicts import Finding, short_bilingual
+from grader.verdicts import Finding
 from minimodel.implementation import REPO_ROOT
 
 CODE_STUB = "raise NotImplementedError()"
@@ -342,9 +343,12 @@ def kernel_findings(outcome: dict, build: dict) -> list[Finding]:
                 "CellTimeout":
             where = error.get("grade_id") or "añadida"
             where_en = error.get("grade_id") or "added"
-            es_msg, en_msg = short_bilingual(error.get("evalue", ""), 240)
+            es_msg, en_msg = from_student(error.get("evalue", ""), 240)
             if not es_msg and error["ename"] == "NotImplementedError":
                 es_msg, en_msg = "todavía sin implementar.", "not implemented yet."
+            elif not es_msg and error["ename"] == "KeyboardInterrupt":
+                es_msg, en_msg = ("interrumpida al superar el tiempo límite",
+                                  "interrupted: it went over the time limit")
             findings.append(Finding(
                 "nb-cell-error",
                 f"La celda «{where}» lanzó {error['ename']}: {es_msg}".rstrip(": "),

@@ -24,17 +24,18 @@ an accepted choice document their looser tolerance next to the item (lab 17.01: 
 for the sinusoidal table, enough for float32 angles up to the hidden lengths used).
 
 Feedback never shows hidden inputs or expected values: findings speak of "k of n hidden cases",
-shapes and dtypes the specification already fixes, and the largest error; integers the hidden
-cases pass are blanked out of any message that comes from student code.
+shapes and dtypes the specification already fixes, and the largest error; any message that comes
+from student code goes through ``grader.redact.from_student`` (every number blanked out).
 """
 
 from __future__ import annotations
 
-import re
 import signal
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from grader.redact import from_student
 
 
 @dataclass(frozen=True)
@@ -219,35 +220,6 @@ def compare(out: dict | None, ref: dict, *, tol: Tolerance | None = None,
 
 # --- findings ------------------------------------------------------------------------------------
 
-def split_bilingual(message: str) -> tuple[str, str]:
-    """``"[es] ...\\n[en] ..."`` -> ``(es, en)``; any other message is the same in both."""
-    match = re.search(r"\[es\]\s*(.*?)\s*\[en\]\s*(.*)", message, flags=re.S)
-    if match:
-        return match.group(1).strip(), match.group(2).strip()
-    return message.strip(), message.strip()
-
-
-def redact(message: str, numbers: set[str]) -> str:
-    """Blank out the hidden cases' integers (``37`` but not the ``17`` of ``17.01``)."""
-    for number in sorted(numbers, key=len, reverse=True):
-        message = re.sub(rf"(?<![\w.]){re.escape(number)}(?!\w|\.\d)", "…", message)
-    return message
-
-
-def _short(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def short_bilingual(text: str, limit: int = 300) -> tuple[str, str]:
-    """A student's ``[es] … [en] …`` message as ``(es, en)``, each cut to ``limit`` characters.
-
-    Split first, then cut: cutting the whole message first would leave the English side empty.
-    """
-    es, en = split_bilingual(text)
-    return _short(es, limit), _short(en, limit)
-
-
 SIGNAL_NAMES = {signal.SIGSEGV: ("fallo de segmentación", "segmentation fault"),
                 signal.SIGABRT: ("abortado", "aborted"),
                 signal.SIGKILL: ("matado por el sistema, posiblemente por falta de memoria",
@@ -256,13 +228,12 @@ SIGNAL_NAMES = {signal.SIGSEGV: ("fallo de segmentación", "segmentation fault")
                 signal.SIGFPE: ("error aritmético", "arithmetic error")}
 
 
-def run_findings(run: GroupOutcome, module_file: str, numbers: set[str],
-                 limits: dict | None = None) -> list[Finding]:
+def run_findings(run: GroupOutcome, module_file: str, limits: dict | None = None) -> list[Finding]:
     """What went wrong with the whole group (file, import, timeout, crash), if anything."""
     limits = limits or {}
     findings = list(run.file_findings)
     if run.import_error:
-        findings.append(import_finding(run.import_error, module_file, numbers))
+        findings.append(import_finding(run.import_error, module_file))
     wall = limits.get("wall_s", run.report.get("wall_s", 0))
     if run.status == "timeout":
         findings.append(Finding(
@@ -317,11 +288,11 @@ def run_findings(run: GroupOutcome, module_file: str, numbers: set[str],
     return findings
 
 
-def import_finding(error: dict, module_file: str, numbers: set[str]) -> Finding:
+def import_finding(error: dict, module_file: str) -> Finding:
     kind = error.get("type", "Error")
-    es_msg, en_msg = short_bilingual(redact(error.get("message", ""), numbers))
+    es_msg, en_msg = from_student(error.get("message", ""))
     # the file at fault: another student module this one imports (two_d.py imports rope.py)
-    module_file = error.get("file") or module_file
+    module_file = from_student(error["file"], 80)[1] if error.get("file") else module_file
     if kind in ("SyntaxError", "IndentationError", "TabError"):
         line = error.get("lineno", "?")
         return Finding("syntax-error",
@@ -336,8 +307,7 @@ def import_finding(error: dict, module_file: str, numbers: set[str]) -> Finding:
                    f"Importing {module_file} raises {kind}: {en_msg}")
 
 
-def exception_findings(errors: list[dict], total: int, numbers: set[str],
-                       where: str = "") -> list[Finding]:
+def exception_findings(errors: list[dict], total: int, where: str = "") -> list[Finding]:
     """Group the exceptions the cases raised, one finding per exception type."""
     by_type: dict[str, list[dict]] = {}
     for error in errors:
@@ -345,7 +315,10 @@ def exception_findings(errors: list[dict], total: int, numbers: set[str],
     findings = []
     for kind, group in by_type.items():
         first = group[0]
-        es_msg, en_msg = short_bilingual(redact(first.get("message", ""), numbers))
+        es_msg, en_msg = from_student(first.get("message", ""))
+        if kind == "KeyboardInterrupt" and not es_msg:
+            es_msg, en_msg = ("interrumpido al superar el tiempo límite",
+                              "interrupted: it went over the time limit")
         line = f" (línea {first['lineno']})" if first.get("lineno") else ""
         line_en = f" (line {first['lineno']})" if first.get("lineno") else ""
         if kind == "NotImplementedError":
@@ -357,8 +330,8 @@ def exception_findings(errors: list[dict], total: int, numbers: set[str],
         count_en = f"{len(group)} of {total} hidden cases raise" if total > 1 else "Raises"
         findings.append(Finding(
             "exception",
-            f"{where}{count_es} {kind}{line}: {es_msg}",
-            f"{where}{count_en} {kind}{line_en}: {en_msg}"))
+            f"{where}{count_es} {kind}{line}: {es_msg}".rstrip(": "),
+            f"{where}{count_en} {kind}{line_en}: {en_msg}".rstrip(": ")))
     return findings
 
 
@@ -420,23 +393,26 @@ def status_of(score: float | None, points: float) -> str:
 
 
 def make_verdict(item, *, checks: list[Check], run: GroupOutcome, module_file: str,
-                 numbers: set[str], diagnoses: list[Finding] = (), notes: list[Finding] = (),
+                 diagnoses: list[Finding] = (), notes: list[Finding] = (),
                  gpu_checks: list[Check] | None = None, gpu_run: GroupOutcome | None = None,
                  expected_dtype: str | None = None, got_dtypes: list[str] = (),
-                 limits: dict | None = None, gpu_available: bool = False) -> Verdict:
+                 limits: dict | None = None, gpu_available: bool = False,
+                 gpu_scores: bool = False) -> Verdict:
     """The usual verdict: score from the fraction of cases passed, findings from what failed.
 
     Diagnoses (known mistakes, recognised by the item's judge) replace the generic mismatch
-    findings; exceptions and run problems are always reported. On a GPU, the item also needs its
-    CUDA run to pass: the fraction is the smaller of the two.
+    findings; exceptions and run problems are always reported. The CUDA run is reported in its
+    own column (``gpu``); it changes the score only when ``gpu_scores`` (the whole class graded
+    with ``--device cuda``): then the fraction is the smaller of the two, otherwise what failed on
+    the GPU is a note that costs nothing, so a grade never depends on the machine.
     """
     total = len(checks)
     passed = sum(c.ok for c in checks)
     fraction = passed / total if total else 0.0
-    findings = run_findings(run, module_file, numbers, limits)
+    findings = run_findings(run, module_file, limits)
     errors = [c.error for c in checks if c.reason == "error" and c.error]
     if not run.import_error:
-        findings += exception_findings(errors, total, numbers)
+        findings += exception_findings(errors, total)
     findings += list(diagnoses)
     if not diagnoses:
         findings += mismatch_findings(checks, expected_dtype, got_dtypes)
@@ -446,16 +422,18 @@ def make_verdict(item, *, checks: list[Check], run: GroupOutcome, module_file: s
         if gpu_run is not None and gpu_run.status != "not-run":
             gpu_passed = sum(c.ok for c in gpu_checks)
             gpu = "passed" if gpu_checks and gpu_passed == len(gpu_checks) else "failed"
-            fraction = min(fraction, gpu_passed / len(gpu_checks) if gpu_checks else 0.0)
+            if gpu_scores:
+                fraction = min(fraction, gpu_passed / len(gpu_checks) if gpu_checks else 0.0)
             if gpu == "failed":
                 where = "En la GPU (CUDA): ", "On the GPU (CUDA): "
-                gpu_findings = run_findings(gpu_run, module_file, numbers, limits)
+                gpu_findings = run_findings(gpu_run, module_file, limits)
                 gpu_errors = [c.error for c in gpu_checks if c.reason == "error" and c.error]
-                gpu_findings += exception_findings(gpu_errors, len(gpu_checks), numbers)
+                gpu_findings += exception_findings(gpu_errors, len(gpu_checks))
                 gpu_findings += mismatch_findings(gpu_checks)
                 for finding in gpu_findings:
                     findings.append(Finding(finding.code, where[0] + finding.es,
-                                            where[1] + finding.en, finding.scoring))
+                                            where[1] + finding.en,
+                                            finding.scoring and gpu_scores))
         elif gpu_available:
             gpu = "not run"
     findings += list(notes)
@@ -490,11 +468,11 @@ class JudgeContext:
     gpu_run: GroupOutcome | None  # device groups: the CUDA run, or an absent "not-run" one
     refs: list[list[dict]]
     inputs: dict[str, np.ndarray]
-    numbers: set[str]
     module_file: str
     limits: dict = field(default_factory=dict)
     gpu_available: bool = False
     meta_run: GroupOutcome | None = None  # device groups: the run on the meta device
+    gpu_scores: bool = False  # graded with --device cuda: the CUDA run counts
 
     def out(self, index: int, position: int = 0, run: GroupOutcome | None = None) -> dict | None:
         return (run or self.run).output(index, position)
@@ -513,8 +491,9 @@ class JudgeContext:
 
     def verdict(self, checks: list[Check], **options) -> Verdict:
         return make_verdict(self.item, checks=checks, run=self.run, module_file=self.module_file,
-                            numbers=self.numbers, limits=self.limits,
-                            gpu_available=self.gpu_available, **options)
+                            limits=self.limits,
+                            gpu_available=self.gpu_available, gpu_scores=self.gpu_scores,
+                            **options)
 
 
 @dataclass
@@ -526,7 +505,6 @@ class CellContext:
     records: dict[str, dict | None]
     refs: dict[str, list[dict]]
     kernel: dict  # how the notebook run went (status, errors per cell)
-    numbers: set[str] = field(default_factory=set)
 
     def out(self, name: str, position: int = 0) -> dict | None:
         record = self.records.get(name)
@@ -563,7 +541,7 @@ class CellContext:
         # A NameError here means an earlier cell failed to define the value: say it that way.
         errors = [c.error for c in checks if c.reason == "error" and c.error
                   and c.error.get("type") != "NameError"]
-        findings += exception_findings(errors, total, self.numbers)
+        findings += exception_findings(errors, total)
         missing = sum(c.reason == "missing" or (c.reason == "error" and c.error and
                                                 c.error.get("type") == "NameError")
                       for c in checks)

@@ -75,8 +75,10 @@ def bf16(values: np.ndarray) -> np.ndarray:
 
 
 def off_device(ctx: JudgeContext, n: int) -> bool:
-    """Did the meta (or CUDA) run fail on a device mismatch, or answer on the wrong device?"""
-    for run, device in ((ctx.meta_run, "meta"), (ctx.gpu_run, "cuda")):
+    """Did the meta (or, when it counts, the CUDA) run fail on a device mismatch, or answer on
+    the wrong device?"""
+    runs = ((ctx.meta_run, "meta"), (ctx.gpu_run if ctx.gpu_scores else None, "cuda"))
+    for run, device in runs:
         if run is None or run.status in ("not-run", "missing"):
             continue
         for k in range(n):

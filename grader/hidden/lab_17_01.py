@@ -407,7 +407,8 @@ def judge_module_device(ctx: JudgeContext):
                   for k in range(len(DEVICE_CASES))]
     diagnoses = []
     trouble = _device_trouble(ctx, ctx.meta_run, "meta") or (
-        ctx.gpu_run.status != "not-run" and _device_trouble(ctx, ctx.gpu_run, "cuda"))
+        ctx.gpu_scores and ctx.gpu_run.status != "not-run" and
+        _device_trouble(ctx, ctx.gpu_run, "cuda"))
     if trouble:
         diagnoses.append(Finding("device", *DEVICE_DIAGNOSIS))
     return ctx.verdict(checks, diagnoses=diagnoses, gpu_checks=gpu_checks, gpu_run=ctx.gpu_run)

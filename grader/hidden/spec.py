@@ -116,27 +116,6 @@ class Case:
                 data["state"] = _json(self.state)
         return data
 
-    def numbers(self) -> set[str]:
-        """Integers this case passes (to keep them out of feedback)."""
-        found: set[str] = set()
-
-        def walk(value):
-            if isinstance(value, bool):
-                return
-            if isinstance(value, int):
-                found.add(str(value))
-            elif isinstance(value, float) and value.is_integer():
-                found.add(str(int(value)))
-            elif isinstance(value, (list, tuple)):
-                for v in value:
-                    walk(v)
-            elif isinstance(value, dict):
-                for v in value.values():
-                    walk(v)
-
-        walk([self.args, self.kwargs, self.init_args, self.init_kwargs])
-        return found
-
 
 @dataclass(frozen=True)
 class Group:
@@ -217,11 +196,3 @@ class LabChecks:
 
     def modules(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(g.module for g in self.groups))
-
-    def hidden_numbers(self) -> set[str]:
-        """Integers of two or more digits passed to student code (redacted from feedback)."""
-        numbers = set()
-        for group in self.groups:
-            for case in group.cases:
-                numbers |= case.numbers()
-        return {n for n in numbers if len(n.lstrip("-")) >= 2}

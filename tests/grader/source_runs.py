@@ -84,7 +84,7 @@ def grade_sources(lab_id: str, sources: dict[str, str], folder: Path) -> dict[st
         gpu = GroupOutcome.absent("cuda", "not-run", n) if group.device else None
         meta = runs[item.group].get("meta")
         context = JudgeContext(item, group, cpu, gpu, refs.group(item.group), arrays,
-                               checks.hidden_numbers(), f"{module}.py", {"wall_s": 5}, False,
+                               f"{module}.py", {"wall_s": 5}, False,
                                meta)
         verdicts[item.key] = item.judge(context)
     return verdicts
@@ -131,7 +131,7 @@ def judge_garbage(lab_id: str) -> list[Verdict]:
             run = GroupOutcome("cpu", "finished", [{"ok": True, "outputs": list(outputs)}] * n)
             gpu = GroupOutcome.absent("cuda", "not-run", n) if group.device else None
             context = JudgeContext(item, group, run, gpu, refs.group(item.group), arrays,
-                                   checks.hidden_numbers(), "x.py", {"wall_s": 5}, False,
+                                   "x.py", {"wall_s": 5}, False,
                                    run if group.device else None)
             verdicts.append(item.judge(context))
     return verdicts

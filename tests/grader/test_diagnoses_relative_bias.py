@@ -28,7 +28,7 @@ def judge(key, cases):
     run = GroupOutcome("cpu", "finished", [{"ok": True, "outputs": outs, "error": None}
                                            for outs in cases])
     context = JudgeContext(item, group, run, None, References("17.05").group(item.group),
-                           checks.inputs(), checks.hidden_numbers(), f"{group.module}.py", {},
+                           checks.inputs(), f"{group.module}.py", {},
                            False, None)
     verdict = item.judge(context)
     return verdict, {f.code for f in verdict.findings}

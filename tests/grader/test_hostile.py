@@ -53,7 +53,7 @@ def test_reference_gets_full_marks_and_gpu_is_not_passed(run):
     assert module_score(record) == 9
     assert notebook_score(record) == 9  # auto-graded cells; written answers by hand
     lab = record["labs"]["17.01"]
-    assert lab["score"] == lab["max"] == 18
+    assert lab["auto"] == lab["auto_max"] == 18 and lab["max"] == 21  # 3 points by hand
     assert record["gpu"] == "not run"
 
 
@@ -177,9 +177,14 @@ def test_feedback_never_shows_hidden_tests(run):
 def test_grades_csv(run):
     lines = (run["out"] / "grades.csv").read_text(encoding="utf-8").splitlines()
     header = lines[0].split(",")
-    assert header[0] == "student_id" and header[-3:] == ["total", "gpu_checks", "status"]
+    assert header[0] == "student_id" and header[-7:] == [
+        "auto", "manual", "total", "manual_pending", "gpu_checks", "device", "status"]
     assert "17.01" in header and "17.01/pe.values" in header and "17.01/nb/q1-answer" in header
-    assert len(lines) == 1 + len(CORPUS_NAMES)
+    assert len(lines) == 2 + len(CORPUS_NAMES)  # the header, the maxima, one row each
     row = dict(zip(header, next(line for line in lines if line.startswith("nb_reference,"))
                    .split(","), strict=True))
     assert row["total"] == "18" and row["17.01/nb/q1-answer"] == ""
+    maxima = dict(zip(header, lines[1].split(","), strict=True))
+    assert maxima["student_id"] == "max_points" and maxima["17.01"] == "21"
+    assert (maxima["auto"], maxima["manual"], maxima["total"]) == ("18", "3", "21")
+    assert row["manual_pending"] == "2" and row["status"] == "awaiting manual grading"

@@ -34,7 +34,7 @@ def test_cell_judges_answer_nonsense_with_no_points(lab_id):
         for record in variants:
             context = CellContext(cell, points[cell.grade_id]["points"],
                                   {name: record for name in cell.records},
-                                  refs.cell(cell.grade_id), {"status": "finished"}, set())
+                                  refs.cell(cell.grade_id), {"status": "finished"})
             verdict = cell.judge(context)
             assert verdict.score == 0, (cell.grade_id, record, verdict.findings)
 
@@ -52,7 +52,7 @@ def test_reference_records_score_full_marks(lab_id):
         recorded = {name: {"ok": True, "outputs": outputs}
                     for name, outputs in refs.cell(cell.grade_id).items()}
         context = CellContext(cell, points[cell.grade_id]["points"], recorded,
-                              refs.cell(cell.grade_id), {"status": "finished"}, set())
+                              refs.cell(cell.grade_id), {"status": "finished"})
         verdict = cell.judge(context)
         assert verdict.score == verdict.points, (cell.grade_id, verdict.findings)
 
@@ -76,7 +76,7 @@ def _judge_with(lab_id: str, grade_id: str, **values) -> set[str]:
                                 "shape": array.shape, "exact_type": True, "array": array})
         recorded[name] = {"ok": True, "outputs": outputs}
     verdict = cell.judge(CellContext(cell, 2.0, recorded, refs.cell(grade_id),
-                                     {"status": "finished"}, set()))
+                                     {"status": "finished"}))
     assert verdict.score < verdict.points
     return {f.code for f in verdict.findings}
 
@@ -106,7 +106,7 @@ def test_a_dictionary_left_unfilled_reads_as_not_computed():
     cell = next(c for c in checks.notebook.cells if c.grade_id == "test-parameters")
     error = {"ok": False, "error": {"type": "KeyError", "message": "'none'"}}
     verdict = cell.judge(CellContext(cell, 3, {name: error for name in cell.records},
-                                     References("19.01").cell(cell.grade_id), CELL_ERRORS, set()))
+                                     References("19.01").cell(cell.grade_id), CELL_ERRORS))
     codes = {f.code for f in verdict.findings}
     assert verdict.score == 0 and "not-recorded" in codes and "exception" not in codes
 

@@ -1,0 +1,190 @@
+"""An nbgrader course for the labs whose automatic points come from this grader, not from nbgrader.
+
+``minimodel-grader nbgrader-course COURSE`` writes the course folder nbgrader expects::
+
+    COURSE/nbgrader_config.py              course id, the course's stubs, Autograde refused
+    COURSE/source/<slug>/<slug>.ipynb      each lab's notebook with its solutions (instructors)
+    COURSE/release/<slug>/<slug>.ipynb     what students get (``nbgrader generate_assignment``)
+    COURSE/gradebook.db                    the assignments, notebooks and graded cells
+
+From there nbgrader works as usual: ``release_assignment``, ``collect``, formgrader's manual
+grading, ``generate_feedback`` / ``release_feedback``. What nbgrader must not do is run student
+code itself: its Autograde (command or formgrader button) would run it outside the sandbox and,
+with execution disabled, give untouched stubs the points of every test cell that raises nothing.
+So the course's config replaces Autograde's steps with :class:`RefuseAutograde`, which stops with
+a message that says what to run instead.
+
+``minimodel-grader grade COURSE/submitted --out OUT`` grades nbgrader's layout
+(``submitted/<student>/<slug>/<slug>.ipynb``), and then
+``minimodel-grader nbgrader-course COURSE --scores OUT`` (:func:`write_scores`) puts this
+grader's score of every auto-graded cell into ``gradebook.db`` and the submitted notebooks into
+``autograded/`` (where formgrader and ``generate_feedback`` read them), so that formgrader,
+``nbgrader export`` and nbgrader's feedback show the real points. Written answers are graded in
+formgrader; ``merge --manual COURSE/gradebook.db`` brings them back into ``OUT``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from grader import nbexec, notebooks
+from grader.gradebook import load_records
+from grader.hidden import registry
+from minimodel.messages import bilingual
+
+COURSE_ID = "minimodel-positional"
+CONFIG = f'''"""The nbgrader course of the labs (written by `minimodel-grader nbgrader-course`)."""
+
+c = get_config()  # noqa: F821 - provided by nbgrader
+c.CourseDirectory.course_id = "{COURSE_ID}"
+c.ClearSolutions.code_stub = {{"python": {notebooks.CODE_STUB!r}}}
+c.ClearSolutions.text_stub = {notebooks.TEXT_STUB!r}
+# Student code runs only in minimodel-grader's sandbox: nbgrader's Autograde is refused.
+c.Autograde.sanitize_preprocessors = ["grader.nbgrader_course.RefuseAutograde"]
+c.Autograde.autograde_preprocessors = ["grader.nbgrader_course.RefuseAutograde"]
+'''
+REFUSAL = bilingual(
+    "El autograde de nbgrader está desactivado en este curso: ejecutaría el código de los "
+    "estudiantes fuera del entorno aislado. Corrige con `minimodel-grader grade "
+    "submitted --out OUT` y pasa las notas con `minimodel-grader nbgrader-course . --scores OUT`.",
+    "nbgrader's autograde is disabled in this course: it would run student code outside the "
+    "sandbox. Grade with `minimodel-grader grade submitted --out OUT`, then bring the scores in "
+    "with `minimodel-grader nbgrader-course . --scores OUT`.")
+
+
+class CourseError(ValueError):
+    """The course folder cannot be written or read; the message says why, in both languages."""
+
+
+class RefuseAutograde(NbGraderPreprocessor):
+    """Autograde's only step in this course: stop before any student code runs."""
+
+    def preprocess(self, nb, resources):
+        raise CourseError(REFUSAL)
+
+
+def _labs(labs: list[str] | None) -> dict[str, str]:
+    """lab id -> notebook slug, for the labs with an auto-graded notebook."""
+    found = {lab_id: checks.notebook.slug for lab_id, checks in registry().items()
+             if checks.notebook and (not labs or lab_id in labs)}
+    unknown = sorted(set(labs or ()) - set(found))
+    if unknown:
+        raise CourseError(bilingual(f"No hay cuaderno calificado para: {', '.join(unknown)}.",
+                                    f"No graded notebook for: {', '.join(unknown)}."))
+    return found
+
+
+def _nbgrader_on_path() -> None:
+    """nbgrader runs the `alembic` executable next to this Python: make it findable."""
+    scripts = str(Path(sys.executable).parent)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+
+
+def _write_once(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``, refusing to replace a file an instructor changed."""
+    if path.exists() and path.read_text(encoding="utf-8") != text:
+        raise CourseError(bilingual(
+            f"{path} ya existe y es distinto del que escribiría; no lo sustituyo. Muévelo o "
+            "bórralo si quieres regenerarlo.",
+            f"{path} already exists and differs from what would be written; it is not "
+            "replaced. Move or delete it to regenerate it."))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def write_course(course: Path, labs: list[str] | None = None) -> list[str]:
+    """Write the course folder for ``labs`` (default: every lab with a graded notebook) and run
+    ``generate_assignment`` for each; returns the assignment ids (the notebooks' slugs)."""
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config import Config
+
+    slugs = _labs(labs)
+    course = course.resolve()
+    _write_once(course / "nbgrader_config.py", CONFIG)
+    for slug in slugs.values():
+        source = notebooks.source_notebook(nbexec.source_path(slug))
+        _write_once(course / "source" / slug / f"{slug}.ipynb",
+                    nbformat.writes(source, version=4) + "\n")
+    _nbgrader_on_path()
+    config = Config()
+    config.CourseDirectory.root = str(course)
+    config.CourseDirectory.course_id = COURSE_ID
+    config.ClearSolutions.code_stub = {"python": notebooks.CODE_STUB}
+    config.ClearSolutions.text_stub = notebooks.TEXT_STUB
+    api = NbGraderAPI(config=config)
+    api.log.setLevel(logging.ERROR)
+    for slug in slugs.values():
+        result = api.generate_assignment(slug, force=True)
+        if not result["success"]:
+            raise CourseError(f"nbgrader generate_assignment {slug}:\n{result['log']}")
+    return list(slugs.values())
+
+
+def write_scores(course: Path, out: Path) -> int:
+    """Put the scores of ``OUT`` into the course's ``gradebook.db`` and copy each graded
+    submission into ``autograded/``; returns how many notebooks were updated.
+
+    For every student of ``OUT`` with a notebook in ``COURSE/submitted/<student>/<slug>/``: the
+    submission is created in the gradebook if needed (with its ``timestamp.txt``), each
+    auto-graded cell gets this grader's score as nbgrader's automatic score, and each written
+    answer is marked as needing manual grading until someone grades it in formgrader.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.coursedir import CourseDirectory
+
+    course = course.resolve()
+    db = course / "gradebook.db"
+    if not db.is_file():
+        raise CourseError(bilingual(
+            f"{course} no es un curso de nbgrader (falta gradebook.db); créalo con "
+            "`minimodel-grader nbgrader-course`.",
+            f"{course} is not an nbgrader course (no gradebook.db); write it with "
+            "`minimodel-grader nbgrader-course`."))
+    _nbgrader_on_path()
+    coursedir = CourseDirectory(root=str(course))
+    labs = _labs(None)
+    updated = 0
+    with Gradebook(f"sqlite:///{db}", COURSE_ID) as gradebook:
+        for record in load_records(out):
+            student = record["student_id"]
+            for lab_id, lab in record.get("labs", {}).items():
+                slug = labs.get(lab_id)
+                submitted = course / "submitted" / student / slug if slug else None
+                if submitted is None or not (submitted / f"{slug}.ipynb").is_file():
+                    continue
+                try:
+                    gradebook.find_assignment(slug)
+                except MissingEntry:
+                    continue
+                gradebook.update_or_create_student(student)
+                timestamp = coursedir.get_existing_timestamp(str(submitted))
+                gradebook.update_or_create_submission(
+                    slug, student, **({"timestamp": timestamp} if timestamp else {}))
+                notebook = gradebook.find_submission_notebook(slug, slug, student)
+                scores = {v["key"].removeprefix("nb/"): v for v in lab.get("items", [])
+                          if v["key"].startswith("nb/")}
+                for grade in notebook.grades:
+                    verdict = scores.get(grade.name)
+                    if verdict is None:
+                        continue
+                    if verdict.get("kind") == "manual":
+                        grade.auto_score = None
+                        grade.needs_manual_grade = grade.manual_score is None
+                    else:
+                        grade.auto_score = float(verdict.get("score") or 0.0)
+                        grade.needs_manual_grade = False
+                gradebook.db.commit()
+                target = course / "autograded" / student / slug
+                if target.exists():
+                    shutil.rmtree(target)
+                shutil.copytree(submitted, target)
+                updated += 1
+    return updated

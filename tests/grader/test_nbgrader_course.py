@@ -1,0 +1,136 @@
+"""A term of one lab through nbgrader, at test size: the course written by ``nbgrader-course``,
+nbgrader's Autograde refused, submissions in nbgrader's ``submitted/`` layout graded here, our
+scores in nbgrader's gradebook (export and feedback), a written answer graded by hand, and the
+merged gradebook and feedback with the right totals and denominators."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+import subprocess
+import sys
+from contextlib import redirect_stderr
+from pathlib import Path
+
+import nbformat
+import pytest
+from notebook_runs import LIMITS, solved
+
+from grader import gradebook
+from grader.cli import main
+from grader.demo import fill_notebook
+from grader.grading import Options, grade
+from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
+
+SLUG, LAB = "17_01_sinusoidal", "17.01"
+NBGRADER = [sys.executable, "-c", "from nbgrader.apps.nbgraderapp import main; main()"]
+
+
+def nbgrader(course: Path, *args: str) -> str:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run([*NBGRADER, *args], cwd=course, capture_output=True, text=True,
+                          env=env, timeout=600)
+    return done.stdout + done.stderr
+
+
+def submit(course: Path, student: str, cells: dict[str, str] | None, answer: str = "",
+           module: bool = False) -> None:
+    """What ``nbgrader collect`` leaves: the student's assignment folder and its timestamp."""
+    folder = course / "submitted" / student / SLUG
+    folder.mkdir(parents=True)
+    notebook = nbformat.read(course / "release" / SLUG / f"{SLUG}.ipynb", as_version=4)
+    notebook = fill_notebook(notebook, cells or {})
+    for cell in notebook.cells:
+        if answer and cell.metadata.get("nbgrader", {}).get("grade_id") == "q1-answer":
+            cell.source = answer
+    nbformat.write(notebook, folder / f"{SLUG}.ipynb")
+    (folder / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC\n")
+    if module:  # the module the notebook uses, handed in next to it
+        shutil.copy2(REFERENCE_DIR / "sinusoidal.py", folder / "sinusoidal.py")
+
+
+@pytest.fixture(scope="module")
+def term(tmp_path_factory):
+    root = tmp_path_factory.mktemp("term")
+    course = root / "course"
+    assert main(["nbgrader-course", str(course), "--lab", LAB]) == 0
+    submit(course, "ana", solved(SLUG), answer="Porque... / Because...", module=True)
+    submit(course, "bea", None)
+    refused = nbgrader(course, "autograde", SLUG)
+    left = sorted((course / "autograded").glob("*/*/*.ipynb"))
+    out = root / "out"
+    with redirect_stderr(io.StringIO()):
+        grade(course / "submitted", out, Options(workers=2, device="cpu", labs=[LAB],
+                                                 limits=LIMITS, progress=False),
+              stream=io.StringIO())
+    before = {r["student_id"]: r for r in gradebook.load_records(out)}
+    assert main(["nbgrader-course", str(course), "--scores", str(out)]) == 0
+    return {"course": course, "out": out, "refused": refused, "left": left, "before": before}
+
+
+def rows(path: Path) -> dict[str, dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return {row["student_id"]: row for row in csv.DictReader(handle)}
+
+
+def test_the_course_is_what_nbgrader_expects(term):
+    course = term["course"]
+    assert (course / "nbgrader_config.py").exists() and (course / "gradebook.db").exists()
+    source = nbformat.read(course / "source" / SLUG / f"{SLUG}.ipynb", as_version=4)
+    assert any("### BEGIN SOLUTION" in c.source for c in source.cells)
+    released = nbformat.read(course / "release" / SLUG / f"{SLUG}.ipynb", as_version=4)
+    labs = nbformat.read(REPO_ROOT / "labs" / f"{SLUG}.ipynb", as_version=4)
+    assert [c.source for c in released.cells] == [c.source for c in labs.cells]
+
+
+def test_nbgrader_autograde_is_refused_before_any_student_code_runs(term):
+    assert "autograde is disabled in this course" in term["refused"]
+    assert term["left"] == []  # nothing autograded by nbgrader
+
+
+def test_the_submitted_layout_is_graded(term):
+    ana, bea = term["before"]["ana"], term["before"]["bea"]
+    assert ana["auto"] == ana["auto_max"] == 18 and ana["manual_pending"] == 2
+    assert bea["auto"] < 3 and bea["status"] == "ok"
+
+
+def test_nbgrader_shows_our_points(term):
+    course = term["course"]
+    nbgrader(course, "export", "--to", "export.csv")
+    exported = rows(course / "export.csv")
+    for student, record in term["before"].items():
+        notebook_auto = sum(v["score"] or 0 for v in record["labs"][LAB]["items"]
+                            if v["key"].startswith("nb/") and v["kind"] == "auto")
+        assert float(exported[student]["raw_score"]) == notebook_auto
+        assert float(exported[student]["max_score"]) == 12  # the notebook's 9 + 3 by hand
+    assert float(exported["ana"]["raw_score"]) == 9
+
+
+def test_hand_grading_merges_into_one_total_and_feedback(term):
+    from nbgrader.api import Gradebook
+
+    course, out = term["course"], term["out"]
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as book:
+        notebook = book.find_submission_notebook(SLUG, SLUG, "ana")
+        assert notebook.needs_manual_grade  # formgrader lists it
+        book.find_grade("q1-answer", SLUG, SLUG, "ana").manual_score = 1.5
+        book.db.commit()
+    assert main(["merge", "--out", str(out), "--manual", str(course / "gradebook.db")]) == 0
+    grades = rows(out / "grades.csv")
+    ana, maxima = grades["ana"], grades["max_points"]
+    assert (maxima["auto"], maxima["manual"], maxima["total"], maxima[LAB]) == \
+        ("18", "3", "21", "21")
+    assert (ana["auto"], ana["manual"], ana["total"]) == ("18", "1.50", "19.50")
+    assert ana["manual_pending"] == "1" and ana["status"] == "awaiting manual grading"
+    feedback = (out / "feedback" / "ana" / "feedback.en.md").read_text(encoding="utf-8")
+    assert "**Total: 19.50 / 21 (automatic 18 / 18 · by hand 1.50 / 3; 1 written answer " \
+           "still to be graded by hand)**" in feedback
+    assert "Automatic total" not in feedback
+    spanish = (out / "feedback" / "ana" / "feedback.es.md").read_text(encoding="utf-8")
+    assert "**Total: 19.50 / 21 (automático 18 / 18 · a mano 1.50 / 3; 1 respuesta escrita" \
+        in spanish
+    nbgrader(course, "generate_feedback", SLUG)
+    html = course / "feedback" / "ana" / SLUG / f"{SLUG}.html"
+    assert html.exists() and "10.5" in html.read_text(encoding="utf-8")  # 9 + 1.5 of 12
