@@ -145,6 +145,41 @@ def test_geometric_slopes(page):
     )
 
 
+def test_largest_power_of_two_not_above_h(page):
+    text = " ".join(page.section("non-power-of-two").split())
+    assert "not above $H$" in text or "que no supera $H$" in text
+    for n_heads in range(1, 65):
+        c = 2 ** math.floor(math.log2(n_heads))
+        assert c <= n_heads < 2 * c
+        assert (c == n_heads) == (n_heads & (n_heads - 1) == 0), "equal exactly for powers of two"
+
+
+def test_is_causal_with_attn_mask_on_this_cpu(page):
+    # What the page says SDPA does on CPU with both arguments, in the PyTorch it names.
+    import torch.nn.functional as F
+
+    text = " ".join(page.section("sdpa").split())
+    version = ".".join(torch.__version__.split(".")[:2])
+    assert f"PyTorch {version}" in text and "CPU" in text
+    torch.manual_seed(0)
+    H, T, D = 2, 5, 8
+    q, k, v = (torch.randn(1, H, T, D) for _ in range(3))
+    bias = torch.randn(H, T, T)
+    with pytest.raises(RuntimeError, match="is_causal"):
+        F.scaled_dot_product_attention(q, k, v, attn_mask=bias, is_causal=True)  # 3-D
+    for mask in (bias[:1, None], bias[None], bias[0]):  # 4-D (1, 1, T, T), (1, H, T, T), 2-D
+        for q_len in (T, 2):  # the causal mask aligned to the start, also with fewer queries
+            start = torch.full((q_len, T), float("-inf")).triu(1)
+            part = mask[..., -q_len:, :]
+            both = F.scaled_dot_product_attention(
+                q[:, :, -q_len:], k, v, attn_mask=part, is_causal=True
+            )
+            added = F.scaled_dot_product_attention(q[:, :, -q_len:], k, v, attn_mask=part + start)
+            alone = F.scaled_dot_product_attention(q[:, :, -q_len:], k, v, attn_mask=part)
+            assert torch.allclose(both, added, atol=1e-6), "both masks, silently added"
+            assert not torch.allclose(both, alone, atol=1e-3)
+
+
 def test_code_blocks_run_and_print_what_the_page_shows():
     # Both languages have the same code (test_docs_parity); run it once.
     found = pages(LESSON)
