@@ -1,0 +1,70 @@
+"""`make submit`: exactly the graded files go in, checked; a file that cannot be graded stops it."""
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader.sync import released_text
+from minimodel import submit
+from minimodel.implementation import REPO_ROOT
+
+
+@pytest.fixture
+def student(tmp_path, monkeypatch) -> Path:
+    """A student's repository as released, with a virtual environment and notes beside it."""
+    monkeypatch.setenv("MINIMODEL_LANG", "en")
+    for name in submit.expected_files():
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(released_text(REPO_ROOT / name), encoding="utf-8")
+    (tmp_path / ".venv" / "lib").mkdir(parents=True)
+    (tmp_path / ".venv" / "lib" / "torch.so").write_bytes(b"\0" * 1000)
+    (tmp_path / "labs" / "notes.txt").write_text("mine")
+    return tmp_path
+
+
+def archive_names(path: Path) -> set[str]:
+    with zipfile.ZipFile(path) as archive:
+        return set(archive.namelist())
+
+
+def test_the_archive_holds_exactly_the_graded_files(student):
+    rope = student / "src/minimodel/positional/rope.py"
+    rope.write_text(rope.read_text() + "\n# started\n")
+    said = io.StringIO()
+    assert submit.submit(student, stream=said) == 0
+    out = student / "build" / "submission.zip"
+    assert archive_names(out) == set(submit.expected_files())
+    text = said.getvalue()
+    assert f"Upload this file: {out}" in text and "1 with your work" in text
+    assert "src/minimodel/positional/rope.py" in text and "started" in text
+    assert "not started (as released)" in text
+
+
+def test_a_missing_file_is_said_and_left_out(student):
+    (student / "labs/17_00_why_position.ipynb").unlink()
+    said = io.StringIO()
+    assert submit.submit(student, stream=said) == 0
+    assert "labs/17_00_why_position.ipynb" not in archive_names(student / "build/submission.zip")
+    assert "MISSING" in said.getvalue()
+
+
+@pytest.mark.parametrize(("name", "text", "said"), [
+    ("src/minimodel/positional/sinusoidal.py", "def f(:\n", "syntax error on line 1"),
+    ("labs/17_01_sinusoidal.ipynb", '{"cells": [', "not a valid notebook"),
+])
+def test_a_file_that_cannot_be_graded_stops_the_submission(student, name, text, said):
+    (student / name).write_text(text)
+    out = io.StringIO()
+    assert submit.submit(student, stream=out) == 1
+    assert said in out.getvalue() and "No archive written" in out.getvalue()
+    assert not (student / "build" / "submission.zip").exists()
+
+
+def test_an_empty_folder_is_not_a_submission(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIMODEL_LANG", "en")
+    said = io.StringIO()
+    assert submit.submit(tmp_path, stream=said) == 1
+    assert "none of the course's files" in said.getvalue()
