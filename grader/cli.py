@@ -6,9 +6,10 @@
   grade a class; exit status 0 when the run completed, whatever students scored.
 - ``merge SOURCE... --out OUT [--manual gradebook.db]``: join the grading folders of several
   shards, and/or the written answers graded by hand in formgrader.
-- ``nbgrader-course COURSE [--lab ID] [--scores OUT]``: write the nbgrader course of the labs
-  (config, ``source/``, ``release/``, ``gradebook.db``), or put the scores graded into ``OUT``
-  into its ``gradebook.db``.
+- ``nbgrader-course COURSE [--lab ID] [--scores OUT [--submissions SUBMISSIONS]]``: write the
+  nbgrader course of the labs (config, ``source/``, ``release/``, ``gradebook.db``), or put the
+  scores graded into ``OUT`` into its ``gradebook.db`` (and the notebooks of ``SUBMISSIONS``
+  into its ``submitted/``, for formgrader).
 - ``demo``: grade the bundled sample submissions and print the table.
 
 Splitting a class across machines: each job grades one shard into its own folder, then one
@@ -101,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     course.add_argument("--lab", action="append", help="only this lab (repeatable)")
     course.add_argument("--scores", type=Path, metavar="OUT",
                         help="put the scores graded into OUT into the course's gradebook.db")
+    course.add_argument("--submissions", type=Path,
+                        help="with --scores: the repository submissions OUT was graded from; "
+                             "their notebooks go to COURSE/submitted/ for formgrader")
 
     demo = sub.add_parser("demo", help="grade the bundled samples and print the table")
     demo.add_argument("--out", type=Path, default=None)
@@ -160,7 +164,8 @@ def _dispatch(args) -> int:
             from grader import nbgrader_course
 
             if args.scores:
-                count = nbgrader_course.write_scores(args.course, args.scores)
+                count = nbgrader_course.write_scores(args.course, args.scores,
+                                                     args.submissions)
                 print(f"scores of {count} submitted notebooks written into "
                       f"{args.course / 'gradebook.db'}")
             else:

@@ -25,6 +25,7 @@ formgrader; ``merge --manual COURSE/gradebook.db`` brings them back into ``OUT``
 
 from __future__ import annotations
 
+import datetime
 import logging
 import os
 import shutil
@@ -128,14 +129,39 @@ def write_course(course: Path, labs: list[str] | None = None) -> list[str]:
     return list(slugs.values())
 
 
-def write_scores(course: Path, out: Path) -> int:
+def collect_from(course: Path, submissions: Path, slugs: list[str]) -> int:
+    """Put the lab notebooks of repository submissions (folders or zips, as ``grade`` takes
+    them) into ``COURSE/submitted/<student>/<slug>/``, as ``nbgrader collect`` would, so that
+    formgrader can show them; a notebook already there is never replaced. Returns how many."""
+    from grader.unpack import discover, unpack
+
+    placed = 0
+    for student, path in discover(submissions):
+        submission = unpack(student, path)
+        for slug in slugs:
+            data = submission.notebook(slug)
+            folder = course / "submitted" / student / slug
+            if data is None or (folder / f"{slug}.ipynb").exists():
+                continue
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{slug}.ipynb").write_bytes(data)
+            when = datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.UTC)
+            (folder / "timestamp.txt").write_text(when.strftime("%Y-%m-%d %H:%M:%S.%f %Z\n"))
+            placed += 1
+    return placed
+
+
+def write_scores(course: Path, out: Path, submissions: Path | None = None) -> int:
     """Put the scores of ``OUT`` into the course's ``gradebook.db`` and copy each graded
     submission into ``autograded/``; returns how many notebooks were updated.
 
-    For every student of ``OUT`` with a notebook in ``COURSE/submitted/<student>/<slug>/``: the
-    submission is created in the gradebook if needed (with its ``timestamp.txt``), each
-    auto-graded cell gets this grader's score as nbgrader's automatic score, and each written
-    answer is marked as needing manual grading until someone grades it in formgrader.
+    ``submissions``: the repository submissions ``OUT`` was graded from; their notebooks are
+    first placed in ``submitted/`` (:func:`collect_from`) for the students nbgrader did not
+    collect. For every student of ``OUT`` with a notebook in
+    ``COURSE/submitted/<student>/<slug>/``: the submission is created in the gradebook if needed
+    (with its ``timestamp.txt``), each auto-graded cell gets this grader's score as nbgrader's
+    automatic score, and each written answer is marked as needing manual grading until someone
+    grades it in formgrader.
     """
     from nbgrader.api import Gradebook, MissingEntry
     from nbgrader.coursedir import CourseDirectory
@@ -151,6 +177,8 @@ def write_scores(course: Path, out: Path) -> int:
     _nbgrader_on_path()
     coursedir = CourseDirectory(root=str(course))
     labs = _labs(None)
+    if submissions is not None:
+        collect_from(course, submissions.resolve(), list(labs.values()))
     updated = 0
     with Gradebook(f"sqlite:///{db}", COURSE_ID) as gradebook:
         for record in load_records(out):

@@ -134,3 +134,22 @@ def test_hand_grading_merges_into_one_total_and_feedback(term):
     nbgrader(course, "generate_feedback", SLUG)
     html = course / "feedback" / "ana" / SLUG / f"{SLUG}.html"
     assert html.exists() and "10.5" in html.read_text(encoding="utf-8")  # 9 + 1.5 of 12
+
+
+def test_repository_submissions_give_formgrader_their_notebooks(term, tmp_path):
+    from grader.nbgrader_course import collect_from
+
+    course = term["course"]
+    subs = tmp_path / "subs"
+    (subs / "carlos" / "labs").mkdir(parents=True)
+    notebook = fill_notebook(nbformat.read(REPO_ROOT / "labs" / f"{SLUG}.ipynb", as_version=4),
+                             solved(SLUG))
+    nbformat.write(notebook, subs / "carlos" / "labs" / f"{SLUG}.ipynb")
+    ana_before = (course / "submitted" / "ana" / SLUG / f"{SLUG}.ipynb").read_bytes()
+    (subs / "ana" / "labs").mkdir(parents=True)
+    nbformat.write(notebook, subs / "ana" / "labs" / f"{SLUG}.ipynb")
+    assert collect_from(course, subs, [SLUG]) == 1  # ana's collected notebook is kept
+    placed = course / "submitted" / "carlos" / SLUG
+    assert nbformat.read(placed / f"{SLUG}.ipynb", as_version=4).cells == notebook.cells
+    assert (placed / "timestamp.txt").read_text().strip().endswith("UTC")
+    assert (course / "submitted" / "ana" / SLUG / f"{SLUG}.ipynb").read_bytes() == ana_before
