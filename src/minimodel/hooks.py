@@ -107,8 +107,11 @@ class PositionalHooks(nn.Module):
                 num_buckets=config.t5_num_buckets,
                 max_distance=config.t5_max_distance,
             )
-            # T5 does not divide its logits by sqrt(head_dim); SDPA does. Multiplying the bias by
-            # sqrt(head_dim) keeps T5's balance between content and position (x-transformers).
+            # T5 does not divide its logits by sqrt(head_dim); SDPA does. The bias is multiplied by
+            # sqrt(head_dim), as in x-transformers: SDPA then computes
+            # (q.k + head_dim * b) / sqrt(head_dim), which is not T5's balance between content and
+            # position (that is scale=1.0 with the bias as is) but a reparametrisation for a model
+            # trained from scratch: a bias sqrt(head_dim) times larger at init, and larger steps.
             self.bias_scale = math.sqrt(head_dim)
 
     @property

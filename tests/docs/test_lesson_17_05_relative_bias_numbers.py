@@ -185,6 +185,25 @@ def test_end_alignment(page):
         assert torch.equal(module(q, 9), full[:, 9 - q :])
 
 
+def test_pretrained_t5_through_sdpa_needs_scale_one(page):
+    # T5's logits are q.k + b; SDPA divides q.k by sqrt(d) unless scale=1.0.
+    import torch.nn.functional as F
+
+    assert "`scale=1.0`" in page.section("t5", own=True) and "q_i \\cdot k_j + b_h" in page.math
+    torch.manual_seed(0)
+    H, T, D = 4, 7, 16
+    relative = RelativePositionBias(H, bidirectional=True)
+    q, k, v = (torch.randn(1, H, T, D) for _ in range(3))
+    with torch.no_grad():
+        relative.bias.weight.normal_(0.0, 1.0)  # a trained-looking bias
+        bias = relative(T, T)
+        t5 = (q @ k.transpose(-2, -1) + bias).softmax(-1) @ v
+        scaled_as_t5 = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=1.0)
+        default = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+    assert torch.allclose(scaled_as_t5, t5, atol=1e-5)
+    assert not torch.allclose(default, t5, atol=1e-2)
+
+
 def test_code_blocks_run_and_print_what_the_page_shows():
     # Both languages have the same code (test_docs_parity); run it once.
     found = pages(LESSON)

@@ -31,7 +31,9 @@ from docs_pages import LANGS, ROOT, normalise_math, pages
 from page_numbers import check_statement, statements
 
 from minimodel.cli import SUBCOMMANDS
+from minimodel.hooks import causal_mask
 from minimodel.model import ENCODINGS, GPT, GPTConfig
+from minimodel.positional.relative_bias import RelativePositionBias
 
 LESSON = "19/01-mini-gpt.md"
 LESSON_CONFIG = dict(vocab_size=98, block_size=128, n_layer=4, n_head=4, n_embd=128)
@@ -363,3 +365,33 @@ def test_input_scale_and_t5_bias_scale(page):
         raw = t5.relative(6, 6)
     finite = torch.isfinite(bias)
     assert torch.allclose(bias[finite], (raw * (128 / 4) ** 0.5)[finite]), "T5 bias x sqrt(C/H)"
+
+
+def test_t5_bias_scale_is_a_reparametrisation_not_t5s_balance(page):
+    import torch.nn.functional as F
+
+    hooks = page.section("hooks")
+    assert "\\big(q \\cdot k + (C/H)\\, b\\big)/\\sqrt{C/H}" in page.math
+    assert "$C/H = 32$" in hooks and "`scale=1.0`" in hooks
+    t5 = model("t5")
+    head_dim = t5.config.n_embd // t5.config.n_head
+    assert head_dim == 32 and t5.hooks.bias_scale == 32**0.5
+    # SDPA with the hook's bias computes (q.k + d b) / sqrt(d): the position term d times T5's.
+    torch.manual_seed(0)
+    T = 6
+    q, k, v = (torch.randn(1, 4, T, head_dim) for _ in range(3))
+    with torch.no_grad():
+        t5.hooks.relative.bias.weight.normal_(0.0, 1.0)
+        bias = t5.hooks.attention_bias(T, T)
+        raw = t5.hooks.relative(T, T) + causal_mask(T, T)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+    logits = (q @ k.transpose(-2, -1) + head_dim * raw) / head_dim**0.5
+    assert torch.allclose(out, logits.softmax(-1) @ v, atol=1e-5)
+    as_t5 = (q @ k.transpose(-2, -1) + raw).softmax(-1) @ v
+    assert not torch.allclose(out, as_t5, atol=1e-2), "not T5's logits"
+    assert torch.allclose(
+        F.scaled_dot_product_attention(q, k, v, attn_mask=raw, scale=1.0), as_t5, atol=1e-5
+    ), "scale=1.0 and the bias as is: T5's logits"
+    # The table starts at std 0.02, so the bias that reaches the logits at 0.02 sqrt(32).
+    wide = RelativePositionBias(10_000)
+    assert abs(wide.bias.weight.std().item() - 0.02) < 5e-4
