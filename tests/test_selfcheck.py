@@ -52,15 +52,22 @@ def test_syntax_error_is_reported_not_raised(tmp_path):
     assert "sintaxis" in results[0].detail_es and "syntax error" in results[0].detail_en
 
 
-def test_infinite_loop_times_out_and_the_rest_still_runs(tmp_path):
+def test_infinite_loop_names_the_function_and_skips_the_rest_of_its_file(tmp_path):
     folder = student_copy(
         tmp_path,
         "    ### BEGIN SOLUTION\n",
         "    ### BEGIN SOLUTION\n    while T == 50:\n        pass\n",
     )
-    found = statuses(run_checks(LAB, str(folder), timeout=3))
-    assert found.pop("table_values") == "timeout"
-    assert set(found.values()) == {"pass"}
+    results = run_checks(LAB, str(folder), timeout=3)
+    found = statuses(results)
+    names = list(found)
+    hung = names.index("table_values")
+    assert found["table_values"] == "timeout"
+    assert {found[name] for name in names[:hung]} == {"pass"}
+    assert {found[name] for name in names[hung + 1 :]} == {"skipped"}
+    detail = results[hung]
+    assert "sinusoidal_pe" in detail.detail_es and "sinusoidal.py, línea" in detail.detail_es
+    assert "sinusoidal.py, line" in detail.detail_en and "while T == 50" in detail.detail_en
 
 
 def test_exit_in_student_code_costs_only_those_checks(tmp_path):

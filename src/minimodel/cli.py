@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+
+from minimodel.messages import bilingual
 
 # name -> (module, help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -20,21 +23,48 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class HelpWithDefaults(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` shows each option's default, except an empty one (``None``, ``False``)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def show_defaults(parser: argparse.ArgumentParser) -> None:
+    """Give the options that have a default but no help text a line that shows the default."""
+    for action in parser._actions:
+        empty = action.default is None or action.default is False
+        if action.help is None and action.option_strings and not empty:
+            action.help = "default: %(default)s"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="minimodel", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (module_name, help_text) in SUBCOMMANDS.items():
         module = importlib.import_module(module_name)
-        command = sub.add_parser(name, help=help_text, description=help_text)
+        command = sub.add_parser(
+            name, help=help_text, description=help_text, formatter_class=HelpWithDefaults
+        )
         module.add_arguments(command)
+        show_defaults(command)
         command.set_defaults(_run=module.run)
     args = parser.parse_args(argv)
+    if getattr(args, "lang", None):  # --lang: every message of this run, child processes too
+        os.environ["MINIMODEL_LANG"] = args.lang
     try:
         return args._run(args)
+    except KeyboardInterrupt:
+        print("\n" + bilingual("Interrumpido (Ctrl-C).", "Interrupted (Ctrl-C)."), file=sys.stderr)
+        return 130
     except Exception as error:
-        if not str(error).startswith("[es] "):  # not one of ours: keep the traceback
+        # KeyError's str() is the repr of its message: the message is its first argument
+        message = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
+        if not str(message).startswith("[es] "):  # not one of ours: keep the traceback
             raise
-        print(error, file=sys.stderr)  # a bilingual message says all; no traceback
+        print(message, file=sys.stderr)  # a bilingual message says all; no traceback
         return 2
 
 

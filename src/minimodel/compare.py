@@ -25,12 +25,61 @@ import torch.nn.functional as F
 from minimodel.data import load_data
 from minimodel.device import resolve_device
 from minimodel.evaluate import FACTORS, evaluate_lengths, retrieval_by_depth
-from minimodel.model import ENCODINGS, GPTConfig
+from minimodel.messages import LANGUAGES, bilingual, pick, split_bilingual
+from minimodel.model import ENCODINGS, GPT, GPTConfig
 from minimodel.train import TrainConfig, add_model_arguments, configs_from_args, train
 
 # The default comparison fits 20 minutes on 2 CPU cores for all six encodings (13.3 min measured:
 # benchmarks/results/compare_default.txt).
 DEFAULT_STEPS = 1200
+
+
+def encoding_problems(model_config: GPTConfig, encodings) -> dict[str, tuple[str, str]]:
+    """Encodings that do not run yet, each with why in Spanish and English.
+
+    One tiny forward pass per encoding (two sequences of a few tokens) goes through the student's
+    files, so a missing function shows up in seconds, before anything is trained.
+    """
+    from minimodel.selfcheck.per_encoding import FILES
+
+    problems = {}
+    T = min(8, model_config.block_size)
+    for encoding in encodings:
+        try:
+            torch.manual_seed(0)
+            model = GPT(replace(model_config, positional=encoding)).eval()
+            with torch.no_grad():
+                model(torch.randint(model_config.vocab_size, (2, T)))
+        except Exception as error:  # noqa: BLE001 - whatever the student's code raises
+            es, en = split_bilingual(str(error))
+            kind = "" if isinstance(error, NotImplementedError) else f"{type(error).__name__}: "
+            where = FILES.get(encoding, "")
+            problems[encoding] = (f"{where} · {kind}{es}", f"{where} · {kind}{en}")
+    return problems
+
+
+def require_encodings(model_config: GPTConfig, encodings) -> None:
+    """Raise a bilingual ``RuntimeError`` naming every encoding that does not run yet."""
+    problems = encoding_problems(model_config, encodings)
+    if not problems:
+        return
+    names = ", ".join(problems)
+    ready = [encoding for encoding in encodings if encoding not in problems]
+    only = " ".join(ready) or "none"
+    raise RuntimeError(
+        bilingual(
+            f"Antes de entrenar nada: {len(problems)} de {len(encodings)} codificaciones aún no "
+            f"funcionan con tu código ({names}).\n"
+            + "\n".join(f"  {name}: {es}" for name, (es, _) in problems.items())
+            + "\nCompleta esos archivos (make check LAB=<lección>) o compara solo las que "
+            f"funcionan: --encodings {only}",
+            f"Before training anything: {len(problems)} of {len(encodings)} encodings do not run "
+            f"with your code yet ({names}).\n"
+            + "\n".join(f"  {name}: {en}" for name, (_, en) in problems.items())
+            + "\nComplete those files (make check LAB=<lesson>) or compare only the ones that "
+            f"run: --encodings {only}",
+        )
+    )
 
 
 def compare(
@@ -50,6 +99,7 @@ def compare(
     Only ``positional`` (and ``seed``) change between runs; everything else is ``model_config``
     and ``train_config``. Returns the rows written to ``results.csv``.
     """
+    require_encodings(model_config, encodings)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     device = resolve_device(device)
@@ -121,10 +171,18 @@ def summary(rows: list[dict], block_size: int) -> str:
     lengths = sorted({r["eval_length"] for r in rows})
     encodings = list(dict.fromkeys(r["encoding"] for r in rows))
     seeds = sorted({r["seed"] for r in rows})
-    spread = "std over seeds" if len(seeds) > 1 else "s.e. over sequences"
+    spread_es, spread_en = (
+        ("desv. típica entre semillas", "std over seeds")
+        if len(seeds) > 1
+        else ("e. e. entre secuencias", "s.e. over sequences")
+    )
     lines = [
-        f"mean loss (± {spread}; seeds {seeds}); ratio to the loss at {block_size}",
-        f"{'encoding':<11}" + "".join(f"{L:>22}" for L in lengths),
+        pick(
+            f"pérdida media (± {spread_es}; semillas {seeds}); cociente con la pérdida a "
+            f"{block_size}",
+            f"mean loss (± {spread_en}; seeds {seeds}); ratio to the loss at {block_size}",
+        ),
+        f"{pick('codific.', 'encoding'):<11}" + "".join(f"{L:>22}" for L in lengths),
     ]
     for encoding in encodings:
         cells, base = [], None
@@ -198,6 +256,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=int, nargs="+", help="several seeds (default: --seed)")
     parser.add_argument("--factors", type=int, nargs="+", default=list(FACTORS))
     parser.add_argument("--sequences", type=int, default=16, help="evaluation sequences")
+    parser.add_argument("--lang", choices=LANGUAGES, default=None, help="es | en")
     add_model_arguments(parser)
     parser.set_defaults(steps=DEFAULT_STEPS, threads=2)
 
@@ -221,7 +280,13 @@ def run(args: argparse.Namespace) -> int:
     )
     print(summary(rows, model_config.block_size))
     if "learned" in args.encodings:
-        print("learned: past its table, rows as initialised (never trained); see allow_length.")
+        print(
+            pick(
+                "learned: más allá de su tabla, filas tal como se inicializaron (nunca "
+                "entrenadas); ver allow_length.",
+                "learned: past its table, rows as initialised (never trained); see allow_length.",
+            )
+        )
     minutes = (time.perf_counter() - start) / 60
     print(f"{minutes:.1f} min -> {Path(args.out) / 'results.csv'}, loss_vs_*.png")
     return 0

@@ -26,7 +26,7 @@ from minimodel.checkpoint import (
 from minimodel.data import load_data
 from minimodel.device import DEVICES, autocast, resolve_device
 from minimodel.evaluate import mean_loss
-from minimodel.messages import bilingual
+from minimodel.messages import LANGUAGES, bilingual, pick
 from minimodel.model import ENCODINGS, GPT, ROPE_CONVENTIONS, GPTConfig
 
 CHECKPOINT = "checkpoint.pt"
@@ -75,19 +75,23 @@ class Progress:
         now = time.perf_counter()
         done = step == self.total
         every = max(1, self.total // 10)
-        if (self.tty and now - self.last_print < 0.2 and not done) or (
-            not self.tty and step % every and not done
+        first = step == 1  # shown at once, so that a long run says at once that it runs
+        if not first and (
+            (self.tty and now - self.last_print < 0.2 and not done)
+            or (not self.tty and step % every and not done)
         ):
             return
         self.last_print = now
         elapsed = now - self.start
         eta = elapsed / max(step, 1) * (self.total - step)
-        line = (
-            f"{self.label}step {step}/{self.total} | loss {loss:.4f} | "
-            f"{tokens_per_s / 1000:.1f}k tok/s | {_clock(elapsed)}<{_clock(eta)}"
+        line = self.label + pick(
+            f"paso {step}/{self.total} | pérdida {loss:.4f} | {tokens_per_s / 1000:.1f}k tok/s | "
+            f"{_clock(elapsed)} transcurrido, faltan {_clock(eta)}",
+            f"step {step}/{self.total} | loss {loss:.4f} | {tokens_per_s / 1000:.1f}k tok/s | "
+            f"{_clock(elapsed)} elapsed, {_clock(eta)} left",
         )
         end = "\n" if done or not self.tty else ""
-        print(("\r" if self.tty else "") + line, end=end, file=sys.stderr, flush=True)
+        print(("\r\033[K" if self.tty else "") + line, end=end, file=sys.stderr, flush=True)
 
 
 def _clock(seconds: float) -> str:
@@ -227,6 +231,10 @@ def _check_same_run(state, model_config, train_config, data, path) -> None:
         )
 
 
+# The lesson's run (19.01): 300 steps of the default model take about a minute on 2 CPU cores.
+DEFAULT_STEPS = 300
+
+
 # --- command line: `minimodel train` ----------------------------------------------------------
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """Options shared by `train` and `compare`: data, model size, RoPE, optimisation."""
@@ -285,15 +293,39 @@ def configs_from_args(args, vocab_size: int, positional: str) -> tuple[GPTConfig
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--positional", choices=ENCODINGS, default="rope")
-    parser.add_argument("--out", required=True, help="folder for checkpoint.pt / carpeta")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="folder for checkpoint.pt / carpeta del punto de control "
+        "(default: build/runs/<positional>)",
+    )
     parser.add_argument("--resume", action="store_true", help="continue from --out/checkpoint.pt")
     parser.add_argument("--checkpoint-every", type=int, default=TrainConfig.checkpoint_every)
+    parser.add_argument("--lang", choices=LANGUAGES, default=None, help="es | en")
     add_model_arguments(parser)
+    parser.set_defaults(steps=DEFAULT_STEPS)
+
+
+def describe(model_config: GPTConfig, train_config: TrainConfig, data_name: str, out) -> str:
+    """The run's configuration in one line, in the reader's language."""
+    model = (
+        f"positional={model_config.positional} block_size={model_config.block_size} "
+        f"layers={model_config.n_layer} heads={model_config.n_head} width={model_config.n_embd}"
+    )
+    run = f"steps={train_config.steps} batch_size={train_config.batch_size} lr={train_config.lr}"
+    return pick(
+        f"Entrenando un Mini-GPT · datos={data_name} {model} · {run} · {torch.get_num_threads()} "
+        f"hilos · punto de control en {out}",
+        f"Training a Mini-GPT · data={data_name} {model} · {run} · {torch.get_num_threads()} "
+        f"threads · checkpoint in {out}",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.out is None:
+        args.out = str(Path("build") / "runs" / args.positional)
     path = Path(args.out) / CHECKPOINT
     if path.exists() and not args.resume:
         raise SystemExit(
@@ -306,6 +338,7 @@ def run(args: argparse.Namespace) -> int:
         )
     data = load_data(args.data)
     model_config, train_config = configs_from_args(args, data.vocab_size, args.positional)
+    print(describe(model_config, train_config, args.data, args.out), flush=True)
     result = train(model_config, train_config, data, args.out, args.device, resume=args.resume)
     print(
         f"positional={args.positional} params={result['model'].num_parameters()} "

@@ -1,6 +1,9 @@
 """The `minimodel train | evaluate | generate | compare` commands, end to end on tiny settings."""
 
 import csv
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -67,3 +70,73 @@ def test_corrupt_checkpoint_is_a_message_not_a_traceback(tmp_path, capsys):
     assert main(["evaluate", str(bad), "--device", "cpu"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("[es] ") and "[en] " in err and "Traceback" not in err
+
+
+def test_train_runs_as_the_readme_says(tmp_path, monkeypatch, capsys):
+    """`minimodel train --positional P`: a default folder, the configuration, then progress."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MINIMODEL_LANG", "en")
+    assert main(["train", "--positional", "alibi", "--data", "copy", "--steps", "2", *TINY]) == 0
+    out, err = capsys.readouterr()
+    assert (tmp_path / "build" / "runs" / "alibi" / "checkpoint.pt").is_file()
+    first = out.splitlines()[0]
+    assert first.startswith("Training a Mini-GPT") and "positional=alibi" in first
+    assert "step 1/2 | loss" in err and "left" in err
+
+
+def test_train_speaks_the_chosen_language(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MINIMODEL_LANG", "en")
+    argv = ["train", "--lang", "es", "--data", "copy", "--steps", "1", *TINY]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("Entrenando un Mini-GPT") and "paso 1/1 | pérdida" in err
+
+
+def test_train_help_shows_the_defaults(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--steps STEPS default: 300" in text and "(default: build/runs/<positional>)" in text
+    assert "--seed SEED default: 0" in text and "(default: stdlib)" in text
+
+
+def test_compare_checks_every_encoding_before_training(tmp_path):
+    """A partly done implementation: compare names every missing encoding, trains nothing."""
+    from minimodel.implementation import REFERENCE_DIR, STUBS_DIR
+
+    student = tmp_path / "student"
+    student.mkdir()
+    for source in REFERENCE_DIR.glob("*.py"):
+        (student / source.name).write_text(source.read_text())
+    for stub in ("rope", "relative_bias"):
+        (student / f"{stub}.py").write_text((STUBS_DIR / f"{stub}.py").read_text())
+    out = tmp_path / "compare"
+    argv = ["compare", "--out", str(out), "--encodings", "none", "rope", "alibi", "t5",
+            "--steps", "2", "--factors", "1", "--sequences", "2", "--data", "copy", *TINY]
+    done = subprocess.run(
+        [sys.executable, "-m", "minimodel.cli", *argv],
+        env={**os.environ, "MINIMODEL_IMPL": str(student)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    es, en = done.stderr.split("[en] ")
+    assert "2 de 4 codificaciones" in es and "(rope, t5)" in es
+    assert "2 of 4 encodings" in en and "(rope, t5)" in en
+    assert "rope.py (17.03)" in en and "relative_bias.py (17.05)" in en
+    assert "--encodings none alibi" in en
+    assert not out.exists()  # nothing trained
+
+
+@pytest.mark.parametrize(("lang", "words"), [("es", "pérdida media"), ("en", "mean loss")])
+def test_compare_table_speaks_the_readers_language(monkeypatch, lang, words):
+    from minimodel.compare import summary
+
+    monkeypatch.setenv("MINIMODEL_LANG", lang)
+    rows = [{"encoding": "rope", "seed": 0, "eval_length": L, "mean_loss": 1.0 + L / 100,
+             "mean_loss_se": 0.1} for L in (16, 32)]  # fmt: skip
+    table = summary(rows, 16)
+    assert table.startswith(words) and "rope" in table

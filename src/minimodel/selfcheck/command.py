@@ -1,20 +1,23 @@
 """``minimodel check LAB``: which functions are missing, which fail and why, which pass.
 
-Exit status 0 when every visible check passes. Passing the visible checks is a good sign, not a
-grade: the grader uses other inputs.
+The report is printed while the checks run: the lab's header first, then each check as it ends
+(on a terminal, the check that is running shows on the last line). Exit status 0 when every
+visible check passes. Passing the visible checks is a good sign, not a grade: the grader uses
+other inputs.
 """
 
 from __future__ import annotations
 
 import argparse
-from itertools import groupby
+import sys
 
 from minimodel.course import find_lab
 from minimodel.implementation import resolve
 from minimodel.messages import LANGUAGES, language, pick
+from minimodel.selfcheck.compare import Check
 from minimodel.selfcheck.runner import Result, run_checks
 
-MARKS = {"pass": "✔", "fail": "✘", "todo": "…", "error": "✘", "timeout": "⧗"}
+MARKS = {"pass": "✔", "fail": "✘", "todo": "…", "error": "✘", "timeout": "⧗", "skipped": "–"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,65 +25,133 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--impl", default="src", help="src (default) | reference | <folder with your files>"
     )
-    parser.add_argument("--lang", choices=LANGUAGES, default=None, help="es | en")
+    parser.add_argument(
+        "--lang", choices=LANGUAGES, default=None, help="es | en (default: $MINIMODEL_LANG)"
+    )
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per check")
 
 
-def report(lab_title: str, folder: str, results: list[Result], lang: str) -> str:
-    """The report as the student reads it, in ``lang``."""
+class Report:
+    """The report as the student reads it, in ``lang``, written line by line to ``out``.
 
-    def say(es: str, en: str) -> str:
-        return pick(es, en, lang)
+    A function whose checks all say "not implemented" gets one line; a detail already shown
+    (the same syntax error for every check, say) is not repeated.
+    """
 
-    lines = [lab_title, say(f"Implementación: {folder}", f"Implementation: {folder}"), ""]
-    shown: set[str] = set()
+    def __init__(self, lang: str, out=None) -> None:
+        self.lang, self.out = lang, out or sys.stdout
+        self.tty = self.out.isatty()
+        self.results: list[Result] = []
+        self.target: str | None = None
+        self.target_shown = False
+        self.waiting: list[Result] = []  # "not implemented" results of the current target
+        self.shown: set[str] = set()
+        self.running = False
 
-    def explain(result: Result) -> list[str]:
-        detail = say(result.detail_es, result.detail_en)
-        if result.status == "todo" and detail in shown:
-            detail = say(
-                "Depende de una función aún sin implementar (ver arriba).",
-                "Depends on a function not implemented yet (see above).",
+    def say(self, es: str, en: str) -> str:
+        return pick(es, en, self.lang)
+
+    def write(self, line: str = "") -> None:
+        if self.running:  # rub out the "running" line first
+            self.out.write("\r\033[K")
+            self.running = False
+        self.out.write(line + "\n")
+        self.out.flush()
+
+    def header(self, title: str, folder: str) -> None:
+        self.write(title)
+        self.write(self.say(f"Implementación: {folder}", f"Implementation: {folder}"))
+        self.write()
+
+    def __call__(self, check: Check, result: Result | None) -> None:
+        """``progress`` for ``run_checks``: a check starts (``result`` None) or ends."""
+        if result is None:
+            if self.tty:
+                self.out.write(f"\r\033[K  ⋯ {self.say(check.es, check.en)}")
+                self.out.flush()
+                self.running = True
+            return
+        self.results.append(result)
+        if check.target != self.target:
+            self._collapse_waiting()
+            self.target, self.target_shown = check.target, False
+        if result.status == "todo" and not self.target_shown:
+            self.waiting.append(result)  # maybe the whole function is not implemented yet
+            return
+        for earlier in [*self.waiting, result]:
+            self._line(earlier)
+        self.waiting = []
+
+    def _detail(self, result: Result) -> str:
+        return self.say(result.detail_es, result.detail_en)
+
+    def _explain(self, result: Result) -> None:
+        detail = self._detail(result)
+        if not detail:
+            return
+        if detail in self.shown:
+            detail = self.say(
+                "Depende de una función aún sin implementar (ver arriba)."
+                if result.status == "todo"
+                else "El mismo problema que arriba.",
+                "Depends on a function not implemented yet (see above)."
+                if result.status == "todo"
+                else "The same problem as above.",
             )
-        shown.add(detail)
-        return [f"      {line}" for line in detail.splitlines()]
+        else:
+            self.shown.add(detail)
+        for line in detail.splitlines():
+            self.write(f"      {line}")
 
-    for target, group in groupby(results, key=lambda result: result.check.target):
-        group = list(group)
-        if all(result.status == "todo" for result in group):
-            lines.append(f"{target}: " + say("sin implementar todavía.", "not implemented yet."))
-            lines += explain(group[0])
-            continue
-        lines.append(target)
-        for result in group:
-            lines.append(f"  {MARKS[result.status]} {say(result.check.es, result.check.en)}")
-            if result.status != "pass":
-                lines += explain(result)
-    counts = {status: sum(r.status == status for r in results) for status in MARKS}
-    lines.append("")
-    lines.append(
-        say(
-            f"{counts['pass']}/{len(results)} comprobaciones superadas · {counts['todo']} sin "
-            f"implementar · {counts['fail']} fallidas · {counts['error'] + counts['timeout']} "
-            "con errores o sin terminar.",
-            f"{counts['pass']}/{len(results)} checks passed · {counts['todo']} not implemented · "
-            f"{counts['fail']} failed · {counts['error'] + counts['timeout']} errors or timeouts.",
-        )
-    )
-    if counts["pass"] == len(results):
-        lines.append(
-            say(
-                "Todo correcto. El corrector usará otras entradas: prueba también el cuaderno.",
-                "All good. The grader uses other inputs: run the notebook too.",
+    def _line(self, result: Result) -> None:
+        if not self.target_shown:
+            self.write(result.check.target)
+            self.target_shown = True
+        self.write(f"  {MARKS[result.status]} {self.say(result.check.es, result.check.en)}")
+        if result.status != "pass" or result.detail_es:
+            self._explain(result)
+
+    def _collapse_waiting(self) -> None:
+        """A function whose every check said "not implemented": one line."""
+        if self.waiting:
+            target = self.waiting[0].check.target
+            self.write(f"{target}: " + self.say("sin implementar todavía.", "not implemented yet."))
+            self._explain(self.waiting[0])
+        self.waiting = []
+
+    def finish(self) -> None:
+        self._collapse_waiting()
+        results = self.results
+        counts = {status: sum(r.status == status for r in results) for status in MARKS}
+        unfinished = counts["error"] + counts["timeout"] + counts["skipped"]
+        self.write()
+        self.write(
+            self.say(
+                f"{counts['pass']}/{len(results)} comprobaciones superadas · {counts['todo']} sin "
+                f"implementar · {counts['fail']} fallidas · {unfinished} con errores o sin "
+                "terminar.",
+                f"{counts['pass']}/{len(results)} checks passed · {counts['todo']} not "
+                f"implemented · {counts['fail']} failed · {unfinished} errors or timeouts.",
             )
         )
-    return "\n".join(lines)
+        if results and counts["pass"] == len(results):
+            self.write(
+                self.say(
+                    "Todo correcto. El corrector usará otras entradas: prueba también el cuaderno.",
+                    "All good. The grader uses other inputs: run the notebook too.",
+                )
+            )
 
 
 def run(args: argparse.Namespace) -> int:
     lab = find_lab(args.lab)
     lang = args.lang or language()
-    results = run_checks(lab, impl=args.impl, timeout=args.timeout)
-    title = pick(f"Laboratorio {lab.id} · {lab.title_es}", f"Lab {lab.id} · {lab.title_en}", lang)
-    print(report(title, str(resolve(args.impl)), results, lang))
+    folder = str(resolve(args.impl))
+    report = Report(lang)
+    report.header(
+        pick(f"Laboratorio {lab.id} · {lab.title_es}", f"Lab {lab.id} · {lab.title_en}", lang),
+        folder,
+    )
+    results = run_checks(lab, impl=args.impl, timeout=args.timeout, progress=report)
+    report.finish()
     return 0 if all(result.status == "pass" for result in results) else 1

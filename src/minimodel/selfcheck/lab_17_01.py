@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from minimodel.selfcheck.compare import CheckList, expect_array
+from minimodel.selfcheck.compare import CheckList, expect_array, note
 
 checks = CheckList()
 
@@ -16,14 +16,20 @@ def _student():
     return sinusoidal
 
 
-def formula(T: int, d: int, base: float = 10000.0) -> np.ndarray:
-    """The table written straight from the lesson's formula, one entry at a time."""
+# The long table: the grader's longest hidden length and its tolerance against float64. Angles
+# computed in float32 are accepted there (about 1e-4 off) and both say so in a note.
+LONG_T, LONG_D, LONG_ATOL, FLOAT64_ANGLES_ERROR = 1000, 64, 2e-4, 1e-6
+
+
+def formula(T: int, d: int, base: float = 10000.0, dtype=np.float32) -> np.ndarray:
+    """The table written straight from the lesson's formula, one entry at a time, in float64
+    and then cast to ``dtype``."""
     table = np.zeros((T, d), dtype=np.float64)
     for p in range(T):
         for i in range(d // 2):
             angle = p / base ** (2 * i / d)
             table[p, 2 * i], table[p, 2 * i + 1] = np.sin(angle), np.cos(angle)
-    return table.astype(np.float32)
+    return table.astype(dtype)
 
 
 def known_mistakes(T: int, d: int, base: float = 10000.0) -> dict:
@@ -56,7 +62,8 @@ def known_mistakes(T: int, d: int, base: float = 10000.0) -> dict:
 
 @checks.add("sinusoidal_pe", "forma (T, d) y dtype float32", "shape (T, d) and dtype float32")
 def table_shape_and_dtype() -> None:
-    expect_array(_student().sinusoidal_pe(10, 8), formula(10, 8), name="sinusoidal_pe(10, 8)")
+    table = _student().sinusoidal_pe(10, 8)
+    expect_array(table, formula(10, 8), name="sinusoidal_pe(10, 8)", values=False)
 
 
 @checks.add("sinusoidal_pe", "PE(0) = [0, 1, 0, 1, ...]", "PE(0) = [0, 1, 0, 1, ...]")
@@ -71,6 +78,28 @@ def table_values() -> None:
     expect_array(
         table, formula(50, 16), name="sinusoidal_pe(50, 16)", mistakes=known_mistakes(50, 16)
     )
+
+
+@checks.add(
+    "sinusoidal_pe",
+    f"tabla larga (T = {LONG_T}) frente a float64",
+    f"long table (T = {LONG_T}) against float64",
+)
+def long_table() -> None:
+    table = _student().sinusoidal_pe(LONG_T, LONG_D)
+    exact = formula(LONG_T, LONG_D, dtype=np.float64)
+    name = f"sinusoidal_pe({LONG_T}, {LONG_D})"
+    expect_array(table, exact.astype(np.float32), name=name, atol=LONG_ATOL, rtol=0.0)
+    error = float(np.abs(table.astype(np.float64) - exact).max())
+    if error > FLOAT64_ANGLES_ERROR:
+        note(
+            f"Nota: tu tabla se desvía hasta {error:.1e} de la referencia en float64; los ángulos "
+            f"parecen calculados en float32. Se acepta (tolerancia {LONG_ATOL:g}), pero en float64 "
+            f"el error queda por debajo de {FLOAT64_ANGLES_ERROR:g}.",
+            f"Note: your table is up to {error:.1e} off the float64 reference; the angles look "
+            f"computed in float32. That is accepted (tolerance {LONG_ATOL:g}), but in float64 the "
+            f"error stays below {FLOAT64_ANGLES_ERROR:g}.",
+        )
 
 
 @checks.add("sinusoidal_pe", "el argumento base", "the base argument")

@@ -2,8 +2,11 @@
 
 The student's code may loop forever, exit the interpreter, crash or print a flood: none of that
 reaches the report. The child sends one JSON line per event over a private pipe (never stdout);
-when a check overruns its limit or the child dies, the parent ends the child's whole process
-group, records that check, and starts a fresh child for the checks that remain.
+when a check overruns its limit the parent asks the child where it is (``SIGUSR1``: the child
+answers with the student's function and line), ends the child's whole process group, records that
+check, skips the rest of that student module (it would hang again) and starts a fresh child for
+the checks that remain. ``progress`` hears of each check as it starts and as it ends, so the
+report can be printed while the checks run.
 """
 
 from __future__ import annotations
@@ -18,24 +21,34 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from minimodel.course import Lab
 from minimodel.implementation import ENV_VAR, resolve
 from minimodel.messages import split_bilingual
-from minimodel.selfcheck.compare import Check, CheckFailure
+from minimodel.selfcheck.compare import Check, CheckFailure, CheckNote
 
-STATUSES = ("pass", "fail", "todo", "error", "timeout")
+STATUSES = ("pass", "fail", "todo", "error", "timeout", "skipped")
+ANSWER_WAIT = 3.0  # seconds the child has to say where it hung before it is ended
 
 
 @dataclass
 class Result:
-    """What happened to one check; ``detail_*`` explain a status other than ``pass``."""
+    """What happened to one check; ``detail_*`` explain a status other than ``pass`` (or, for a
+    ``pass``, carry a note)."""
 
     check: Check
     status: str
     detail_es: str = ""
     detail_en: str = ""
+
+
+# progress(check, None) when a check starts, progress(check, result) when it ends
+Progress = Callable[[Check, "Result | None"], None]
 
 
 def lab_checks(lab: Lab) -> list[Check]:
@@ -44,20 +57,41 @@ def lab_checks(lab: Lab) -> list[Check]:
     return list(importlib.import_module(f"minimodel.selfcheck.lab_{phase}_{lesson}").checks)
 
 
-def run_checks(lab: Lab, impl: str = "src", timeout: float = 20.0) -> list[Result]:
+def student_module(lab: Lab, check: Check) -> str:
+    """The student's module a check exercises: the lab's file, or the check's own target when the
+    lab checks several files (19.01, 19.02: one target per encoding file)."""
+    return lab.modules[0] if len(lab.modules) == 1 else check.target
+
+
+def run_checks(
+    lab: Lab, impl: str = "src", timeout: float = 20.0, progress: Progress | None = None
+) -> list[Result]:
     """Run every visible check of ``lab`` against implementation ``impl``, safely."""
     checks = {check.name: check for check in lab_checks(lab)}
     env = {**os.environ, ENV_VAR: str(resolve(impl)), "PYTHONDONTWRITEBYTECODE": "1"}
+    tell = progress or (lambda check, result: None)
     results: dict[str, Result] = {}
     remaining = list(checks)
     while remaining:
-        done = _run_child(lab, remaining, checks, env, timeout)
+        done = _run_child(lab, remaining, checks, env, timeout, tell)
         results.update(done)
+        for hung in (result for result in done.values() if result.status == "timeout"):
+            for name in remaining:
+                check = checks[name]
+                if name in results or student_module(lab, check) != student_module(lab, hung.check):
+                    continue
+                results[name] = Result(
+                    check,
+                    "skipped",
+                    "no se ejecutó: una comprobación anterior de este archivo no terminó (arriba).",
+                    "not run: an earlier check of this file did not finish (above).",
+                )
+                tell(check, results[name])
         remaining = [name for name in remaining if name not in results]
     return [results[name] for name in checks]
 
 
-def _run_child(lab, names, checks, env, timeout) -> dict[str, Result]:
+def _run_child(lab, names, checks, env, timeout, tell) -> dict[str, Result]:
     read_fd, write_fd = os.pipe()
     with tempfile.TemporaryFile() as stderr:
         child = subprocess.Popen(
@@ -78,12 +112,8 @@ def _run_child(lab, names, checks, env, timeout) -> dict[str, Result]:
                 ready, _, _ = select.select([read_fd], [], [], wait)
                 if not ready:
                     name = current or names[0]
-                    results[name] = Result(
-                        checks[name],
-                        "timeout",
-                        f"no terminó en {timeout:g} s (¿un bucle infinito?).",
-                        f"did not finish within {timeout:g} s (an infinite loop?).",
-                    )
+                    results[name] = _timeout(checks[name], timeout, _where_hung(child, read_fd))
+                    tell(checks[name], results[name])
                     return results
                 chunk = os.read(read_fd, 65536)
                 if not chunk:
@@ -94,10 +124,13 @@ def _run_child(lab, names, checks, env, timeout) -> dict[str, Result]:
                     event = json.loads(line)
                     if "start" in event:
                         current, started = event["start"], time.monotonic()
-                    else:
-                        results[event["name"]] = Result(
+                        tell(checks[current], None)
+                    elif "name" in event:
+                        result = Result(
                             checks[event["name"]], event["status"], event["es"], event["en"]
                         )
+                        results[event["name"]] = result
+                        tell(result.check, result)
                         current = None
             child.wait(timeout=10)
             if current is not None:
@@ -110,10 +143,59 @@ def _run_child(lab, names, checks, env, timeout) -> dict[str, Result]:
                     f"el proceso terminó durante la comprobación (código {code}). {tail[0]}",
                     f"the process ended during the check (exit code {code}). {tail[0]}",
                 )
+                tell(checks[current], results[current])
             return results
         finally:
             os.close(read_fd)
             _kill_group(child)
+
+
+def _where_hung(child: subprocess.Popen, read_fd: int) -> dict | None:
+    """Ask the running child where it is; its answer, or None when it cannot say in time."""
+    with contextlib.suppress(ProcessLookupError):
+        child.send_signal(signal.SIGUSR1)
+    deadline, buffer = time.monotonic() + ANSWER_WAIT, b""
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([read_fd], [], [], left)
+        if not ready:
+            break
+        chunk = os.read(read_fd, 65536)
+        if not chunk:
+            break
+        buffer += chunk
+        for line in buffer.split(b"\n")[:-1]:
+            event = json.loads(line)
+            if "hung" in event:
+                return event["hung"]
+    return None
+
+
+def _timeout(check: Check, timeout: float, place: dict | None) -> Result:
+    if place is None:
+        return Result(
+            check,
+            "timeout",
+            f"{check.target} no terminó en {timeout:g} s (¿un bucle infinito?).",
+            f"{check.target} did not finish within {timeout:g} s (an infinite loop?).",
+        )
+    where_es, where_en = _where(place)
+    return Result(
+        check,
+        "timeout",
+        f"{place['function']} no terminó en {timeout:g} s (¿un bucle infinito?); iba por "
+        f"{where_es}.",
+        f"{place['function']} did not finish within {timeout:g} s (an infinite loop?); it was "
+        f"at {where_en}.",
+    )
+
+
+def _where(place: dict) -> tuple[str, str]:
+    """``file, line N: code`` in Spanish and in English."""
+    code = f": {place['code']}" if place.get("code") else ""
+    return (
+        f"{place['file']}, línea {place['line']}{code}",
+        f"{place['file']}, line {place['line']}{code}",
+    )
 
 
 def _kill_group(child: subprocess.Popen) -> None:
@@ -122,21 +204,45 @@ def _kill_group(child: subprocess.Popen) -> None:
     child.wait()
 
 
+def _student_place(frames: traceback.StackSummary, folder: Path) -> dict | None:
+    """The innermost frame in the student's folder: function, file, line and code."""
+    for frame in reversed(frames):
+        path = Path(frame.filename)
+        if path.is_absolute() and path.resolve().is_relative_to(folder):
+            return {
+                "function": frame.name,
+                "file": path.name,
+                "line": frame.lineno,
+                "code": (frame.line or "").strip(),
+            }
+    return None
+
+
 def _child(lab_id: str, fd: int, names: list[str]) -> None:
     from minimodel.course import find_lab
 
     checks = {check.name: check for check in lab_checks(find_lab(lab_id))}
+    folder = resolve().resolve()
     out = os.fdopen(fd, "w", buffering=1)
 
-    def send(**event: str) -> None:
+    def send(**event: object) -> None:
         out.write(json.dumps(event) + "\n")
         out.flush()
 
+    def answer_where(signum, frame) -> None:
+        send(hung=_student_place(traceback.extract_stack(frame), folder))
+
+    signal.signal(signal.SIGUSR1, answer_where)
     for name in names:
         send(start=name)
         status, es, en = "pass", "", ""
         try:
-            checks[name].run()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", CheckNote)
+                checks[name].run()
+            notes = [w.message for w in caught if isinstance(w.message, CheckNote)]
+            if notes:
+                es, en = notes[0].es, notes[0].en
         except NotImplementedError as error:
             status = "todo"
             es, en = split_bilingual(str(error))
@@ -144,15 +250,21 @@ def _child(lab_id: str, fd: int, names: list[str]) -> None:
             status, es, en = "fail", failure.es, failure.en
         except SyntaxError as error:
             status = "error"
-            where = f"{os.path.basename(error.filename or '?')}, línea/line {error.lineno}"
-            es = f"tu archivo tiene un error de sintaxis ({where}): {error.msg}"
-            en = f"your file has a syntax error ({where}): {error.msg}"
+            place = {"file": os.path.basename(error.filename or "?"), "line": error.lineno}
+            where_es, where_en = _where(place)
+            es = f"tu archivo tiene un error de sintaxis ({where_es}): {error.msg}"
+            en = f"your file has a syntax error ({where_en}): {error.msg}"
         except BaseException as error:  # noqa: BLE001 - anything the student's code raises
             status = "error"
             kind = type(error).__name__
             text_es, text_en = split_bilingual(str(error))
             es = f"tu código lanzó {kind}: {text_es}".strip()
             en = f"your code raised {kind}: {text_en}".strip()
+            place = _student_place(traceback.extract_tb(error.__traceback__), folder)
+            if place is not None:
+                where_es, where_en = _where(place)
+                es += f"\nEn {place['function']} ({where_es})."
+                en += f"\nIn {place['function']} ({where_en})."
         send(name=name, status=status, es=es, en=en)
 
 

@@ -1,0 +1,135 @@
+"""`minimodel check` as a student runs it: the report arrives while the checks run, in one
+language at a time, names the place in the student's code, and never ends in a traceback."""
+
+import os
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from selfcheck_copies import TIMEOUT, diagnose, statuses, student_copy
+
+from minimodel.selfcheck.lab_17_01 import FLOAT64_ANGLES_ERROR, LONG_ATOL, LONG_D, LONG_T, formula
+
+HANG = ("    ### BEGIN SOLUTION\n", "    ### BEGIN SOLUTION\n    while T == 50:\n        pass\n")
+
+
+def check_command(*args: str, lang: str = "es") -> subprocess.Popen:
+    env = {**os.environ, "MINIMODEL_LANG": lang, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "minimodel.cli", "check", "17.01", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def student_folder(tmp_path, *edits):
+    return str(student_copy(tmp_path, "sinusoidal", *edits))
+
+
+def test_header_and_checks_are_printed_while_the_checks_run(tmp_path):
+    folder = student_folder(tmp_path, HANG)
+    command = check_command("--impl", folder, "--timeout", "30")
+    try:
+        header = command.stdout.readline()
+        assert "Laboratorio 17.01" in header
+        lines = [command.stdout.readline() for _ in range(4)]  # folder, blank, target, 1st check
+        assert "✔" in lines[-1]
+        assert command.poll() is None  # still on the check that hangs
+    finally:
+        command.kill()
+        command.communicate()
+
+
+def test_ctrl_c_is_a_short_bilingual_message(tmp_path):
+    folder = student_folder(tmp_path, HANG)
+    command = check_command("--impl", folder, "--timeout", "60")
+    assert "17.01" in command.stdout.readline()
+    command.send_signal(signal.SIGINT)
+    out, err = command.communicate(timeout=60)
+    assert command.returncode == 130
+    assert "[es] Interrumpido (Ctrl-C)." in err and "[en] Interrupted (Ctrl-C)." in err
+    assert "Traceback" not in err
+
+
+def test_a_lab_typo_lists_the_labs():
+    out = subprocess.run(
+        [sys.executable, "-m", "minimodel.cli", "check", "17.1"], capture_output=True, text=True
+    )
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr and "\\n" not in out.stderr
+    assert "[es] No hay un laboratorio '17.1'" in out.stderr and "17.01, 17.02" in out.stderr
+    assert "[en] There is no lab '17.1'" in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("lang", "said", "unsaid"), [("es", "línea", "line"), ("en", "line", "línea")]
+)
+def test_a_syntax_error_is_said_once_in_one_language(tmp_path, lang, said, unsaid):
+    folder = student_folder(tmp_path, ("return pe\n", "return pe)\n"))
+    out, _ = check_command("--impl", folder, "--lang", lang, lang="es").communicate(timeout=300)
+    syntax = "sintaxis" if lang == "es" else "syntax error"
+    assert out.count(syntax) == 1, out
+    assert f"sinusoidal.py, {said}" in out and f"sinusoidal.py, {unsaid}" not in out
+
+
+def test_an_exception_names_the_file_and_line_in_the_students_code(tmp_path):
+    results = diagnose(tmp_path, "17.01", "sinusoidal", ("return pe\n", "return pe[None][5]\n"))
+    detail = results["table_values"]
+    assert detail.status == "error"
+    assert "IndexError" in detail.detail_en
+    assert "In sinusoidal_pe (sinusoidal.py, line" in detail.detail_en
+    assert "return pe[None][5]" in detail.detail_en
+    assert "En sinusoidal_pe (sinusoidal.py, línea" in detail.detail_es
+
+
+def test_a_values_error_is_not_reported_under_shape_and_dtype(tmp_path):
+    results = diagnose(
+        tmp_path, "17.01", "sinusoidal", ("pe[:, 1::2] = np.cos(angles)", "pe[:, 1::2] = 0.0")
+    )
+    assert results["table_shape_and_dtype"].status == "pass"
+    assert results["table_values"].status == "fail"
+
+
+def test_the_long_table_check_matches_the_lesson_and_the_grader(tmp_path):
+    hidden = pytest.importorskip("grader.hidden.lab_17_01")  # the course repository only
+    PE_CASES, TABLE_TOL = hidden.PE_CASES, hidden.TABLE_TOL
+    assert TABLE_TOL.atol == LONG_ATOL and max(T for T, _, _ in PE_CASES) == LONG_T
+    # float64 angles are within FLOAT64_ANGLES_ERROR of float64; float32 ones are not, but pass
+    exact = formula(LONG_T, LONG_D, dtype=np.float64)
+    assert np.abs(formula(LONG_T, LONG_D).astype(np.float64) - exact).max() < FLOAT64_ANGLES_ERROR
+    # the lesson: float32 angles are "a few 1e-5" off at the long length, within the tolerance
+    angles = np.arange(LONG_T, dtype=np.float32)[:, None] * (
+        10000.0 ** (-np.arange(0, LONG_D, 2) / LONG_D)
+    ).astype(np.float32)
+    table32 = np.empty((LONG_T, LONG_D))
+    table32[:, 0::2], table32[:, 1::2] = np.sin(angles), np.cos(angles)
+    assert 1e-5 < np.abs(table32 - exact).max() < 1e-4 < LONG_ATOL
+    float32 = (
+        "angles = np.arange(T, dtype=np.float64)[:, None] * inv_freq[None, :]",
+        "angles = np.arange(T, dtype=np.float32)[:, None] * inv_freq[None, :].astype(np.float32)",
+    )
+    results = diagnose(tmp_path, "17.01", "sinusoidal", float32)
+    assert set(statuses(results.values()).values()) == {"pass"}
+    assert "float32" in results["long_table"].detail_es
+    assert "float32" in results["long_table"].detail_en
+
+
+@pytest.mark.parametrize(("lang", "word"), [("es", "Nota:"), ("en", "Note:")])
+def test_lang_option_chooses_the_language(lang, word, tmp_path):
+    folder = student_folder(
+        tmp_path,
+        (
+            "angles = np.arange(T, dtype=np.float64)[:, None] * inv_freq[None, :]",
+            "angles = np.arange(T, dtype=np.float32)[:, None] * inv_freq[None, :]"
+            ".astype(np.float32)",
+        ),
+    )
+    other = "en" if lang == "es" else "es"
+    out, _ = check_command("--impl", folder, "--lang", lang, lang=other).communicate(
+        timeout=TIMEOUT * 3
+    )
+    assert word in out and ("Note:" if lang == "es" else "Nota:") not in out
