@@ -50,7 +50,8 @@ def test_retrieval_by_depth_grid():
     assert all(r["accuracy"] in (0.0, 0.5, 1.0) for r in rows)
 
 
-def test_summary_reports_seeds_and_spread():
+def test_summary_reports_seeds_and_spread(monkeypatch):
+    monkeypatch.setenv("MINIMODEL_LANG", "en")
     rows = [
         {"encoding": e, "seed": s, "eval_length": L, "mean_loss": loss, "mean_loss_se": 0.01}
         for e, base in (("rope", 1.0), ("alibi", 1.1))
