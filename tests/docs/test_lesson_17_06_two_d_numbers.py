@@ -183,6 +183,35 @@ def test_vit_sizes_and_interpolation(page):
     out = interpolate_grid(ramp, (24, 24), mode="bilinear").reshape(24, 24)[:, 5]
     s = (torch.arange(24, dtype=torch.float64) + 0.5) * 14 / 24 - 0.5
     assert torch.allclose(out, s.clamp(0, 13), atol=1e-9)
+    # Bicubic does not clamp: it keeps s_0 < 0 and repeats the edge cell for the missing taps, so
+    # its first cell is past the edge (about -0.098 on the ramp), neither 0 nor s_0.
+    cubic = interpolate_grid(ramp, (24, 24), mode="bicubic").reshape(24, 24)[:, 5]
+    text = " ".join(page.section("vit-interpolation").split())
+    assert "$-0.098$" in text
+    assert abs(cubic[0].item() - (-0.098)) <= 5e-4 and abs(cubic[-1].item() - (13 + 0.098)) <= 5e-4
+    assert cubic[0] < 0 and cubic[0] > s[0], "past the edge, but not the linear s_0"
+
+    def keys(x: float, a: float = -0.75) -> float:  # PyTorch's cubic convolution kernel
+        x = abs(x)
+        if x <= 1:
+            return (a + 2) * x**3 - (a + 3) * x**2 + 1
+        return a * x**3 - 5 * a * x**2 + 8 * a * x - 4 * a if x < 2 else 0.0
+
+    for i, s_i in enumerate(s.tolist()):  # s_i as is, four taps, missing ones = the edge cell
+        taps = [math.floor(s_i) + offset for offset in (-1, 0, 1, 2)]
+        value = sum(keys(s_i - tap) * min(max(tap, 0), 13) for tap in taps)
+        assert abs(cubic[i].item() - value) < 1e-9, i
+    assert "`scipy.ndimage.zoom` with `order=1`" in text or (
+        "`scipy.ndimage.zoom` con `order=1`" in text
+    )
+    # ViT's linear zoom aligns the corners: the new grid's first and last cells are the old ones.
+    corners = torch.nn.functional.interpolate(
+        ramp.reshape(1, 1, 14, 14),
+        size=(24, 24),
+        mode="bilinear",
+        align_corners=True,
+    )[0, 0, :, 5]
+    assert torch.allclose(corners, torch.arange(24, dtype=torch.float64) * 13 / 23, atol=1e-9)
 
 
 def test_axial_rope(page):
