@@ -116,6 +116,7 @@ def test_hand_grading_merges_into_one_total_and_feedback(term):
         notebook = book.find_submission_notebook(SLUG, SLUG, "ana")
         assert notebook.needs_manual_grade  # formgrader lists it
         book.find_grade("q1-answer", SLUG, SLUG, "ana").manual_score = 1.5
+        book.find_grade("test-table", SLUG, SLUG, "bea").manual_score = 1  # typed over
         book.db.commit()
     assert main(["merge", "--out", str(out), "--manual", str(course / "gradebook.db")]) == 0
     grades = rows(out / "grades.csv")
@@ -124,6 +125,9 @@ def test_hand_grading_merges_into_one_total_and_feedback(term):
         ("18", "3", "21", "21")
     assert (ana["auto"], ana["manual"], ana["total"]) == ("18", "1.50", "19.50")
     assert ana["manual_pending"] == "1" and ana["status"] == "awaiting manual grading"
+    bea = grades["bea"]
+    assert bea["17.01/nb/test-table"] == "1"
+    assert float(bea["auto"]) == term["before"]["bea"]["auto"] + 1
     feedback = (out / "feedback" / "ana" / "feedback.en.md").read_text(encoding="utf-8")
     assert "**Total: 19.50 / 21 (automatic 18 / 18 · by hand 1.50 / 3; 1 written answer " \
            "still to be graded by hand)**" in feedback

@@ -4,11 +4,18 @@ stay readable."""
 
 from __future__ import annotations
 
+import io
+import re
+from contextlib import redirect_stderr
+
 import numpy as np
 import pytest
 import torch
+from grader_corpus import REFERENCE, Entry
 
+from grader.grading import Options, grade
 from grader.redact import course_messages, from_student, redact
+from grader.sandbox import Limits
 from grader.verdicts import exception_findings, import_finding
 from minimodel.messages import bilingual
 
@@ -65,3 +72,60 @@ def test_an_empty_interrupt_message_says_what_happened():
     assert finding.en == "Raises KeyboardInterrupt: interrupted: it went over the time limit"
     [plain] = exception_findings([{"type": "ValueError", "message": ""}], 1)
     assert not plain.en.endswith(":") and not plain.en.endswith(": ")
+
+
+LEAKY = REFERENCE + '''
+
+import warnings as _warnings
+
+_table, _init, _building = sinusoidal_pe, SinusoidalPositionalEncoding.__init__, []
+
+
+def sinusoidal_pe(T, d, base=10000.0):
+    if _building:  # the module's own table: built as the reference builds it
+        return _table(T, d, base)
+    print(f"PRINTED T={T} d={d} base={base!r}")
+    _warnings.warn(f"WARNED T={T} d={d} base={base}")
+    raise RuntimeError(
+        f"LEAK T={T} d={d} base={base} hex={hex(T)} sci={base:e} floats={[T / 3, d / 7]} "
+        f"np={np.arange(T)[:3]!r} shape={np.zeros((T, d)).shape} table={np.ones((2, d)) / T}")
+
+
+def _leaky_forward(self, x, offset=0):
+    print("PRINTED", x)
+    _warnings.warn(f"WARNED {x!r}")
+    raise ValueError(f"LEAK x={x!r} shape={x.shape} offset={offset} "
+                     f"values={x.flatten()[:4].tolist()} row={x.detach().numpy()[0, :2]}")
+
+
+def _building_init(self, *args, **kwargs):
+    _building.append(1)
+    try:
+        _init(self, *args, **kwargs)
+    finally:
+        _building.pop()
+
+
+SinusoidalPositionalEncoding.__init__ = _building_init
+SinusoidalPositionalEncoding.forward = _leaky_forward
+'''
+
+
+def test_a_submission_that_prints_raises_and_warns_its_arguments_leaks_nothing(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    Entry("leaky", LEAKY).build(subs)
+    with redirect_stderr(io.StringIO()):
+        grade(subs, tmp_path / "out", Options(workers=1, device="cpu", labs=["17.01"],
+                                               limits=Limits(wall_s=5, cpu_s=6),
+                                               progress=False), stream=io.StringIO())
+    texts = [p.read_text(encoding="utf-8") for p in (tmp_path / "out" / "feedback").rglob("*.*")]
+    assert len(texts) == 4
+    for text in texts:
+        assert "PRINTED" not in text and "WARNED" not in text
+        leaks = re.findall(r"LEAK [^<\n|]*", text)
+        assert any("LEAK T=" in leak for leak in leaks) and any("LEAK x=" in leak for leak in leaks)
+        for leak in leaks:  # the messages are shown, without a digit of what was passed
+            assert not re.search(r"\d", re.sub(r"float\d\d", "", leak)), leak
+    log = (tmp_path / "out" / "logs" / "leaky.log").read_text(encoding="utf-8")
+    assert "PRINTED" in log  # the instructor still sees what the code printed

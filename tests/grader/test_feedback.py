@@ -1,0 +1,52 @@
+"""Feedback from a record, without grading: the total with its fixed denominator and its split
+into automatic and hand-graded points, the policy on syntax errors, Markdown that stays readable
+(``gpu_check.py``, not ``gpu\\_check.py``) and inert."""
+
+from __future__ import annotations
+
+from grader import feedback, gradebook
+
+
+def record(manual_scores=(None, None)) -> dict:
+    items = [{"key": "pe.values", "title_es": "Tabla", "title_en": "Table", "points": 3,
+              "score": 3.0, "status": "passed", "findings": [], "kind": "auto"},
+             {"key": "module.device", "title_es": "Dispositivo", "title_en": "Device",
+              "points": 1, "score": 0.0, "status": "failed", "kind": "auto", "findings": [
+                  {"code": "x", "es": "mira gpu_check.py y <b>|[x](y)", "en":
+                   "see gpu_check.py and <b>|[x](y) _em_", "scoring": True}]}]
+    for grade_id, points, score in zip(("q1-answer", "q2-answer"), (2, 1), manual_scores,
+                                       strict=True):
+        items.append({"key": f"nb/{grade_id}", "title_es": grade_id, "title_en": grade_id,
+                      "points": points, "score": score, "status": "manual", "kind": "manual",
+                      "findings": []})
+    data = {"student_id": "ana", "messages": [], "status": "ok",
+            "labs": {"17.01": {"title_es": "Sinusoidal", "title_en": "Sinusoidal",
+                               "items": items}}}
+    gradebook.recompute_totals(data)
+    return data
+
+
+def test_the_total_counts_every_point_and_says_what_is_pending():
+    before = feedback.markdown(record(), "en")
+    assert "**Total: 3 / 7 (automatic 3 / 4 · by hand 0 / 3; 2 written answers still to be " \
+           "graded by hand)**" in before
+    after = record((1.5, 1.0))
+    assert after["manual_pending"] == 0 and gradebook.student_status(after) == "ok"
+    text = feedback.markdown(after, "es")
+    assert "**Total: 5.50 / 7 (automático 3 / 4 · a mano 2.50 / 3)**" in text
+    assert "Sinusoidal — 5.50 / 7" in text and "Total automático" not in text
+
+
+def test_a_syntax_error_states_the_policy_in_both_languages():
+    data = record()
+    data["messages"] = [{"code": "syntax-error", "es": "rope.py tiene un error de sintaxis",
+                         "en": "rope.py has a syntax error", "scoring": True}]
+    assert "every item that uses it scores 0" in feedback.markdown(data, "en")
+    assert "todos los apartados que lo usan valen 0" in feedback.html_page(data, "es")
+    assert "scores 0" not in feedback.markdown(record(), "en")
+
+
+def test_markdown_keeps_file_names_readable_and_stays_inert():
+    text = feedback.markdown(record(), "en")
+    assert "gpu_check.py" in text and "gpu\\_check.py" not in text
+    assert "\\<b\\>\\|\\[x\\](y) \\_em\\_" in text
