@@ -62,6 +62,14 @@ def ratios(name: str, **options) -> np.ndarray:
 
 YARN_FACTOR = yarn_scaling(R, BASE, factor=S, original_max_len=L0)[1]
 
+
+def paper_ratio(r: int, base: float, l0: int, s: float, fast=32.0, slow=1.0) -> np.ndarray:
+    """rho_i with the YaRN paper's ramp, linear in the turns n_i (not in the index i)."""
+    n = l0 * thetas(r, base) / (2 * math.pi)
+    keep = np.clip((n - slow) / (fast - slow), 0.0, 1.0)  # weight of the original frequency
+    return keep + (1 - keep) / s
+
+
 # (section anchor, left-hand side of the \approx) -> reference value.
 APPROX = {
     ("ntk", "b'"): ntk_scaling(128, BASE, factor=4.0)[0][-1].item() ** (-128 / 126),
@@ -81,8 +89,11 @@ APPROX = {
         "\\rho_{21} = 1 - \\frac{1}{26}\\left(1 - \\frac{1}{4}\\right)",
     ): yarn_scaling(128, BASE, factor=4.0, original_max_len=4096)[0][21].item()
     / rope_frequencies(128)[21].item(),
+    ("yarn-ramp", "n_{33}"): 4096 * rope_frequencies(128)[33].item() / (2 * math.pi),
+    ("yarn-ramp", "\\rho_{33}"): paper_ratio(128, BASE, 4096, 4.0)[33],
     ("yarn-temperature", "0.1 \\ln 4 + 1"): YARN_FACTOR,
     ("yarn-temperature", "1.138629^2"): YARN_FACTOR**2,
+    ("yarn-temperature", "t = 1/1.138629^2"): 1 / YARN_FACTOR**2,  # the temperature, from the code
     ("worked-example", "i(32)"): pair_index(R, BASE, L0, 32.0),
     ("worked-example", "i(1)"): pair_index(R, BASE, L0, 1.0),
     ("worked-example", "n_0"): turns(0),
@@ -98,6 +109,7 @@ ARITHMETIC = {
     "\\rho_{21} = 1 - \\frac{1}{26}\\left(1 - \\frac{1}{4}\\right)": 1 - (1 / 26) * (1 - 1 / 4),
     "0.1 \\ln 4 + 1": 0.1 * math.log(4) + 1,
     "1.138629^2": 1.138629**2,
+    "t = 1/1.138629^2": 1 / 1.138629**2,
     "b' = 10000 \\cdot 4^{32/30}": 10000 * 4 ** (32 / 30),
 }
 
@@ -163,6 +175,32 @@ def test_exact_values_stated_in_the_text(page):
     rho = rho / thetas(128, 500000.0)
     kept, divided = np.isclose(rho, 1.0), np.isclose(rho, 1 / 8)
     assert (kept.sum(), (~kept & ~divided).sum(), divided.sum()) == (29, 6, 29)
+    # YaRN's ramp: the code's (in i) and the paper's (in turns) agree outside the thresholds, far
+    # apart in the middle (pair 33); the r - 1 clamp of hi would need L0 > 2 pi b^(2(r-1)/r).
+    code = yarn_scaling(128, BASE, factor=4.0, original_max_len=4096)[0].double().numpy()
+    code, paper = code / thetas(128), paper_ratio(128, BASE, 4096, 4.0)
+    assert np.allclose(code[:21], 1.0) and np.allclose(paper[:21], 1.0)
+    assert np.allclose(code[46:], 0.25) and np.allclose(paper[46:], 0.25)
+    assert "\\rho_{33} = 0.625" in yarn and abs(code[33] - 0.625) < 1e-6
+    assert (33 - 20) / (46 - 20) == 0.5 and code[33] - paper[33] > 0.25
+    assert "(n_i - \\beta_{\\text{slow}})/(\\beta_{\\text{fast}} - \\beta_{\\text{slow}})" in yarn
+    assert "2\\pi \\cdot 10000^{254/128} > 5 \\cdot 10^{8}" in yarn
+    needed = 2 * math.pi * 1.0 * BASE ** (2 * 127 / 128)
+    assert 5e8 < needed < 6e8
+    assert yarn_correction_range(128, BASE, int(needed * 0.99), truncate=False)[1] < 127
+    assert yarn_correction_range(128, BASE, int(needed * 1.01), truncate=False)[1] == 127, (
+        "only then it acts"
+    )
+    for l0 in (128, 2048, 4096, 8192, 131072):  # any real length: the clamp never acts
+        for r, base in ((32, BASE), (128, BASE), (128, 500000.0)):
+            lo, hi = yarn_correction_range(r, base, l0, truncate=False)
+            assert hi < r - 1
+    temperature = math_of(page, "yarn-temperature")
+    assert "t < 1" in temperature and "1/t" in temperature
+    assert abs(1 / YARN_FACTOR**2 - 0.771) < 5e-4
+    # Code Llama: a base change of an already trained model, 10^4 -> 10^6, fine-tuned at 16 384.
+    not_covered = math_of(page, "not-covered")
+    assert {"10^4", "10^6", "16\\,384"} <= set(not_covered)
     # PI: position 400 gets the angles of position 400/4 = 100
     assert "400/4 = 100" in math_of(page, "linear")
 
