@@ -58,11 +58,35 @@ def _add_limits(parser: argparse.ArgumentParser) -> None:
                         help=f"MiB per probe group (default {defaults.memory_mb})")
     parser.add_argument("--cell-timeout", type=int, default=defaults.cell_timeout_s,
                         help=f"seconds per notebook cell (default {defaults.cell_timeout_s})")
+    parser.add_argument("--student-cpu", type=float, default=defaults.student_cpu_s,
+                        help="CPU seconds one student may use over all items; then the items "
+                             f"not yet run score 0 (default {defaults.student_cpu_s:g}; 0: none)")
+
+
+def _add_export(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--export", action="append", choices=("canvas", "moodle", "gradescope"),
+                        help="also write OUT/export/<lms>.csv for that LMS's grade import "
+                             "(repeatable; needs --roster)")
+    parser.add_argument("--roster", type=Path,
+                        help="CSV: submission,name,email,sis_id,canvas_id,section")
+    parser.add_argument("--assignment", default="Positional encodings",
+                        help="the assignment's name in the LMS")
+    parser.add_argument("--assignment-id", default="", help="Canvas: the assignment's id")
+
+
+def _export(args, out: Path) -> None:
+    from grader import lms_export
+
+    for lms in args.export or []:
+        if args.roster is None:
+            raise lms_export.ExportError("--export necesita --roster / --export needs --roster")
+        result = lms_export.export(out, lms, args.roster, args.assignment, args.assignment_id)
+        print("\n".join(lms_export.report(result)))
 
 
 def _limits(args) -> Limits:
     return Limits(wall_s=args.timeout, cpu_s=int(args.timeout) + 1, memory_mb=args.memory,
-                  cell_timeout_s=args.cell_timeout,
+                  cell_timeout_s=args.cell_timeout, student_cpu_s=args.student_cpu,
                   notebook_wall_s=max(Limits().notebook_wall_s, 4 * args.cell_timeout))
 
 
@@ -90,11 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--lab", action="append", help="only this lab (repeatable)")
     grade.add_argument("--no-progress", action="store_true")
     _add_limits(grade)
+    _add_export(grade)
 
     merge = sub.add_parser("merge", help="join shard folders and/or manual grades")
     merge.add_argument("sources", type=Path, nargs="*")
     merge.add_argument("--out", type=Path, required=True)
     merge.add_argument("--manual", type=Path, help="nbgrader gradebook.db with manual grades")
+    _add_export(merge)
 
     course = sub.add_parser("nbgrader-course",
                             help="write the nbgrader course, or bring scores into it")
@@ -119,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(args) -> int:
     from grader.grading import GradingError
+    from grader.lms_export import ExportError
     from grader.merging import MergeError
     from grader.nbgrader_course import CourseError
 
@@ -145,6 +172,7 @@ def _dispatch(args) -> int:
                               shard=args.shard, limits=_limits(args),
                               progress=not args.no_progress, labs=args.lab)
             grade(args.submissions, args.out, options)
+            _export(args, args.out)
             return 0
         if args.command == "merge":
             from grader import gradebook, merging
@@ -159,6 +187,7 @@ def _dispatch(args) -> int:
                 print(f"took {taken} manual scores from {args.manual}")
             if not args.sources and not args.manual:
                 gradebook.rebuild(args.out, rewrite_feedback=True)
+            _export(args, args.out)
             return 0
         if args.command == "nbgrader-course":
             from grader import nbgrader_course
@@ -176,7 +205,7 @@ def _dispatch(args) -> int:
             from grader.demo import run_demo
 
             return run_demo(out=args.out, workers=args.workers)
-    except (GradingError, MergeError, CourseError) as error:
+    except (GradingError, MergeError, CourseError, ExportError) as error:
         print(f"minimodel-grader: {error}", file=sys.stderr)
         return 2
     return 2

@@ -5,27 +5,27 @@ at once. For each student the worker builds a scratch folder, starts one sandbox
 module probes and one sandboxed kernel per lab notebook, reads back plain data and judges it
 against the reference outputs; the verdicts, feedback and record are written by the worker
 (atomically, the record last). The main process only schedules, shows progress and rebuilds the
-gradebook. See ``grader.gradebook`` for the output layout and resuming.
+gradebook. See ``grader.gradebook`` for the output layout and resuming, ``grader.runs`` for how a
+run in the sandbox is limited and retried, ``grader.pool`` for the worker processes.
+
+A submission the grader cannot read (``grader.unpack``) is graded with what could be taken and
+its status says ``flagged: <reason>``; the run's summary counts and names the flagged ones. Each
+student has a CPU-time budget (``Limits.student_cpu_s``, ``--student-cpu``): once spent, the
+items not yet run score 0 with a reason (``grader.budget``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import datetime
 import fcntl
 import hashlib
-import multiprocessing
 import os
 import shutil
-import signal
 import sys
 import tempfile
-import threading
 import time
 import traceback
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -33,19 +33,20 @@ from pathlib import Path
 import nbformat
 
 from grader import gradebook, nbexec
+from grader.budget import StudentBudget
 from grader.hidden import module_name, registry
+from grader.pool import run_pool
+from grader.progress import Progress
 from grader.references import References
+from grader.runs import WORKER_OVERHEAD_MB, run_group, run_notebook, workers_that_fit
 from grader.sandbox import (
     Capabilities,
     Limits,
     Scratch,
-    Zygote,
-    matplotlib_cache,
     probe_capabilities,
-    read_group,
     sandbox_config,
 )
-from grader.unpack import POSITIONAL, Submission, discover, unpack
+from grader.unpack import POSITIONAL, Submission, discover, flag_reason, unpack
 from grader.verdicts import CellContext, Finding, GroupOutcome, JudgeContext, Verdict
 from minimodel.course import find_lab
 from minimodel.implementation import STUBS_DIR
@@ -151,21 +152,28 @@ def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
     record = {"student_id": student_id, "safe_id": safe, "complete": False,
               "fingerprint": submission.fingerprint(), "config": ctx.config,
               "device": device_mode(ctx.cuda, ctx.gpu_scores),
-              "messages": [m.to_json() for m in submission.messages], "labs": {},
+              "messages": [m.to_json() for m in [*submission.flags, *submission.messages]],
+              "labs": {}, "found": submission.found,
               "instructor": {"groups": {}, "notebooks": {}}}
     problems: list[str] = []
+    budget = StudentBudget(ctx.limits.student_cpu_s)
     try:
         for lab_id, checks in registry().items():
             if ctx.labs and lab_id not in ctx.labs:
                 continue
             record["labs"][lab_id] = _grade_lab(lab_id, checks, submission, scratch, ctx,
-                                                log_path, record, problems)
+                                                log_path, record, problems, budget)
     finally:
         scratch.remove()
     _lift_syntax_errors(record)
     gradebook.recompute_totals(record)
     record["gpu"] = _gpu_summary(record)
+    record["instructor"]["budget"] = budget.summary()
+    if budget.skipped:
+        problems.append("student cpu cap")
     record["status"] = "problems: " + ", ".join(sorted(set(problems))) if problems else "ok"
+    if submission.flags:
+        record["status"] = f"flagged: {flag_reason(submission)}"
     record["graded_at"] = datetime.datetime.now().isoformat(timespec="seconds")
     record["wall_s"] = round(time.monotonic() - start, 2)
     record["complete"] = True
@@ -186,7 +194,7 @@ def _lab_data(lab_id: str) -> tuple[References, dict]:
 
 
 def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: RunContext,
-               log_path: Path, record: dict, problems: list) -> dict:
+               log_path: Path, record: dict, problems: list, budget: StudentBudget) -> dict:
     lab = find_lab(lab_id)
     refs, arrays = _lab_data(lab_id)
     inputs_path = scratch.add_inputs(module_name(lab_id), arrays)
@@ -203,8 +211,12 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
             continue
         results = {}
         for variant in variants:
-            results[variant] = _run_group(group, variant, inputs_path, scratch, ctx, sandbox,
-                                          limits)
+            if budget.spent():
+                budget.skipped.append(f"{lab_id}/{group.key}/{variant}")
+                results[variant] = GroupOutcome.absent(variant, "capped", n, [budget.finding()])
+                continue
+            results[variant] = run_group(group, variant, inputs_path, scratch, ctx, sandbox,
+                                         limits, budget)
             report = results[variant].report
             record["instructor"]["groups"][f"{lab_id}/{group.key}/{variant}"] = {
                 k: v for k, v in report.items() if k != "output_head"}
@@ -230,7 +242,7 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
     notebook_info: dict = {}
     if checks.notebook:
         items += _grade_notebook(lab_id, checks, submission, scratch, ctx, refs, log_path,
-                                 record, notebook_info, problems)
+                                 record, notebook_info, problems, budget)
     return {"title_es": lab.title_es, "title_en": lab.title_en,
             "items": [v.to_json() for v in items], "notebook": notebook_info}
 
@@ -254,34 +266,8 @@ def _judged(judge, context, key, title_es, title_en, points, problems) -> Verdic
             "it.")], instructor={"traceback": traceback.format_exc()[-4000:]})
 
 
-_ZYGOTE: Zygote | None = None
-
-
-def _zygote(ctx: RunContext) -> Zygote:
-    """This worker's zygote (one per worker process, started on first use)."""
-    global _ZYGOTE
-    if _ZYGOTE is None:
-        home = ctx.scratch_root / f"worker-{os.getpid()}"
-        _ZYGOTE = Zygote(home, ctx.out / "logs" / f"worker-{os.getpid()}.log", cuda=ctx.cuda)
-    return _ZYGOTE
-
-
-def _run_group(group, variant, inputs_path, scratch, ctx: RunContext, sandbox: dict,
-               limits) -> GroupOutcome:
-    n = len(group.cases)
-    request = {"dir": scratch.new_item_dir(f"{group.key}-{variant}"), "module": group.module,
-               "variant": variant, "inputs": str(inputs_path),
-               "cases": [c.to_json() for c in group.cases], "limits": limits,
-               "sandbox": sandbox}
-    report = _zygote(ctx).run(request, timeout=float(limits["wall_s"]) + 30)
-    if report.get("status") == "grader-error":
-        return GroupOutcome.absent(variant, "error", n)
-    data = read_group(scratch.items / request["dir"], n)
-    return GroupOutcome.from_run(variant, report, data)
-
-
 def _grade_notebook(lab_id, checks, submission, scratch, ctx, refs, log_path, record,
-                    info, problems) -> list[Verdict]:
+                    info, problems, budget: StudentBudget) -> list[Verdict]:
     slug = checks.notebook.slug
     source = _source(slug)
     graded = nbexec.graded_cells(source)
@@ -305,15 +291,12 @@ def _grade_notebook(lab_id, checks, submission, scratch, ctx, refs, log_path, re
                 "bad-notebook",
                 f"labs/{slug}.ipynb no se puede leer como cuaderno; cuenta como ausente.",
                 f"labs/{slug}.ipynb cannot be read as a notebook; it counts as missing."))
-        if student is not None:
-            folder_name = f"{module_name(lab_id)}"
-            notebook, build = nbexec.build_run_notebook(
-                source, student, checks.notebook, str(scratch.runner),
-                str(scratch.items / f"nb-{folder_name}"))
-            folder, outcome = nbexec.run_notebook(
-                notebook, scratch=scratch, name=folder_name, caps=ctx.caps, limits=ctx.limits,
-                extra_hide=ctx.extra_hide, log_path=log_path,
-                mpl_cache=matplotlib_cache(ctx.mpl_cache))
+        if student is not None and budget.spent():
+            budget.skipped.append(f"{lab_id}/notebook")
+            findings.append(budget.finding())
+        elif student is not None:
+            folder, outcome, build = run_notebook(lab_id, checks, source, student, scratch, ctx,
+                                                  log_path, budget)
             if outcome.get("status") == "error":
                 problems.append("notebook")
             _log(log_path, f"-- {lab_id} notebook: {outcome.get('status')}, "
@@ -370,70 +353,7 @@ def _gpu_summary(record: dict) -> str:
     return "passed"
 
 
-# --- the worker processes ------------------------------------------------------------------------
-
-def _worker_init(ctx: RunContext) -> None:
-    """Workers die with the main process and leave Ctrl-C to it; the zygote starts loading."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
-    parent = os.getppid()
-
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(1)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True).start()
-    with contextlib.suppress(OSError):
-        _zygote(ctx).launch()
-
-
-def _work(student_id: str, path: str, ctx: RunContext) -> tuple[str, dict | None, str]:
-    try:
-        record = grade_student(student_id, Path(path), ctx)
-        gradebook.save(ctx.out, record)
-        return student_id, record, ""
-    except Exception:  # noqa: BLE001 - reported, retried on the next run
-        return student_id, None, traceback.format_exc()
-
-
 # --- the run -------------------------------------------------------------------------------------
-
-class Progress:
-    """``[#####.....] 12/40 students · 1 with problems · ETA 1m20s`` on a terminal."""
-
-    def __init__(self, total: int, stream, enabled: bool):
-        self.total, self.done, self.problems = total, 0, 0
-        self.stream, self.enabled = stream, enabled and total > 0
-        self.start = time.monotonic()
-        self.tty = hasattr(stream, "isatty") and stream.isatty()
-        self.last_line = 0.0
-
-    def update(self, problem: bool) -> None:
-        self.done += 1
-        self.problems += problem
-        if not self.enabled:
-            return
-        elapsed = time.monotonic() - self.start
-        eta = elapsed / self.done * (self.total - self.done)
-        width = 24
-        filled = int(width * self.done / self.total)
-        text = (f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} students · "
-                f"{self.problems} with problems · ETA {_duration(eta)}")
-        if self.tty:
-            self.stream.write("\r" + text + (" " * 4) + ("\n" if self.done == self.total else ""))
-            self.stream.flush()
-        elif self.done == self.total or time.monotonic() - self.last_line > 10:
-            self.stream.write(text + "\n")
-            self.stream.flush()
-            self.last_line = time.monotonic()
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
-
 
 @contextlib.contextmanager
 def _locked(out: Path):
@@ -520,6 +440,13 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream) -> dic
         else:
             todo.append((student_id, path))
     workers = options.workers or len(os.sched_getaffinity(0))
+    fit = workers_that_fit(options.limits)
+    if workers > fit:
+        say(f"  note: {workers} workers could together need more memory than this machine has "
+            f"({options.limits.kernel_memory_mb + WORKER_OVERHEAD_MB} MiB each), and a limit "
+            f"must act the same in every run: grading with {fit} / {workers} procesos podrían "
+            f"necesitar más memoria de la que hay; se corrige con {fit}")
+        workers = fit
     shard = f" (shard {options.shard[0]}/{options.shard[1]})" if options.shard else ""
     say(f"{len(entries)} submissions{shard}: {skipped} already graded, grading {len(todo)} "
         f"with {min(workers, max(len(todo), 1))} workers")
@@ -537,64 +464,25 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream) -> dic
     start = time.monotonic()
     try:
         if todo:
-            failures = _run_pool(todo, ctx, workers, progress, say)
+            failures = run_pool(todo, ctx, workers, progress, say)
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
     records = gradebook.rebuild(out)
     problems = [r["student_id"] for r in records if r.get("status", "ok") != "ok"]
+    flagged = [r["student_id"] for r in records
+               if r.get("status", "").startswith("flagged")]
     elapsed = time.monotonic() - start
     summary = {"submissions": len(entries), "graded": len(todo) - len(failures),
                "skipped": skipped, "failed": failures, "problems": problems,
-               "seconds": round(elapsed, 2), "workers": workers, "records": records}
+               "flagged": flagged, "seconds": round(elapsed, 2), "workers": workers,
+               "records": records}
     say(f"run completed: {summary['graded']} graded, {skipped} already graded, "
         f"{len(failures)} could not be graded (retried on the next run), "
-        f"{len(problems)} flagged for review; {elapsed:.1f} s; grades in {out / 'grades.csv'}")
+        f"{len(flagged)} flagged (submission unreadable, see status), "
+        f"{len(problems) - len(flagged)} with other problems to review; {elapsed:.1f} s; "
+        f"grades in {out / 'grades.csv'}")
+    for record in records:
+        if record["student_id"] in flagged:
+            say(f"  flagged: {record['student_id']}: {record['status'].removeprefix('flagged: ')}")
     log.close()
     return summary
-
-
-def _run_pool(todo, ctx: RunContext, workers: int, progress: Progress, say) -> list[str]:
-    """Grade ``todo`` in worker processes; a crashed worker's students are retried once."""
-    attempts: dict[str, int] = {}
-    pending = list(todo)
-    failures: list[str] = []
-    mp = multiprocessing.get_context("spawn")
-    while pending:
-        batch, pending = pending, []
-        with ProcessPoolExecutor(max_workers=min(workers, len(batch)), mp_context=mp,
-                                 initializer=_worker_init, initargs=(ctx,)) as pool:
-            futures = {pool.submit(_work, sid, str(path), ctx): (sid, path)
-                       for sid, path in batch}
-            remaining = set(futures)
-            try:
-                while remaining:
-                    done, remaining = wait(remaining, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        sid, path = futures[future]
-                        try:
-                            student_id, record, error = future.result()
-                        except BrokenProcessPool:
-                            attempts[sid] = attempts.get(sid, 0) + 1
-                            if attempts[sid] < 2:
-                                pending.append((sid, path))
-                            else:
-                                failures.append(sid)
-                                progress.update(True)
-                            continue
-                        if record is None:
-                            failures.append(student_id)
-                            say(f"  {student_id}: grader error\n{error}", screen=False)
-                            progress.update(True)
-                            continue
-                        say(f"  {student_id}: {record['total']:g}/{record['max_total']:g} "
-                            f"({record['wall_s']:.1f} s) {record['status']}", screen=False)
-                        progress.update(record.get("status") != "ok")
-            except KeyboardInterrupt:
-                for future in remaining:
-                    future.cancel()
-                for process in list(getattr(pool, "_processes", {}).values()):
-                    with contextlib.suppress(ProcessLookupError):
-                        process.kill()
-                say("interrupted: finished students are saved; run again to grade the rest")
-                raise
-    return failures

@@ -66,6 +66,7 @@ class Limits:
     cell_timeout_s: int = 60
     notebook_wall_s: int = 240
     kernel_memory_mb: int = 8192
+    student_cpu_s: float = 300.0  # CPU seconds per student, all items together (0: no cap)
 
     def group(self) -> dict:
         return {"wall_s": self.wall_s, "cpu_s": self.cpu_s, "memory_mb": self.memory_mb,

@@ -1,0 +1,118 @@
+"""The same grade every run: a resource-heavy submission graded with 1 and 2 workers, under a
+background CPU load, and after ``kill -9`` of the grading run and a rerun, gives byte-identical
+rows of ``grades.csv``.
+
+The heavy submission's ``SinusoidalPositionalEncoding.forward`` prints a lot, allocates and
+touches hundreds of megabytes and burns CPU on every call, and ``sinusoidal_pe`` asks for 2 GiB
+on long tables (over the probe groups' memory limit, within the notebook kernel's). Its probe
+groups use about half of their wall-clock budget on a quiet core, so a busy machine pushes them
+over it: the grade stays the same because the CPU time decides and a group stopped by the wall
+clock is run again with more time before a time-out is scored.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from grader_corpus import REFERENCE
+
+from grader import nbexec
+
+SLUG = "17_01_sinusoidal"
+HEAVY = REFERENCE.replace(
+    "    return pe\n",
+    "    if T >= 64:\n        _big = np.ones(2**28)  # 2 GiB\n        _big[::4096] = 2.0\n"
+    "    return pe\n", 1) + '''
+
+_forward = SinusoidalPositionalEncoding.forward
+
+
+def _heavy_forward(self, x, offset=0):
+    import time as _time
+    print("ruido " * 40_000)
+    _block = np.ones(20_000_000)  # 160 MB, touched
+    _block[::512] += 1.0
+    _start = _time.process_time()
+    while _time.process_time() - _start < 0.1:
+        pass
+    return _forward(self, x, offset)
+
+
+SinusoidalPositionalEncoding.forward = _heavy_forward
+'''
+LIMITS = ["--timeout", "1", "--memory", "1024", "--cell-timeout", "40", "--no-progress",
+          "--lab", "17.01"]
+
+
+def write_class(folder: Path) -> Path:
+    notebook = nbformat.writes(nbexec.source_notebook(SLUG)).encode()
+    for name, module in (("a_reference", REFERENCE), ("heavy", HEAVY)):
+        root = folder / name
+        (root / "src/minimodel/positional").mkdir(parents=True)
+        (root / "src/minimodel/positional/sinusoidal.py").write_text(module, encoding="utf-8")
+        if name == "heavy":  # the reference's notebook would only make the test longer
+            (root / "labs").mkdir()
+            (root / f"labs/{SLUG}.ipynb").write_bytes(notebook)
+    return folder
+
+
+def grader(subs: Path, out: Path, workers: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "grader.cli", "grade", str(subs), "--out", str(out),
+         "--workers", str(workers), *LIMITS],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def rows(out: Path) -> list[str]:
+    return [r for r in (out / "grades.csv").read_text().splitlines()[1:]
+            if r.startswith(("a_reference,", "heavy,"))]
+
+
+def finish(process: subprocess.Popen) -> str:
+    output, _ = process.communicate(timeout=900)
+    assert process.returncode == 0, output
+    return output
+
+
+@pytest.fixture
+def busy_cores():
+    """Two processes that burn CPU while the grader runs (a machine shared with others)."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+               for _ in range(max(2, len(os.sched_getaffinity(0))))]
+    yield
+    for process in burners:
+        process.kill()
+        process.wait()
+
+
+def test_heavy_submission_same_rows_every_run(tmp_path, request):
+    subs = write_class(tmp_path / "subs")
+    finish(grader(subs, tmp_path / "two", 2))
+    expected = rows(tmp_path / "two")
+    assert len(expected) == 2
+    reference, heavy = (row.split(",") for row in expected)
+    assert heavy[0] == "heavy" and float(heavy[1]) < float(reference[1])  # 2 GiB: too much
+    assert float(heavy[7]) > 0  # its notebook ran, heavy as it is
+
+    request.getfixturevalue("busy_cores")
+    finish(grader(subs, tmp_path / "loaded", 2))
+    assert rows(tmp_path / "loaded") == expected
+
+    killed = grader(subs, tmp_path / "killed", 1)  # 1 worker: then the same after a rerun
+    records = tmp_path / "killed" / "records"
+    deadline = time.monotonic() + 600
+    while not list(records.glob("*.json")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.communicate()
+    assert [p.name for p in records.glob("*.json")] == ["a_reference.json"]
+    output = finish(grader(subs, tmp_path / "killed", 1))
+    assert "1 already graded" in output
+    assert rows(tmp_path / "killed") == expected
