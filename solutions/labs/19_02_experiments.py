@@ -304,14 +304,16 @@ assert not clearly_different({"mean": 1.0, "se": 0.03}, {"mean": 1.1, "se": 0.04
 # ## 4. Una tarea en la que la posición lo es todo: copiar / A task where position is everything: copying
 #
 # **[es]** `BOS a_1 .. a_n SEP a_1 .. a_n`: la segunda mitad repite la primera, y solo se puntúan
-# sus tokens. Para acertar $a_i$ hay que mirar exactamente $n + 1$ posiciones atrás, o encontrar la
-# copia anterior del token actual y leer el siguiente. Entrenamos con secuencias de
+# sus tokens. $a_i$ se predice desde el token anterior, así que para acertarlo hay que mirar
+# exactamente $n$ posiciones atrás (su copia está $n + 1$ posiciones después del original), o
+# encontrar la copia anterior del token actual y leer el siguiente. Entrenamos con secuencias de
 # $L_0 = 64$ tokens (32 símbolos y su copia) y evaluamos la exactitud de la segunda
 # mitad con secuencias de $2\times$ y $4\times$ esa longitud, donde las distancias son mayores que
 # todas las vistas. El azar es $1/64$.
 #
 # **[en]** `BOS a_1 .. a_n SEP a_1 .. a_n`: the second half repeats the first, and only its tokens
-# are scored. Getting $a_i$ right means looking exactly $n + 1$ positions back, or finding the
+# are scored. $a_i$ is predicted from the token before it, so getting it right means looking
+# exactly $n$ positions back (its copy sits $n + 1$ positions after the original), or finding the
 # earlier copy of the current token and reading the next one. We train on sequences of
 # $L_0 = 64$ tokens (32 symbols and their copy) and evaluate the accuracy of the second
 # half on sequences of $2\times$ and $4\times$ that length, where the distances exceed every one

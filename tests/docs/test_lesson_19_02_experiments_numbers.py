@@ -233,6 +233,15 @@ def test_text_claims_hold_in_the_data(page):
     # ALiBi flat (mean drops, last bucket barely rises); RoPE holds at 2x; sinusoidal rises at 2x.
     assert mean("alibi", 512) < mean("alibi", 64)
     assert mean("alibi", 512, "loss_256_512") - mean("alibi", 512, "loss_0_64") < 0.05
+    # ... and the drop comes from the windows, not from the length: the first 64 positions of the
+    # 8x windows (computed exactly as at 1x by a causal model) are already lower, for everyone.
+    text = " ".join(page.section("results").split())
+    first = {e: mean(e, 64) - mean(e, 512, "loss_0_64") for e in ENCODINGS}
+    assert f"${first['alibi']:.3f}$ nats" in text
+    assert f"${min(first.values()):.3f}$" in text and f"${max(first.values()):.3f}$" in text
+    assert min(first.values()) > mean("alibi", 64) - mean("alibi", 512), "larger than the drop"
+    above = mean("alibi", 512) - mean("alibi", 512, "loss_0_64")
+    assert above > 0 and f"${above:.3f}$" in text
     assert mean("rope", 128) <= mean("rope", 64) < mean("rope", 256)
     assert mean("sinusoidal", 128) - mean("sinusoidal", 64) > 0.1
     learned = {c: mean("learned", 512, c) for c in ("loss_64_128", "loss_128_256", "loss_256_512")}
@@ -289,13 +298,18 @@ def test_copy_distances_and_chance(page):
     from minimodel.data.tasks import N_SYMBOLS, CopyTask
 
     task = CopyTask()
-    for length, distance in ((64, 33), (128, 65)):
-        x, y = task.batch("val", 2, length, torch.Generator().manual_seed(0))
-        tokens = torch.cat([x, y[:, -1:]], dim=1)  # the sequence, with its last token
-        answers = (y >= 0).nonzero()
-        for row, position in answers.tolist():
-            assert tokens[row, position + 1] == tokens[row, position + 1 - distance]
-        assert f"${distance}$" in page.section("copy-task")
+    text = page.section("copy-task")
+    for length, distance in ((64, 32), (128, 64)):
+        x, y = task.batch("val", 64, length, torch.Generator().manual_seed(0))
+        answers = (y >= 0).nonzero().tolist()
+        # The query at `position` predicts y[position]; the key holding it is `distance` back
+        # (the copy itself is distance + 1 positions after the original).
+        assert all(y[r, p] == x[r, p - distance] for r, p in answers)
+        one_more = sum(bool(y[r, p] == x[r, p - distance - 1]) for r, p in answers)
+        assert one_more < 0.05 * len(answers), "n + 1 back only matches by chance"
+        assert f"${distance}$" in text and distance == length // 2
+        assert max(p for _, p in answers) - distance < length, "query and key in the sequence"
+    assert "$63$" in text, "in training, query and key are at most L0 - 1 = 63 apart"
     assert N_SYMBOLS == 64 and "1/64 \\approx 0.016" in page.part("copy-task").math
 
 

@@ -78,8 +78,9 @@ def _column(n: int, token: int) -> torch.Tensor:
 class CopyTask(SyntheticTask):
     """``BOS a_1 .. a_n SEP a_1 .. a_n``: the second half copies the first (an induction probe).
 
-    Answers: the second copy. Reproducing ``a_i`` means attending exactly ``n + 1`` positions back,
-    so a longer sequence asks for distances never seen in training.
+    Answers: the second copy. The copy of ``a_i`` sits ``n + 1`` positions after the original, and
+    it is predicted from the token before it, so reproducing it means attending exactly ``n``
+    positions back (query to key); a longer sequence asks for distances never seen in training.
     """
 
     name = "copy"
