@@ -106,6 +106,8 @@ def student_makefile(text: str) -> str:
             continue
         line = line.replace("run every lab against the reference and grade the samples",
                             "run every lab against your code")
+        line = line.replace("ejecuta cada laboratorio con la referencia y califica los ejemplos",
+                            "ejecuta cada laboratorio con tu código")
         result.append(line)
     return "\n".join(result) + "\n"
 
