@@ -10,12 +10,26 @@ LAB ?= 17.01
 .PHONY: help install demo test lint sync lab docs check submit clean
 
 help:
+	@echo "Órdenes del curso:"
+	@echo "make demo   - instala y ejecuta cada laboratorio con la referencia y califica los ejemplos"
+	@echo "make demo-full - lo mismo con los modelos de tamaño completo (más lento)"
+	@echo "make test   - instala y ejecuta todas las pruebas (referencia, labs, copias, docs, estilo)"
+	@echo "make lab    - abre JupyterLab en la carpeta del curso (labs/, src/ y un terminal)"
+	@echo "make check LAB=17.01 - autocomprueba tu implementación de un laboratorio"
+	@echo "make submit - prepara el archivo que entregas"
+	@echo "make docs   - construye los sitios en español e inglés en site/"
+	@echo "make sync   - regenera plantillas, cuadernos y salidas de referencia desde solutions/"
+	@echo "Idioma de los mensajes: MINIMODEL_LANG=es|en (p. ej. make check LAB=17.01 MINIMODEL_LANG=en)"
+	@echo "Course commands:"
 	@echo "make demo   - install, then run every lab against the reference and grade the samples"
+	@echo "make demo-full - the same with the full-size models (slower)"
 	@echo "make test   - install, then run all tests (reference, labs, drift, docs, lint)"
-	@echo "make lab    - open the labs in JupyterLab"
+	@echo "make lab    - open JupyterLab on the course folder (labs/, src/ and a terminal)"
 	@echo "make check LAB=17.01 - self-check your implementation for one lab"
+	@echo "make submit - build the archive you hand in"
 	@echo "make docs   - build the Spanish and English sites into site/"
 	@echo "make sync   - regenerate stubs, student notebooks and reference outputs from solutions/"
+	@echo "Language of the messages: MINIMODEL_LANG=es|en (e.g. make check LAB=17.01 MINIMODEL_LANG=en)"
 
 # Reinstall only when the dependency list changes.
 $(STAMP): pyproject.toml
@@ -44,7 +58,7 @@ sync: install
 	$(BIN)/minimodel-grader references
 
 lab: install
-	$(BIN)/jupyter lab labs/
+	$(BIN)/python -m minimodel.jupyter_lab
 
 docs: install
 	$(BIN)/python docs_site/build.py
@@ -53,7 +67,7 @@ submit: install
 	$(BIN)/python -m minimodel.submit
 
 check: install
-	$(BIN)/minimodel check $(LAB)
+	@$(BIN)/minimodel check $(LAB)
 
 clean:
 	rm -rf build site .pytest_cache
