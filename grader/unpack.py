@@ -150,8 +150,11 @@ def unpack(student_id: str, path: Path) -> Submission:
                     "symlink", f"«{shown(entry.where)}» es un enlace simbólico; no se sigue.",
                     f"'{shown(entry.where)}' is a symbolic link; it is not followed."))
         taken_from: dict[str, Entry] = {}
+        refused = False  # a file the course takes, refused as a link or a special file
         for target in targets():
-            entry = _take(submission, target, _candidates(target, files))
+            candidates = _candidates(target, files)
+            refused = refused or any(c.kind != "file" for c in candidates)
+            entry = _take(submission, target, candidates)
             if entry is not None:
                 taken_from[target.path] = entry
         _take_renamed_notebooks(submission, files, taken_from)
@@ -166,8 +169,8 @@ def unpack(student_id: str, path: Path) -> Submission:
                     f"{target_path} was taken from '{shown(entry.where)}', which is not its usual "
                     "place.", scoring=False))
     if not submission.files and not submission.flags:
-        submission.flags.append(_nothing_found(found.entries, found.skipped) if not taken_from
-                                else NOTHING_USABLE)
+        submission.flags.append(NOTHING_USABLE if taken_from or refused
+                                else _nothing_found(found.entries, found.skipped))
     if submission.flags:
         submission.flags.append(RESUBMIT)
     return submission

@@ -104,7 +104,7 @@ def test_folder_with_links_out_and_special_files(tmp_path, capabilities):
     os.mkfifo(root / NOTEBOOK)
     submission = unpack("student", root)
     assert submission.files == {}
-    assert {"symlink", "not-a-file"} <= codes(submission)
+    assert {"symlink", "not-a-file", "nothing-usable", "resubmit"} <= codes(submission)
 
 
 def test_linked_folder_is_not_followed(tmp_path):
