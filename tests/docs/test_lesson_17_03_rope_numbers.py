@@ -302,6 +302,29 @@ def test_bfloat16_and_float32_table(page):
     assert torch.finfo(torch.float32).eps * 4096 / 2 == 2**-12  # half the float32 gap at 4096
 
 
+def test_why_float32_angles_are_accepted_here(page):
+    # An angle off by 2^-12 moves cos and sin by at most 2^-12: 16 times less than rounding them
+    # to bfloat16 (relative error up to 2^-8); the reference computes its angles in float32.
+    from minimodel.positional.rope import rope_cos_sin
+
+    text = " ".join(page.section("float32-angles").split())
+    assert "$16$" in text and "$2^{-8} \\approx 0.0039$" in text and "17.01" in text
+    angles = torch.linspace(0.0, 4096.0, 100_001, dtype=torch.float64)
+    for f in (torch.cos, torch.sin):
+        moved = (f(angles + 2**-12) - f(angles)).abs().max().item()
+        assert moved <= 2**-12
+    values = torch.linspace(0.01, 1.0, 100_001, dtype=torch.float64)
+    rounded = values.to(torch.bfloat16).double()
+    worst = ((rounded - values).abs() / values).max().item()
+    assert 0.9 * 2**-8 < worst <= 2**-8 and 2**-8 / 2**-12 == 16
+    positions, f = torch.arange(4000, 4096), rope_frequencies(128)
+    cos, _ = rope_cos_sin(positions, f)
+    in_float32 = torch.cos(positions.float()[:, None] * f)
+    in_float64 = torch.cos(positions.double()[:, None] * f.double()).float()
+    assert torch.allclose(cos, in_float32, atol=1e-6), "the reference's angles are float32"
+    assert (cos - in_float64).abs().max().item() > 1e-5, "... not float64"
+
+
 def test_reference_does_not_suffer_from_bfloat16(page):
     torch.manual_seed(4)
     x = torch.randn(1, 2, 32, 64).to(torch.bfloat16)
