@@ -6,15 +6,18 @@ Usage (from the repository root; ``make docs`` runs the first form)::
     .venv/bin/python docs_site/build.py --out build/x  # somewhere else
     .venv/bin/python docs_site/build.py --lang en      # one language only
 
-``site/index.html`` sends visitors to the Spanish site. KaTeX is fetched once from the npm
-registry and cached under ``build/npm/`` (see ``hooks/katex_assets.py``); after that the build
-needs no network. Open ``site/index.html`` in a browser, or serve the folder:
+``site/index.html`` sends visitors to the Spanish site. KaTeX and Vega are fetched once from the
+npm registry and cached under ``build/npm/`` (see ``hooks/vendor_assets.py``); after that the build
+needs no network. The lessons' figures are drawn first, both languages at once, from the reference
+code and the recorded results (``figures/``, cached under ``build/docs-figures/``). Open
+``site/index.html`` in a browser, or serve the folder:
 ``python -m http.server -d site``.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import os
 import subprocess
 import sys
@@ -26,7 +29,9 @@ ROOT = HERE.parent
 LANGUAGES = ("es", "en")
 
 sys.path.insert(0, str(HERE / "hooks"))
-from katex_assets import KatexUnavailable, katex_dist  # noqa: E402
+sys.path.insert(0, str(HERE))
+from figures import render  # noqa: E402
+from vendor_assets import NpmUnavailable, fetch_all  # noqa: E402
 
 REDIRECT = """<!doctype html>
 <html lang="es">
@@ -55,16 +60,39 @@ def mkdocs_command(config: Path, site_dir: Path) -> list[str]:
     ]  # fmt: skip
 
 
+def _progress(line: str) -> None:
+    print(line, flush=True)
+
+
+def draw_figures(languages: tuple[str, ...]) -> None:
+    """Draw (or find cached) every figure of each language, the languages in parallel."""
+    start = time.perf_counter()
+    print("Figuras de las lecciones / Lesson figures:", flush=True)
+    with concurrent.futures.ProcessPoolExecutor(len(languages)) as pool:
+        for done in [pool.submit(render.rendered, lang, _progress) for lang in languages]:
+            done.result()
+    found = render.figures().values()
+    interactive = sum(figure.kind == "interactive" for figure in found)
+    print(
+        f"  {len(found) - interactive} estáticas y {interactive} interactivas por idioma / "
+        f"{len(found) - interactive} static and {interactive} interactive per language "
+        f"({time.perf_counter() - start:.1f} s)",
+        flush=True,
+    )
+
+
 def build(out: Path, languages: tuple[str, ...] = LANGUAGES) -> None:
-    """Build each language with ``mkdocs build --strict`` (in parallel) and write the redirect.
+    """Draw the figures, build each language with ``mkdocs build --strict`` (in parallel) and
+    write the redirect.
 
     Raises:
         SystemExit: a build failed; its log is printed first.
     """
     try:
-        katex_dist()  # fetch once here, not in two builds at the same time
-    except KatexUnavailable as error:
+        fetch_all()  # fetch once here, not in two builds at the same time
+    except NpmUnavailable as error:
         raise SystemExit(str(error)) from None
+    draw_figures(languages)
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}

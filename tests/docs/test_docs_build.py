@@ -24,7 +24,9 @@ def test_both_languages_build_strict_and_fast(built_site):
     site = built_site["site"]
     for lang in LANGS:
         assert (site / lang / "index.html").is_file(), f"site/{lang}/index.html missing"
-    assert built_site["seconds"] < 60, f"docs build took {built_site['seconds']:.0f} s"
+    # Figures included. A fresh clone builds in well under 3 minutes on 2 quiet cores; the bound
+    # leaves room for the rest of the test run sharing those cores.
+    assert built_site["seconds"] < 300, f"docs build took {built_site['seconds']:.0f} s"
 
 
 def test_root_redirects_to_spanish(built_site):
@@ -89,7 +91,7 @@ def test_strict_build_fails_on_a_warning(tmp_path):
     config.write_text(
         f"INHERIT: {here / 'mkdocs.en.yml'}\n"
         f"docs_dir: {docs}\n"
-        f"hooks: [{here / 'hooks' / 'katex_assets.py'}]\n"
+        f"hooks: [{here / 'hooks' / 'vendor_assets.py'}]\n"
         f"theme:\n  custom_dir: {here / 'overrides'}\n"
     )
     command = docs_build.mkdocs_command(config, tmp_path / "site")

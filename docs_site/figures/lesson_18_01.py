@@ -1,0 +1,85 @@
+"""Figures of lesson 18.01, from the recorded default comparison (``compare_default.csv``)."""
+
+from __future__ import annotations
+
+from figures.core import static
+from figures.records import compare_rows, windows
+from minimodel.compare import mean_and_spread
+
+RECORD = "compare_default.csv"
+TRAINED = 128
+
+
+def _encodings(rows: list[dict]) -> list[str]:
+    return list(dict.fromkeys(row["encoding"] for row in rows))
+
+
+@static(
+    "18-01-loss-by-window",
+    title=(
+        "Pérdida media por tramo de posiciones, evaluando a 8 × la longitud de entrenamiento "
+        "(1024 tokens, entrenado a 128): sinusoidal y aprendida se disparan nada más pasar de "
+        "128; ALiBi y T5 siguen planas (resultados registrados).",
+        "Mean loss per window of positions, evaluating at 8 × the training length (1024 tokens, "
+        "trained at 128): sinusoidal and learned shoot up right after 128; ALiBi and T5 stay "
+        "flat (recorded results).",
+    ),
+    alt=(
+        "Seis curvas escalonadas, una por codificación, de la pérdida en los tramos de posiciones "
+        "0–128, 128–256, 256–512 y 512–1024. En el primer tramo están todas entre 1.6 y 2.1; "
+        "después sinusoidal y aprendida suben por encima de 3, RoPE y sin posición suben menos, "
+        "y ALiBi y T5 se mantienen cerca de 1.6–1.8.",
+        "Six step curves, one per encoding, of the loss in the position windows 0–128, 128–256, "
+        "256–512 and 512–1024. In the first window they all lie between 1.6 and 2.1; then "
+        "sinusoidal and learned rise above 3, RoPE and no position rise less, and ALiBi and T5 "
+        "stay near 1.6–1.8.",
+    ),
+)
+def loss_by_window(fig, t):
+    rows = compare_rows(RECORD)
+    spans = windows(rows)
+    ax = fig.subplots()
+    for encoding in _encodings(rows):
+        [row] = [r for r in rows if r["encoding"] == encoding and r["eval_length"] == 8 * TRAINED]
+        losses = [row[f"loss_{start}_{end}"] for start, end in spans]
+        edges = [start for start, _ in spans] + [spans[-1][1]]
+        ax.stairs(losses, edges, baseline=None, lw=1.6, label=encoding)
+    ax.axvline(TRAINED, color="gray", ls="--", lw=1)
+    ax.text(TRAINED, ax.get_ylim()[0], t(" longitud de entrenamiento", " training length"),
+            va="bottom", color="gray")  # fmt: skip
+    ax.set_xticks(edges)
+    ax.set_xlabel(t("posición", "position"))
+    ax.set_ylabel(t("pérdida (nats)", "loss (nats)"))
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+@static(
+    "18-01-loss-by-length",
+    title=(
+        "Pérdida media de cada codificación según la longitud de evaluación, de 1 × a 8 × la "
+        "de entrenamiento (128), con su error estándar (resultados registrados).",
+        "Mean loss of each encoding against evaluation length, from 1 × to 8 × the training "
+        "length (128), with its standard error (recorded results).",
+    ),
+    alt=(
+        "Seis curvas con barras de error sobre las longitudes 128, 256, 512 y 1024. Sinusoidal "
+        "y aprendida suben con fuerza desde 256; RoPE sube a partir de 512; ALiBi y T5 quedan "
+        "casi planas, y sin posición empieza la más alta y sube poco.",
+        "Six curves with error bars over the lengths 128, 256, 512 and 1024. Sinusoidal and "
+        "learned rise steeply from 256; RoPE rises from 512; ALiBi and T5 stay almost flat, and "
+        "no position starts highest and rises little.",
+    ),
+)
+def loss_by_length(fig, t):
+    rows = compare_rows(RECORD)
+    ax = fig.subplots()
+    for encoding in _encodings(rows):
+        lengths = sorted({r["eval_length"] for r in rows if r["encoding"] == encoding})
+        means, errors = zip(*(mean_and_spread(rows, encoding, L) for L in lengths), strict=True)
+        ax.errorbar(lengths, means, yerr=errors, marker="o", capsize=3, label=encoding)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([TRAINED * 2**k for k in range(4)],
+                  [f"{TRAINED * 2**k}\n({2**k}×)" for k in range(4)])  # fmt: skip
+    ax.set_xlabel(t("longitud de evaluación", "evaluation length"))
+    ax.set_ylabel(t("pérdida media (nats)", "mean loss (nats)"))
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))

@@ -1,0 +1,223 @@
+"""Figures of lesson 18.02: how each RoPE scaling changes the frequency of every pair."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from figures import vega
+from figures.core import interactive, rounded, static
+from minimodel.positional.rope import rope_frequencies
+from minimodel.positional.scaling import SCALINGS, yarn_correction_range
+
+# The lab's model: heads of 32 rotated dimensions, base 10000, trained at L0 = 128.
+ROTARY_DIM, BASE, L0, SCALE = 32, 10000.0, 128, 4.0
+METHODS = ("linear", "ntk", "yarn", "llama3")
+NAMES = {"linear": ("PI (lineal)", "PI (linear)"), "ntk": ("NTK", "NTK"),
+         "yarn": ("YaRN", "YaRN"), "llama3": ("Llama 3", "Llama 3")}  # fmt: skip
+
+
+def ratios(method: str, factor: float, original: int) -> np.ndarray:
+    """ρ_i = θ'_i / θ_i of every pair (ROTARY_DIM // 2,)."""
+    scaled, _ = SCALINGS[method](ROTARY_DIM, BASE, factor=factor, original_max_len=original)
+    return (scaled.double() / rope_frequencies(ROTARY_DIM, BASE).double()).numpy()
+
+
+def turns(original: int) -> np.ndarray:
+    """Turns of each pair over the training length: L0·θ_i / 2π."""
+    return (original * rope_frequencies(ROTARY_DIM, BASE).double() / (2 * np.pi)).numpy()
+
+
+@static(
+    "18-02-ratios",
+    title=(
+        "Cociente de frecuencias ρ_i = θ'_i/θ_i por pareja, con s = 4 y L0 = 128 (r = 32): PI "
+        "divide todas entre s; NTK conserva las rápidas; YaRN y Llama 3 conservan las rápidas, "
+        "dividen entre s las lentas y mezclan en medio.",
+        "Frequency ratio ρ_i = θ'_i/θ_i per pair, with s = 4 and L0 = 128 (r = 32): PI divides "
+        "all by s; NTK keeps the fast ones; YaRN and Llama 3 keep the fast ones, divide the slow "
+        "ones by s and blend in between.",
+    ),
+    alt=(
+        "Cuatro curvas del cociente de frecuencias frente a la pareja, en escala logarítmica "
+        "entre 1/4 y 1. PI es una recta horizontal en 1/4; NTK baja suavemente de 1 a 1/4; YaRN "
+        "y Llama 3 valen 1 en las primeras parejas, bajan en una zona de transición y valen 1/4 "
+        "en las últimas.",
+        "Four curves of the frequency ratio against pair, on a log scale between 1/4 and 1. PI "
+        "is a flat line at 1/4; NTK falls smoothly from 1 to 1/4; YaRN and Llama 3 are 1 on the "
+        "first pairs, fall in a transition zone and are 1/4 on the last ones.",
+    ),
+)
+def ratio_plot(fig, t):
+    ax = fig.subplots()
+    for method in METHODS:
+        ax.plot(ratios(method, SCALE, L0), "o-", ms=4, label=t(*NAMES[method]))
+    ax.axhline(1 / SCALE, color="gray", lw=0.8, ls=":")
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel(t("pareja i", "pair i"))
+    ax.set_ylabel("ρ_i = θ'_i / θ_i")
+    ax.legend(fontsize=8)
+
+
+@static(
+    "18-02-yarn-ramp",
+    title=(
+        "La rampa de YaRN (s = 4, L0 = 128): la parte de cada pareja que se interpola, 0 en las "
+        "que giran al menos 32 veces en L0 y 1 en las que giran a lo sumo una; en medio, la rampa "
+        "sobre el índice de la pareja, como en el código de referencia y en Hugging Face.",
+        "YaRN's ramp (s = 4, L0 = 128): the part of each pair that is interpolated, 0 for pairs "
+        "that turn at least 32 times over L0 and 1 for those that turn at most once; in between, "
+        "the ramp over the pair index, as in the reference code and in Hugging Face.",
+    ),
+    alt=(
+        "Dos paneles. Arriba, las vueltas de cada pareja en 128 posiciones, en escala "
+        "logarítmica, bajando de unas 20 a menos de 0.01, con líneas en 32 y en 1. Abajo, la "
+        "fracción interpolada: 0 en las primeras parejas, sube en línea recta entre los extremos "
+        "de la rampa y vale 1 en las últimas.",
+        "Two panels. On top, the turns of each pair over 128 positions, on a log scale, falling "
+        "from about 20 to below 0.01, with lines at 32 and at 1. Below, the interpolated "
+        "fraction: 0 on the first pairs, rising in a straight line between the ramp's ends and 1 "
+        "on the last ones.",
+    ),
+    size=(6.4, 4.4),
+)
+def yarn_ramp(fig, t):
+    rho = ratios("yarn", SCALE, L0)
+    blend = (1 - rho) / (1 - 1 / SCALE)  # ρ = (1 − γ) + γ / s
+    lo, hi = yarn_correction_range(ROTARY_DIM, BASE, L0)
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    top.semilogy(turns(L0), "o", ms=4)
+    for level in (32, 1):
+        top.axhline(level, color="gray", ls=":", lw=0.8)
+    top.set_ylabel(t("vueltas en L0", "turns over L0"))
+    bottom.plot(blend, "o-", ms=4, color="#55a868")
+    for edge in (lo, hi):
+        bottom.axvline(edge, color="gray", ls="--", lw=0.8)
+    bottom.text(lo, 0.5, t(" inicio de la rampa", " ramp starts"), color="gray", fontsize=8)
+    bottom.text(hi, 0.5, t(" fin", " ends"), color="gray", fontsize=8)
+    bottom.set_xlabel(t("pareja i", "pair i"))
+    bottom.set_ylabel(t("fracción interpolada", "interpolated fraction"))
+
+
+@static(
+    "18-02-temperature",
+    title=(
+        "La temperatura de YaRN: cos y sen se multiplican por 0.1 ln s + 1, así que cada logit "
+        "se multiplica por 1/t = (0.1 ln s + 1)²; con s = 4, t ≈ 0.771.",
+        "YaRN's temperature: cos and sin are multiplied by 0.1 ln s + 1, so every logit is "
+        "multiplied by 1/t = (0.1 ln s + 1)²; at s = 4, t ≈ 0.771.",
+    ),
+    alt=(
+        "Dos curvas crecientes frente al factor s de 1 a 32 en escala logarítmica: el factor que "
+        "multiplica cos y sen sube de 1 a unos 1.35, y su cuadrado, el que multiplica los "
+        "logits, de 1 a unos 1.81.",
+        "Two rising curves against the factor s from 1 to 32 on a log scale: the factor that "
+        "multiplies cos and sin rises from 1 to about 1.35, and its square, which multiplies "
+        "the logits, from 1 to about 1.81.",
+    ),
+    size=(6.4, 3.0),
+)
+def temperature(fig, t):
+    factors = np.geomspace(1, 32, 40)
+    scale = [SCALINGS["yarn"](ROTARY_DIM, BASE, factor=float(s), original_max_len=L0)[1]
+             for s in factors]  # fmt: skip
+    ax = fig.subplots()
+    ax.plot(factors, scale, label=t("multiplica cos y sen", "multiplies cos and sin"))
+    ax.plot(
+        factors,
+        np.square(scale),
+        label=t("multiplica los logits: 1/t", "multiplies the logits: 1/t"),
+    )
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel(t("factor s", "factor s"))
+    ax.set_ylabel(t("factor de atención", "attention factor"))
+    ax.legend()
+
+
+FACTORS, LENGTHS = (2.0, 4.0, 8.0, 16.0), (64, 128, 256, 512)
+
+
+def explorer_data() -> list[dict]:
+    """ρ of every pair and YaRN's ramp ends, for every method, factor and original length."""
+    rows = []
+    for method in METHODS:
+        for factor in FACTORS:
+            for original in LENGTHS:
+                lo, hi = yarn_correction_range(ROTARY_DIM, BASE, original)
+                rows.append({"method": method, "factor": factor, "original": original,
+                             "rho": rounded(ratios(method, factor, original), 5),
+                             "lo": lo, "hi": hi})  # fmt: skip
+    return rows
+
+
+@interactive(
+    "18-02-explorer",
+    title=(
+        "Escalado de RoPE: el cociente de frecuencias ρ_i de cada pareja para el método, el "
+        "factor y la longitud original elegidos, y la fracción interpolada con la rampa de YaRN.",
+        "RoPE scaling: the frequency ratio ρ_i of every pair for the chosen method, factor and "
+        "original length, and the interpolated fraction with YaRN's ramp.",
+    ),
+    alt=(
+        "Figura interactiva con dos gráficos: a la izquierda, ρ_i frente a la pareja en escala "
+        "logarítmica para el método elegido, con PI como referencia; a la derecha, la fracción "
+        "interpolada 1 − ρ_i normalizada, con los extremos de la rampa de YaRN marcados. "
+        "Controles: método, factor s y longitud original L0.",
+        "Interactive figure with two charts: on the left, ρ_i against pair on a log scale for "
+        "the chosen method, with PI as a reference; on the right, the interpolated fraction, "
+        "normalised 1 − ρ_i, with YaRN's ramp ends marked. Controls: method, factor s and "
+        "original length L0.",
+    ),
+)
+def explorer(t):
+    params = [
+        vega.select("method", t("método", "method"), list(METHODS), "yarn",
+                    [t(*NAMES[m]) for m in METHODS]),
+        vega.select("factor", t("factor s", "factor s"), list(FACTORS), 4.0,
+                    [f"{f:g}" for f in FACTORS]),
+        vega.select("original", t("longitud original L0", "original length L0"), list(LENGTHS),
+                    128),
+    ]  # fmt: skip
+    pairs = [
+        {"flatten": ["rho"]},
+        {"window": [{"op": "row_number", "as": "i1"}], "groupby": ["method"]},
+        {"calculate": "datum.i1 - 1", "as": "pair"},
+        {"calculate": "(1 - datum.rho) / (1 - 1 / datum.factor)", "as": "blend"},
+    ]
+    setting = {"filter": "datum.factor == factor && datum.original == original"}
+    x = {"field": "pair", "type": "quantitative", "title": t("pareja i", "pair i")}
+    last = ROTARY_DIM // 2 - 1
+    ratio = {
+        "width": 300, "height": 240, "title": "ρ_i = θ'_i / θ_i",
+        "transform": [setting, {"filter": "datum.method == method || datum.method == 'linear'"},
+                      *pairs],
+        "layer": [
+            {"mark": {"type": "line", "point": {"size": 14}},
+             "encoding": {"x": x, "y": {"field": "rho", "type": "quantitative", "title": "ρ_i",
+                                        "scale": {"type": "log", "base": 2}},
+                          "color": {"field": "method", "type": "nominal",
+                                    "title": t("método", "method")}}},
+            {"transform": [{"filter": f"datum.method == method && datum.pair == {last}"}],
+             **vega.readout(f"'ρ_{last} = ' + format(datum.rho, '.5f')", x=5, y=5)},
+        ],
+    }  # fmt: skip
+    ramp = {
+        "width": 260, "height": 240,
+        "title": t("Fracción interpolada y rampa de YaRN", "Interpolated fraction and YaRN's ramp"),
+        "transform": [setting, {"filter": "datum.method == method"}, *pairs],
+        "layer": [
+            {"mark": {"type": "line", "point": {"size": 14}, "color": "#55a868"},
+             "encoding": {"x": x, "y": {"field": "blend", "type": "quantitative",
+                                        "title": t("fracción interpolada", "interpolated fraction"),
+                                        "scale": {"domain": [-0.05, 1.05]}}}},
+            {"transform": [{"filter": "datum.pair == 0"}, {"fold": ["lo", "hi"]}],
+             "mark": {"type": "rule", "strokeDash": [4, 3], "color": "gray"},
+             "encoding": {"x": {"field": "value", "type": "quantitative"}}},
+        ],
+    }  # fmt: skip
+    return vega.chart(
+        t("Escalado de RoPE", "RoPE scaling"),
+        t("Cocientes de frecuencia por pareja", "Frequency ratios per pair"),
+        params,
+        {"hconcat": [ratio, ramp]},
+        {"values": explorer_data()},
+    )
