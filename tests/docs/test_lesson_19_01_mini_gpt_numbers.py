@@ -395,3 +395,16 @@ def test_t5_bias_scale_is_a_reparametrisation_not_t5s_balance(page):
     # The table starts at std 0.02, so the bias that reaches the logits at 0.02 sqrt(32).
     wide = RelativePositionBias(10_000)
     assert abs(wide.bias.weight.std().item() - 0.02) < 5e-4
+    # With AdamW, one step moves the table by about lr per entry, whatever the gradient's scale,
+    # so the bias that reaches the logits moves sqrt(32) times more than an unscaled table.
+    moved = {}
+    for scale in (1.0, t5.hooks.bias_scale):
+        torch.manual_seed(0)
+        table = torch.nn.Parameter(torch.randn(32, 4) * 0.02)
+        start = (table * scale).detach().clone()
+        optimizer = torch.optim.AdamW([table], lr=1e-3, weight_decay=0.0)
+        target = torch.randn(32, 4)
+        ((table * scale - target) ** 2).sum().backward()
+        optimizer.step()
+        moved[scale] = ((table * scale).detach() - start).abs().mean().item()
+    assert abs(moved[t5.hooks.bias_scale] / moved[1.0] - 32**0.5) < 1e-3
