@@ -1,10 +1,12 @@
-"""The gradebook: one JSON record per student, ``grades.csv`` for the LMS, merging.
+"""The gradebook: one JSON record per student, ``grades.csv`` with its maxima, ``run.json``.
 
 Layout of a grading folder ``OUT``::
 
-    OUT/grades.csv                one row per submission: student_id, every item, lab subtotals,
-                                  total, gpu_checks (passed / failed / not run / n/a), status
-    OUT/items.csv                 every column's lab, kind (auto / manual), points and titles
+    OUT/grades.csv                a row of maxima, then one row per submission: student_id,
+                                  every item, lab subtotals, auto, manual, total,
+                                  manual_pending, gpu_checks, device, status
+    OUT/items.csv                 every column's lab, kind (auto / manual / subtotal / total),
+                                  points and titles
     OUT/run.json                  settings, shard and student ids of the run
     OUT/records/<student>.json    the full record (the source of everything else)
     OUT/feedback/<student>/       feedback.{es,en}.{md,html}

@@ -11,8 +11,8 @@ From there nbgrader works as usual: ``release_assignment``, ``collect``, formgra
 grading, ``generate_feedback`` / ``release_feedback``. What nbgrader must not do is run student
 code itself: its Autograde (command or formgrader button) would run it outside the sandbox and,
 with execution disabled, give untouched stubs the points of every test cell that raises nothing.
-So the course's config replaces Autograde's steps with :class:`RefuseAutograde`, which stops with
-a message that says what to run instead.
+So the course's config replaces Autograde's steps with ``RefuseAutograde``, which stops with
+a message that says what to run instead (``grader/nbgrader_refusal.py``).
 
 ``minimodel-grader grade COURSE/submitted --out OUT`` grades nbgrader's layout
 (``submitted/<student>/<slug>/<slug>.ipynb``), and then
@@ -33,7 +33,6 @@ import sys
 from pathlib import Path
 
 import nbformat
-from nbgrader.preprocessors import NbGraderPreprocessor
 
 from grader import nbexec, notebooks
 from grader.gradebook import load_records
@@ -48,27 +47,11 @@ c.CourseDirectory.course_id = "{COURSE_ID}"
 c.ClearSolutions.code_stub = {{"python": {notebooks.CODE_STUB!r}}}
 c.ClearSolutions.text_stub = {notebooks.TEXT_STUB!r}
 # Student code runs only in minimodel-grader's sandbox: nbgrader's Autograde is refused.
-c.Autograde.sanitize_preprocessors = ["grader.nbgrader_course.RefuseAutograde"]
-c.Autograde.autograde_preprocessors = ["grader.nbgrader_course.RefuseAutograde"]
+c.Autograde.sanitize_preprocessors = ["grader.nbgrader_refusal.RefuseAutograde"]
+c.Autograde.autograde_preprocessors = ["grader.nbgrader_refusal.RefuseAutograde"]
 '''
-REFUSAL = bilingual(
-    "El autograde de nbgrader está desactivado en este curso: ejecutaría el código de los "
-    "estudiantes fuera del entorno aislado. Corrige con `minimodel-grader grade "
-    "submitted --out OUT` y pasa las notas con `minimodel-grader nbgrader-course . --scores OUT`.",
-    "nbgrader's autograde is disabled in this course: it would run student code outside the "
-    "sandbox. Grade with `minimodel-grader grade submitted --out OUT`, then bring the scores in "
-    "with `minimodel-grader nbgrader-course . --scores OUT`.")
-
-
 class CourseError(ValueError):
     """The course folder cannot be written or read; the message says why, in both languages."""
-
-
-class RefuseAutograde(NbGraderPreprocessor):
-    """Autograde's only step in this course: stop before any student code runs."""
-
-    def preprocess(self, nb, resources):
-        raise CourseError(REFUSAL)
 
 
 def _labs(labs: list[str] | None) -> dict[str, str]:

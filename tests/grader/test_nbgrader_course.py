@@ -1,5 +1,6 @@
 """A term of one lab through nbgrader, at test size: the course written by ``nbgrader-course``,
-nbgrader's Autograde refused, submissions in nbgrader's ``submitted/`` layout graded here, our
+released, fetched, submitted and collected through nbgrader's exchange (one student; another
+placed in ``submitted/`` by hand), nbgrader's Autograde refused, ``submitted/`` graded here, our
 scores in nbgrader's gradebook (export and feedback), a written answer graded by hand, and the
 merged gradebook and feedback with the right totals and denominators."""
 
@@ -28,27 +29,49 @@ SLUG, LAB = "17_01_sinusoidal", "17.01"
 NBGRADER = [sys.executable, "-c", "from nbgrader.apps.nbgraderapp import main; main()"]
 
 
-def nbgrader(course: Path, *args: str) -> str:
+def nbgrader(folder: Path, *args: str) -> str:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run([*NBGRADER, *args], cwd=course, capture_output=True, text=True,
+    done = subprocess.run([*NBGRADER, *args], cwd=folder, capture_output=True, text=True,
                           env=env, timeout=600)
     return done.stdout + done.stderr
 
 
-def submit(course: Path, student: str, cells: dict[str, str] | None, answer: str = "",
-           module: bool = False) -> None:
-    """What ``nbgrader collect`` leaves: the student's assignment folder and its timestamp."""
-    folder = course / "submitted" / student / SLUG
-    folder.mkdir(parents=True)
-    notebook = nbformat.read(course / "release" / SLUG / f"{SLUG}.ipynb", as_version=4)
+def fill(folder: Path, cells: dict[str, str] | None, answer: str = "",
+         module: bool = False) -> None:
+    """A student's work in their assignment folder (the released notebook there)."""
+    notebook = nbformat.read(folder / f"{SLUG}.ipynb", as_version=4)
     notebook = fill_notebook(notebook, cells or {})
     for cell in notebook.cells:
         if answer and cell.metadata.get("nbgrader", {}).get("grade_id") == "q1-answer":
             cell.source = answer
     nbformat.write(notebook, folder / f"{SLUG}.ipynb")
-    (folder / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC\n")
     if module:  # the module the notebook uses, handed in next to it
         shutil.copy2(REFERENCE_DIR / "sinusoidal.py", folder / "sinusoidal.py")
+
+
+def through_the_exchange(course: Path, root: Path, student: str, **work) -> None:
+    """release_assignment, the student's fetch_assignment and submit, then collect."""
+    exchange = f"--Exchange.root={root / 'exchange'}"
+    (root / "exchange").mkdir(exist_ok=True)
+    home = root / student
+    home.mkdir()
+    course_id = ["--course", "minimodel-positional", exchange]
+    assert "Released as" in nbgrader(course, "release_assignment", SLUG, exchange)
+    assert "Fetched as" in nbgrader(home, "fetch_assignment", SLUG, *course_id)
+    fill(home / SLUG, **work)
+    # the student's login name (nbgrader takes the system user's; here, one machine for all)
+    assert "Submitted as" in nbgrader(home, "submit", SLUG, *course_id,
+                                      f"--CourseDirectory.student_id={student}")
+    assert "Collecting submission" in nbgrader(course, "collect", SLUG, exchange)
+
+
+def place(course: Path, student: str, **work) -> None:
+    """What ``nbgrader collect`` leaves, put there by hand: the folder and its timestamp."""
+    folder = course / "submitted" / student / SLUG
+    folder.mkdir(parents=True)
+    shutil.copy2(course / "release" / SLUG / f"{SLUG}.ipynb", folder)
+    fill(folder, **work)
+    (folder / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC\n")
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +79,9 @@ def term(tmp_path_factory):
     root = tmp_path_factory.mktemp("term")
     course = root / "course"
     assert main(["nbgrader-course", str(course), "--lab", LAB]) == 0
-    submit(course, "ana", solved(SLUG), answer="Porque... / Because...", module=True)
-    submit(course, "bea", None)
+    through_the_exchange(course, root, "ana", cells=solved(SLUG),
+                         answer="Porque... / Because...", module=True)
+    place(course, "bea", cells=None)
     refused = nbgrader(course, "autograde", SLUG)
     left = sorted((course / "autograded").glob("*/*/*.ipynb"))
     out = root / "out"
