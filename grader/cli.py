@@ -108,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("submissions", type=Path)
     grade.add_argument("--out", type=Path, required=True)
     grade.add_argument("--workers", type=int, default=0, help="default: every core")
-    grade.add_argument("--device", choices=("cpu", "cuda", "auto"), default="auto")
+    grade.add_argument("--device", choices=("cpu", "cuda", "auto"), default="auto",
+                       help="cuda: the CUDA runs count for points (grade the whole class so); "
+                            "auto (default): a GPU, if any, fills the gpu_checks column only")
     grade.add_argument("--force", action="store_true", help="regrade finished students too")
     grade.add_argument("--shard", type=_shard, default=None, help="i/n: grade one shard")
     grade.add_argument("--lab", action="append", help="only this lab (repeatable)")
