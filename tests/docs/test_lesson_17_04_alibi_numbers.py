@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -157,6 +158,7 @@ def test_largest_power_of_two_not_above_h(page):
 def test_is_causal_with_attn_mask_on_this_cpu(page):
     # What the page says SDPA does on CPU with both arguments, in the PyTorch it names.
     import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
 
     text = " ".join(page.section("sdpa").split())
     version = ".".join(torch.__version__.split(".")[:2])
@@ -167,6 +169,16 @@ def test_is_causal_with_attn_mask_on_this_cpu(page):
     bias = torch.randn(H, T, T)
     with pytest.raises(RuntimeError, match="is_causal"):
         F.scaled_dot_product_attention(q, k, v, attn_mask=bias, is_causal=True)  # 3-D
+    assert "`SDPBackend.FLASH_ATTENTION`" in text and "`SDPBackend.MATH`" in text
+    with warnings.catch_warnings(record=True) as said, sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError):  # the fused kernel takes no 3-D mask
+            F.scaled_dot_product_attention(q, k, v, attn_mask=bias, is_causal=True)
+    assert any("2d" in str(w.message) and "4d" in str(w.message) for w in said)
+    with sdpa_kernel(SDPBackend.MATH), pytest.raises(RuntimeError, match="is_causal"):
+        F.scaled_dot_product_attention(q, k, v, attn_mask=bias[None], is_causal=True)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):  # the one that takes 4-D masks and adds both
+        F.scaled_dot_product_attention(q, k, v, attn_mask=bias[None], is_causal=True)
     for mask in (bias[:1, None], bias[None], bias[0]):  # 4-D (1, 1, T, T), (1, H, T, T), 2-D
         for q_len in (T, 2):  # the causal mask aligned to the start, also with fewer queries
             start = torch.full((q_len, T), float("-inf")).triu(1)
