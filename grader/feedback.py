@@ -38,8 +38,10 @@ WORDS = {
            "submission": "Tu entrega", "notebook": "Cuaderno",
            "gpu": {"passed": "Comprobaciones en GPU: superadas.",
                    "failed": "Comprobaciones en GPU: no superadas.",
+                   "failed-report": "Comprobaciones en GPU: no superadas. En esta corrección no "
+                                    "cambian la nota, pero tu código fallaría en una GPU.",
                    "not run": "Comprobaciones en GPU: no ejecutadas (se corrigió sin GPU); "
-                              "no cuentan como superadas."},
+                              "no cambian la nota."},
            "manual": "Respuestas escritas (corrección manual)",
            "footer": "Las pruebas ocultas y sus datos no se muestran. Lo que tu código escribe "
                      "en la salida, los avisos (warnings) y stderr no restan puntos.",
@@ -54,8 +56,10 @@ WORDS = {
            "points": "Points", "status": "Status", "lab": "Lab", "details": "Details",
            "submission": "Your submission", "notebook": "Notebook",
            "gpu": {"passed": "GPU checks: passed.", "failed": "GPU checks: failed.",
-                   "not run": "GPU checks: not run (graded without a GPU); they do not count "
-                              "as passed."},
+                   "failed-report": "GPU checks: failed. In this grading they change no points, "
+                                    "but your code would fail on a GPU.",
+                   "not run": "GPU checks: not run (graded without a GPU); they change no "
+                              "points."},
            "manual": "Written answers (graded by hand)",
            "footer": "Hidden tests and their data are not shown. What your code prints, "
                      "warnings and stderr never cost points.",
@@ -107,8 +111,11 @@ def model(record: dict, lang: str) -> dict:
             rows.append((title, f"{_fmt(verdict.get('score'))} / {_fmt(verdict['points'])}",
                          f"{ICON.get(status, '')} {STATUS[lang].get(status, status)}"))
             texts = [_finding_text(f, lang) for f in verdict.get("findings", [])]
-            if verdict.get("gpu") in words["gpu"]:
-                texts.append(words["gpu"][verdict["gpu"]])
+            gpu = verdict.get("gpu")
+            if gpu == "failed" and record.get("device") != "cuda":
+                gpu = "failed-report"  # only --device cuda makes the CUDA runs count
+            if gpu in words["gpu"]:
+                texts.append(words["gpu"][gpu])
             if texts:
                 details.append((title, texts))
         notebook = [_finding_text(f, lang) for f in lab.get("notebook", {}).get("findings", [])]

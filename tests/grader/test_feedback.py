@@ -50,3 +50,18 @@ def test_markdown_keeps_file_names_readable_and_stays_inert():
     text = feedback.markdown(record(), "en")
     assert "gpu_check.py" in text and "gpu\\_check.py" not in text
     assert "\\<b\\>\\|\\[x\\](y) \\_em\\_" in text
+
+
+def test_gpu_results_say_whether_they_count():
+    data = record()
+    data["labs"]["17.01"]["items"][1]["gpu"] = "failed"
+    data["device"] = "cuda-report"  # --device auto on a GPU machine
+    assert "GPU checks: failed. In this grading they change no points" in \
+        feedback.markdown(data, "en")
+    data["device"] = "cuda"  # the whole class graded with --device cuda
+    text = feedback.markdown(data, "en")
+    assert "GPU checks: failed." in text and "change no points" not in text
+    data["labs"]["17.01"]["items"][1]["gpu"] = "not run"
+    data["device"] = "cpu"
+    assert "not run (graded without a GPU); they change no points" in \
+        feedback.markdown(data, "en")
