@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 JOBS ?= 2
 LAB ?= 17.01
 
-.PHONY: help install demo test lint sync lab docs check submit clean
+.PHONY: help install demo demo-full test lint sync lab docs check submit clean
 
 help:
 	@echo "Órdenes del curso:"
@@ -43,8 +43,13 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: install
-	$(BIN)/python -m minimodel.labrun --impl reference --figures build/figures
+	$(BIN)/python -m minimodel.labrun --impl reference --size demo --figures build/figures
 	$(BIN)/minimodel-grader demo
+	@echo "Lecciones · lessons: make docs, luego · then site/es/index.html · site/en/index.html"
+	@echo "Tamaño completo · full size: make demo-full"
+
+demo-full: install
+	$(BIN)/python -m minimodel.labrun --impl reference --size full --figures build/figures
 
 test: install
 	$(BIN)/ruff check .

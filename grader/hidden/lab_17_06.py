@@ -175,7 +175,7 @@ def resized(table, new_hw, old_hw, prefix, mode, *, corners=False, transposed=Fa
     import torch
     import torch.nn.functional as F
 
-    table = torch.as_tensor(np.asarray(table, dtype=np.float64))
+    table = torch.as_tensor(np.array(table, dtype=np.float64))  # a writable copy
     cells = table.shape[0] - prefix
     h, w = old_hw or (int(round(cells ** 0.5)),) * 2
     if transposed:

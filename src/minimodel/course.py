@@ -20,6 +20,9 @@ class Lab:
         title_es, title_en: the lesson's title in each language.
         page: path of the lesson page inside ``docs_es/`` and ``docs_en/``.
         modules: encoding files of ``minimodel.positional`` the student completes in this lab.
+        full_run_s: seconds the whole lab takes at full size against the reference on 2 quiet
+            cores, from scratch (``benchmarks/labs.py`` measures it); progress lines announce it,
+            and the demo runs at full size only the labs that take under ``DEMO_FULL_S``.
     """
 
     id: str
@@ -28,7 +31,10 @@ class Lab:
     title_en: str
     page: str
     modules: tuple[str, ...]
+    full_run_s: float
 
+
+DEMO_FULL_S = 30.0
 
 LABS: tuple[Lab, ...] = (
     Lab(
@@ -38,6 +44,7 @@ LABS: tuple[Lab, ...] = (
         title_en="Why position is needed",
         page="17/00-why-position.md",
         modules=("equivariance",),
+        full_run_s=11.7,
     ),
     Lab(
         id="17.01",
@@ -46,6 +53,7 @@ LABS: tuple[Lab, ...] = (
         title_en="Sinusoidal positional encoding",
         page="17/01-sinusoidal.md",
         modules=("sinusoidal",),
+        full_run_s=5.6,
     ),
     Lab(
         id="17.02",
@@ -54,6 +62,7 @@ LABS: tuple[Lab, ...] = (
         title_en="Learned vs sinusoidal positions",
         page="17/02-learned-vs-sinusoidal.md",
         modules=("learned",),
+        full_run_s=25.1,
     ),
     Lab(
         id="17.03",
@@ -62,6 +71,7 @@ LABS: tuple[Lab, ...] = (
         title_en="RoPE: rotary position embeddings",
         page="17/03-rope.md",
         modules=("rope",),
+        full_run_s=5.7,
     ),
     Lab(
         id="17.04",
@@ -70,6 +80,7 @@ LABS: tuple[Lab, ...] = (
         title_en="ALiBi: attention with linear biases",
         page="17/04-alibi.md",
         modules=("alibi",),
+        full_run_s=5.8,
     ),
     Lab(
         id="17.05",
@@ -78,6 +89,7 @@ LABS: tuple[Lab, ...] = (
         title_en="Relative position biases: T5 and Swin",
         page="17/05-relative-bias.md",
         modules=("relative_bias",),
+        full_run_s=5.4,
     ),
     Lab(
         id="17.06",
@@ -86,6 +98,7 @@ LABS: tuple[Lab, ...] = (
         title_en="2-D positions and vision",
         page="17/06-two-d-and-vision.md",
         modules=("two_d",),
+        full_run_s=7.0,
     ),
     Lab(
         id="18.01",
@@ -94,6 +107,7 @@ LABS: tuple[Lab, ...] = (
         title_en="Extrapolation: train short, test long",
         page="18/01-extrapolation.md",
         modules=("extrapolation",),
+        full_run_s=443.6,
     ),
     Lab(
         id="18.02",
@@ -102,6 +116,7 @@ LABS: tuple[Lab, ...] = (
         title_en="RoPE scaling for long context",
         page="18/02-rope-scaling.md",
         modules=("scaling",),
+        full_run_s=162.7,
     ),
     Lab(
         id="18.03",
@@ -110,6 +125,7 @@ LABS: tuple[Lab, ...] = (
         title_en="The KV cache: exact incremental decoding",
         page="18/03-kv-cache.md",
         modules=("cache_positions",),
+        full_run_s=49.5,
     ),
     Lab(
         id="19.01",
@@ -118,6 +134,7 @@ LABS: tuple[Lab, ...] = (
         title_en="The Mini-GPT end to end",
         page="19/01-mini-gpt.md",
         modules=(),  # plugs in the encodings of 17.01-17.05; no new file to complete
+        full_run_s=240.1,
     ),
     Lab(
         id="19.02",
@@ -126,6 +143,7 @@ LABS: tuple[Lab, ...] = (
         title_en="Experiments: the literature at laptop scale",
         page="19/02-experiments.md",
         modules=(),  # trains and compares the encodings of 17.01-17.05
+        full_run_s=366.2,
     ),
 )
 

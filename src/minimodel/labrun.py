@@ -1,9 +1,12 @@
 """Run lab notebooks headless against a chosen implementation and collect their figures.
 
-``python -m minimodel.labrun --impl reference --figures build/figures`` (what ``make demo`` runs)
-executes every lab from its source in ``solutions/labs/`` (or, in a student's copy, the notebook
-in ``labs/``), writes the executed notebooks to ``build/labs/`` and the figures to
-``--figures``. ``--size test`` runs the small version the test suite uses.
+``python -m minimodel.labrun --impl reference --size demo --figures build/figures`` (what
+``make demo`` runs) executes every lab from its source in ``solutions/labs/`` (or, in a student's
+copy, the notebook in ``labs/``), writes the executed notebooks to ``build/labs/`` and the figures
+to ``--figures``. Sizes: ``full`` is what students run; ``test`` is the small version the test
+suite uses; ``demo`` runs at full size the labs that take under half a minute and the others
+(they train models for minutes) at test size. Each lab announces itself with its expected time, a
+cell that runs long says so while it runs, and the run ends with where to look.
 """
 
 from __future__ import annotations
@@ -11,18 +14,63 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
-from minimodel.course import LABS, Lab, find_lab
+from minimodel.course import DEMO_FULL_S, LABS, Lab, find_lab
 from minimodel.implementation import ENV_VAR, REPO_ROOT
-from minimodel.messages import pick
+from minimodel.messages import LANGUAGES, pick
+
+SIZES = ("full", "test", "demo")
+LONG_CELL_S = 15.0  # a cell running longer than this is announced, then every minute
 
 
 def lab_notebook(lab: Lab, root: Path = REPO_ROOT) -> Path:
     """The notebook to run: the solved source when the course has it, else the student's lab."""
     source = root / "solutions" / "labs" / f"{lab.slug}.py"
     return source if source.exists() else root / "labs" / f"{lab.slug}.ipynb"
+
+
+def size_of(lab: Lab, size: str) -> str:
+    """The size a lab runs at: ``demo`` picks ``full`` for the quick labs, ``test`` otherwise."""
+    if size != "demo":
+        return size
+    return "full" if lab.full_run_s < DEMO_FULL_S else "test"
+
+
+class CellProgress:
+    """Says which cell is running once it has run for ``LONG_CELL_S``, then every minute."""
+
+    def __init__(self, lab: Lab, cells: int, stream):
+        self.lab, self.cells, self.stream = lab, cells, stream
+        self.index, self.started, self.next_say = -1, 0.0, LONG_CELL_S
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+
+    def start(self, cell=None, cell_index: int = 0, **_) -> None:
+        self.index, self.started, self.next_say = cell_index, time.monotonic(), LONG_CELL_S
+
+    def finish(self, cell=None, cell_index: int = 0, **_) -> None:
+        spent = time.monotonic() - self.started
+        if spent >= LONG_CELL_S:
+            self._say(pick(f"celda {cell_index + 1}/{self.cells} terminada en {spent:.0f} s",
+                           f"cell {cell_index + 1}/{self.cells} done in {spent:.0f} s"))
+        self.index = -1
+
+    def _watch(self) -> None:
+        while not self.done.wait(1.0):
+            if self.index < 0:
+                continue
+            spent = time.monotonic() - self.started
+            if spent >= self.next_say:
+                self._say(pick(f"celda {self.index + 1}/{self.cells} en marcha ({spent:.0f} s)…",
+                               f"cell {self.index + 1}/{self.cells} running ({spent:.0f} s)…"))
+                self.next_say += 60.0
+
+    def _say(self, text: str) -> None:
+        print(f"        {self.lab.id} · {text}", file=self.stream, flush=True)
 
 
 def run_lab(
@@ -33,56 +81,103 @@ def run_lab(
     figures: Path | None = None,
     out_dir: Path | None = None,
     timeout: int = 1800,
+    stream=None,
 ):
     """Execute one lab in a fresh kernel; return the executed notebook.
 
-    The kernel sees ``MINIMODEL_IMPL=impl``, ``MINIMODEL_LAB_SIZE=size`` and, when given,
-    ``MINIMODEL_FIGURES=figures``; it runs in ``labs/`` as a student's notebook would. A failing
-    cell raises ``nbclient.exceptions.CellExecutionError`` naming the cell.
+    The kernel sees ``MINIMODEL_IMPL=impl``, ``MINIMODEL_LAB_SIZE=size`` (``demo`` resolved by
+    ``size_of``) and, when given, ``MINIMODEL_FIGURES=figures``; it runs in ``labs/`` as a
+    student's notebook would, over local sockets (no TCP). With a ``stream``, long cells are
+    announced on it. A failing cell raises ``nbclient.exceptions.CellExecutionError``.
     """
     import jupytext
     import nbformat
+    from jupyter_client import KernelManager
     from nbclient import NotebookClient
 
     notebook = jupytext.read(lab_notebook(lab))
-    env = {**os.environ, ENV_VAR: impl, "MINIMODEL_LAB_SIZE": size, "MPLBACKEND": "agg"}
+    env = {**os.environ, ENV_VAR: impl, "MINIMODEL_LAB_SIZE": size_of(lab, size),
+           "MPLBACKEND": "agg"}
     if figures is not None:
         env["MINIMODEL_FIGURES"] = str(figures.resolve())
-    client = NotebookClient(
-        notebook,
-        timeout=timeout,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(REPO_ROOT / "labs")}},
-    )
-    client.execute(env=env)
+    progress = CellProgress(lab, len(notebook.cells), stream) if stream is not None else None
+    hooks = {"on_cell_start": progress.start, "on_cell_executed": progress.finish} \
+        if progress else {}
+    with tempfile.TemporaryDirectory() as sockets:
+        kernel = KernelManager(kernel_name="python3", transport="ipc",
+                               ip=os.path.join(sockets, "kernel"))
+        client = NotebookClient(notebook, km=kernel, timeout=timeout, kernel_name="python3",
+                                resources={"metadata": {"path": str(REPO_ROOT / "labs")}},
+                                **hooks)
+        if progress:
+            progress.thread.start()
+        try:
+            client.execute(env=env)
+        finally:
+            if progress:
+                progress.done.set()
+            if kernel.has_kernel:  # a kernel manager handed to nbclient is ours to stop
+                kernel.shutdown_kernel(now=True)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         nbformat.write(notebook, out_dir / f"{lab.slug}.ipynb")
     return notebook
 
 
+def announce(position: int, count: int, lab: Lab, size: str) -> str:
+    """``[3/12] 17.02 Learned vs sinusoidal positions: full size, about 25 s``."""
+    title = pick(lab.title_es, lab.title_en)
+    if size_of(lab, size) == "full":
+        about = f"{lab.full_run_s:.0f} s" if lab.full_run_s < 90 else \
+            f"{lab.full_run_s / 60:.0f} min"
+        how = pick(f"tamaño completo, unos {about}", f"full size, about {about}")
+    else:
+        how = pick("tamaño reducido, unos segundos", "small size, a few seconds")
+    return f"[{position}/{count}] {lab.id} {title}: {how}"
+
+
+def summary(labs_run: int, failures: int, elapsed: float, out: Path,
+            figures: Path | None) -> str:
+    """Where to look once the labs have run."""
+    lines = [pick(f"{labs_run} laboratorios en {elapsed / 60:.1f} min, {failures} con fallos.",
+                  f"{labs_run} labs in {elapsed / 60:.1f} min, {failures} failed."),
+             pick(f"  cuadernos ejecutados: {out}/", f"  executed notebooks: {out}/")]
+    if figures is not None:
+        count = len(list(figures.glob("*.png")))
+        lines.append(pick(f"  {count} figuras: {figures}/", f"  {count} figures: {figures}/"))
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--impl", default="src", help="src | reference | <folder>")
     parser.add_argument("--lab", action="append", help="lab id, e.g. 17.01 (default: all)")
-    parser.add_argument("--size", choices=("full", "test"), default="full")
+    parser.add_argument("--size", choices=SIZES, default="full")
     parser.add_argument("--figures", type=Path, default=None, help="folder for the PNG figures")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "build" / "labs")
+    parser.add_argument("--lang", choices=LANGUAGES, default=None, help="es | en")
     args = parser.parse_args(argv)
+    if args.lang:
+        os.environ["MINIMODEL_LANG"] = args.lang
     labs = [find_lab(key) for key in args.lab] if args.lab else list(LABS)
+    if args.size == "full":
+        total = sum(lab.full_run_s for lab in labs) / 60
+        print(pick(f"Tamaño completo: unos {total:.0f} min en 2 núcleos.",
+                   f"Full size: about {total:.0f} min on 2 cores."), flush=True)
     failures = 0
-    for lab in labs:
+    begin = time.perf_counter()
+    for position, lab in enumerate(labs, 1):
+        print(announce(position, len(labs), lab, args.size), flush=True)
         start = time.perf_counter()
         try:
-            run_lab(lab, impl=args.impl, size=args.size, figures=args.figures, out_dir=args.out)
+            run_lab(lab, impl=args.impl, size=args.size, figures=args.figures,
+                    out_dir=args.out, stream=sys.stdout)
             status = "ok"
         except Exception as error:  # report and go on with the next lab
             failures += 1
             status = pick("FALLA", "FAILED") + f": {str(error).strip().splitlines()[-1]}"
-        print(f"{lab.id} {lab.slug:<28} {time.perf_counter() - start:6.1f} s  {status}")
-    if args.figures is not None:
-        count = len(list(args.figures.glob("*.png")))
-        print(pick(f"{count} figuras en {args.figures}", f"{count} figures in {args.figures}"))
+        print(f"        {lab.id} {time.perf_counter() - start:6.1f} s  {status}", flush=True)
+    print(summary(len(labs), failures, time.perf_counter() - begin, args.out, args.figures))
     return 1 if failures else 0
 
 

@@ -1,0 +1,47 @@
+"""`make demo`'s lab runner: demo sizes, progress while a cell runs long, no kernel warnings."""
+
+import io
+import os
+import subprocess
+import sys
+import time
+
+from minimodel import labrun
+from minimodel.course import DEMO_FULL_S, LABS, find_lab
+
+
+def test_demo_runs_the_quick_labs_whole_and_the_training_labs_small():
+    sizes = {lab.id: labrun.size_of(lab, "demo") for lab in LABS}
+    assert sizes["17.01"] == "full" and sizes["18.01"] == "test"
+    assert all((size == "full") == (find_lab(i).full_run_s < DEMO_FULL_S)
+               for i, size in sizes.items())
+    assert labrun.size_of(find_lab("18.01"), "full") == "full"
+
+
+def test_a_long_cell_is_announced_while_it_runs(monkeypatch):
+    monkeypatch.setattr(labrun, "LONG_CELL_S", 0.2)
+    said = io.StringIO()
+    progress = labrun.CellProgress(find_lab("18.01"), 12, said)
+    progress.start(cell_index=4)
+    progress.thread.start()
+    deadline = time.monotonic() + 60
+    while "running" not in said.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    progress.finish(cell_index=4)
+    progress.done.set()
+    assert "18.01 · cell 5/12 running" in said.getvalue() or \
+        "18.01 · celda 5/12 en marcha" in said.getvalue()
+    assert "5/12" in said.getvalue().splitlines()[-1]
+
+
+def test_the_runner_says_each_lab_and_where_to_look_without_warnings(tmp_path):
+    env = {**os.environ, "MINIMODEL_LANG": "en"}
+    run = subprocess.run(
+        [sys.executable, "-m", "minimodel.labrun", "--impl", "reference", "--size", "demo",
+         "--lab", "17.01", "--figures", str(tmp_path / "figures"), "--out", str(tmp_path / "nb")],
+        env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "[1/1] 17.01 Sinusoidal positional encoding: full size, about" in run.stdout
+    assert f"executed notebooks: {tmp_path / 'nb'}/" in run.stdout
+    assert "figures:" in run.stdout and (tmp_path / "nb" / "17_01_sinusoidal.ipynb").exists()
+    assert "WARNING" not in run.stdout + run.stderr
