@@ -129,3 +129,17 @@ def test_a_submission_that_prints_raises_and_warns_its_arguments_leaks_nothing(t
             assert not re.search(r"\d", re.sub(r"float\d\d", "", leak)), leak
     log = (tmp_path / "out" / "logs" / "leaky.log").read_text(encoding="utf-8")
     assert "PRINTED" in log  # the instructor still sees what the code printed
+
+
+def test_notebook_cell_errors_are_redacted_and_an_interrupt_is_explained():
+    from grader.nbexec import kernel_findings
+
+    errors = [{"role": "student", "grade_id": "dots", "ename": "ValueError",
+               "evalue": "LEAK T_long=256 dots=[0.9999, 0.5]"},
+              {"role": "student", "grade_id": "concat", "ename": "KeyboardInterrupt",
+               "evalue": ""}]
+    leak, interrupt = kernel_findings({"status": "finished", "cell_errors": errors}, {})
+    assert leak.en == "Cell 'dots' raised ValueError: LEAK T_long=… dots=…"
+    assert interrupt.en == ("Cell 'concat' raised KeyboardInterrupt: interrupted: it went over "
+                            "the time limit")
+    assert "interrumpida" in interrupt.es
