@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import posixpath
 import re
+from pathlib import Path
 
 import pytest
+import yaml
 from docs_pages import DOCS, LANGS, pages
 from lessons import lessons, title
+
+from minimodel.course import LABS
+
+ROOT = Path(__file__).resolve().parents[2]
 
 LESSON_LINK = re.compile(r"\[([^\]]*?\d\d\.\d\d · [^\]]+)\]\(([^)#]+\.md)\)")
 
@@ -80,3 +86,23 @@ def test_common_mistakes_has_a_long_context_section(lang):
         "dynamic-ntk-cache",
     ]
     assert all(link.startswith("18/") for link in section.links), section.links
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_titles_agree_in_the_page_the_navigation_and_the_lab_list(lang):
+    """The sidebar, the home page and each lesson's heading call a lesson by one title."""
+    config = yaml.safe_load((ROOT / "docs_site" / f"mkdocs.{lang}.yml").read_text("utf-8"))
+    labels = dict(nav_entries(config["nav"]))
+    for lab in LABS:
+        heading = title(lang, lab.page)
+        assert heading == f"{lab.id} · {lab.title_es if lang == 'es' else lab.title_en}", lab.id
+        assert labels[lab.page] == heading, f"the navigation calls {lab.page} {labels[lab.page]!r}"
+
+
+def nav_entries(nav: list) -> list[tuple[str, str]]:
+    """``(page, label)`` of every page in a navigation tree."""
+    found = []
+    for item in nav:
+        for label, value in item.items():
+            found += nav_entries(value) if isinstance(value, list) else [(value, label)]
+    return found
