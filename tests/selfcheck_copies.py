@@ -4,12 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from grader.sync import released_text
 from minimodel.course import find_lab
-from minimodel.implementation import REFERENCE_DIR
+from minimodel.implementation import REFERENCE_DIR, STUBS_DIR
 from minimodel.selfcheck.runner import run_checks
 
 # seconds per check: generous, so that a loaded machine does not turn "todo" into "timeout"
 TIMEOUT = 120
+
+
+def released_stubs(tmp_path: Path) -> Path:
+    """The stubs as students receive them, in a folder of their own: never the files in
+    ``src/minimodel/positional/``, where a self-study reader's own work may be."""
+    folder = tmp_path / "released-stubs"
+    folder.mkdir()
+    for source in REFERENCE_DIR.glob("*.py"):
+        (folder / source.name).write_text(released_text(STUBS_DIR / source.name))
+    return folder
 
 
 def statuses(results) -> dict[str, str]:

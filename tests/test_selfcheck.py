@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from selfcheck_copies import statuses
+from selfcheck_copies import released_stubs, statuses
 
 from minimodel.course import find_lab
 from minimodel.implementation import REFERENCE_DIR
@@ -25,8 +25,8 @@ def student_copy(tmp_path: Path, old: str, new: str) -> Path:
     return folder
 
 
-def test_untouched_stubs_are_all_not_implemented():
-    results = run_checks(LAB, "src")
+def test_untouched_stubs_are_all_not_implemented(tmp_path):
+    results = run_checks(LAB, str(released_stubs(tmp_path)))
     assert set(statuses(results).values()) == {"todo"}
     assert "Falta implementar sinusoidal_pe" in results[0].detail_es
     assert "sinusoidal_pe is not implemented yet" in results[0].detail_en
@@ -82,10 +82,11 @@ def test_exit_in_student_code_costs_only_those_checks(tmp_path):
 @pytest.mark.parametrize(
     ("lang", "word"), [("es", "comprobaciones superadas"), ("en", "checks passed")]
 )
-def test_command_reports_in_the_students_language(lang, word):
+def test_command_reports_in_the_students_language(lang, word, tmp_path):
     env = {**os.environ, "MINIMODEL_LANG": lang}
+    stubs = str(released_stubs(tmp_path))
     out = subprocess.run(
-        [sys.executable, "-m", "minimodel.cli", "check", "17.01", "--impl", "src"],
+        [sys.executable, "-m", "minimodel.cli", "check", "17.01", "--impl", stubs],
         env=env,
         capture_output=True,
         text=True,

@@ -1,8 +1,8 @@
 """A student's whole road on a released repository, for lab 17.01: fill the stubs, `make check`,
 answer the notebook, `make submit`, and the grader on the archive they hand in.
 
-The right work gets full automatic marks (the written answers wait for manual grading); the same work with sine and cosine swapped gets the diagnosis, in
-Spanish and in English.
+The right work gets full automatic marks (the written answers wait for manual grading); the same
+work with sine and cosine swapped gets the diagnosis, in Spanish and in English.
 """
 
 from __future__ import annotations

@@ -103,6 +103,7 @@ def test_train_help_shows_the_defaults(capsys):
 
 def test_compare_checks_every_encoding_before_training(tmp_path):
     """A partly done implementation: compare names every missing encoding, trains nothing."""
+    from grader.sync import released_text
     from minimodel.implementation import REFERENCE_DIR, STUBS_DIR
 
     student = tmp_path / "student"
@@ -110,7 +111,7 @@ def test_compare_checks_every_encoding_before_training(tmp_path):
     for source in REFERENCE_DIR.glob("*.py"):
         (student / source.name).write_text(source.read_text())
     for stub in ("rope", "relative_bias"):
-        (student / f"{stub}.py").write_text((STUBS_DIR / f"{stub}.py").read_text())
+        (student / f"{stub}.py").write_text(released_text(STUBS_DIR / f"{stub}.py"))
     out = tmp_path / "compare"
     argv = ["compare", "--out", str(out), "--encodings", "none", "rope", "alibi", "t5",
             "--steps", "2", "--factors", "1", "--sequences", "2", "--data", "copy", *TINY]
