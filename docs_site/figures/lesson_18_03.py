@@ -157,8 +157,8 @@ def explorer(t):
              "encoding": {"x": x, "y": y, "text": {"field": "rel", "type": "quantitative"}}},
             {"transform": [{"filter": "datum.key == 0"}, {"window": [{"op": "min", "field":
                             "query", "as": "first"}]}, {"filter": "datum.query == datum.first"}],
-             **vega.readout(t("'primera consulta en la posición ' + datum.query",
-                              "'first query at position ' + datum.query"), x=0, y=-28)},
+             **vega.readout(t("'posición de la primera consulta = ' + datum.query",
+                              "'position of the first query = ' + datum.query"), x=0, y=-28)},
         ],
     }  # fmt: skip
     return vega.chart(

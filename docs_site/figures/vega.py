@@ -34,9 +34,11 @@ def radio(name: str, label: str, options: list, value, labels: list[str] | None 
 
 
 def readout(expression: str, *, x: float = 0, y: float = 0) -> dict:
-    """A text mark named ``readout`` that shows ``expression`` (a Vega expression string).
+    """A text mark named ``readout`` that shows ``expression``, a Vega expression string that
+    reads ``'<what> = ' + <value>``.
 
-    The browser tests read the number it shows and compare it with the reference code's value.
+    The browser tests read the first number after the ``=`` and compare it with the reference
+    code's value at the same setting.
     """
     return {
         "name": "readout",

@@ -73,8 +73,8 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def browser_page(chromium, server):
-    """A Playwright page in the system Chromium that can reach only the local server."""
+def browser_context(chromium, server):
+    """A Playwright context in the system Chromium that can reach only the local server."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -94,8 +94,16 @@ def browser_page(chromium, server):
                 route.continue_() if route.request.url.startswith(server) else route.abort()
             ),
         )
-        yield context.new_page()
+        yield context
         launched.close()
+
+
+@pytest.fixture
+def browser_page(browser_context):
+    """A fresh page for one test."""
+    page = browser_context.new_page()
+    yield page
+    page.close()
 
 
 def _open(page, server: str, lang: str, path: str, figure_id: str):
