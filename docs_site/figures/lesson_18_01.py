@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from figures.core import static
+from figures import vega
+from figures.core import interactive, static
 from figures.records import compare_rows, windows
 from minimodel.compare import mean_and_spread
 
@@ -83,3 +84,79 @@ def loss_by_length(fig, t):
     ax.set_xlabel(t("longitud de evaluación", "evaluation length"))
     ax.set_ylabel(t("pérdida media (nats)", "mean loss (nats)"))
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def explorer_data() -> list[dict]:
+    """One row per encoding, evaluation length and window of positions, as recorded."""
+    rows = compare_rows(RECORD)
+    data = []
+    for row in rows:
+        for start, end in windows(rows):
+            loss = row[f"loss_{start}_{end}"]
+            if loss == loss:  # a window past this evaluation length is NaN
+                data.append({"encoding": row["encoding"], "length": row["eval_length"],
+                             "start": start, "end": end, "loss": loss,
+                             "mean": row["mean_loss"]})  # fmt: skip
+    return data
+
+
+@interactive(
+    "18-01-explorer",
+    title=(
+        "Pérdida por tramo de posiciones de cada codificación, entrenada a 128 y evaluada a la "
+        "longitud elegida (resultados registrados).",
+        "Loss per window of positions of each encoding, trained at 128 and evaluated at the "
+        "chosen length (recorded results).",
+    ),
+    alt=(
+        "Figura interactiva: una línea escalonada por codificación con la pérdida media en cada "
+        "tramo de posiciones, hasta la longitud de evaluación elegida, con la longitud de "
+        "entrenamiento marcada. Controles: longitud de evaluación y codificación destacada, "
+        "cuya pérdida media se escribe.",
+        "Interactive figure: one step line per encoding with the mean loss in each window of "
+        "positions, up to the chosen evaluation length, with the training length marked. "
+        "Controls: evaluation length and highlighted encoding, whose mean loss is written.",
+    ),
+)
+def explorer(t):
+    rows = compare_rows(RECORD)
+    lengths = sorted({r["eval_length"] for r in rows})
+    params = [
+        vega.radio("length", t("longitud de evaluación", "evaluation length"), lengths,
+                   lengths[-1], [f"{L} ({L // TRAINED}×)" for L in lengths]),
+        vega.select("highlight", t("codificación destacada", "highlighted encoding"),
+                    _encodings(rows), "rope"),
+    ]  # fmt: skip
+    x = {
+        "field": "start",
+        "type": "quantitative",
+        "title": t("posición", "position"),
+        "scale": {"domain": [0, lengths[-1]]},
+    }
+    body = {
+        "width": 520, "height": 260,
+        "transform": [{"filter": "datum.length == length"}],
+        "layer": [
+            {"mark": {"type": "rule", "strokeWidth": 2.5},
+             "encoding": {"x": x, "x2": {"field": "end"},
+                          "y": {"field": "loss", "type": "quantitative",
+                                "title": t("pérdida (nats)", "loss (nats)"),
+                                "scale": {"zero": False}},
+                          "color": {"field": "encoding", "type": "nominal",
+                                    "title": t("codificación", "encoding")},
+                          "opacity": {"condition": {"test": "datum.encoding == highlight",
+                                                    "value": 1}, "value": 0.35}}},
+            {"data": {"values": [{"at": TRAINED}]},
+             "mark": {"type": "rule", "strokeDash": [4, 3], "color": "gray"},
+             "encoding": {"x": {"field": "at", "type": "quantitative"}}},
+            {"transform": [{"filter": "datum.encoding == highlight && datum.start == 0"}],
+             **vega.readout(t("highlight + ': pérdida media = ' + format(datum.mean, '.4f')",
+                              "highlight + ': mean loss = ' + format(datum.mean, '.4f')"),
+                            x=5, y=5)},
+        ],
+    }  # fmt: skip
+    return vega.chart(
+        t("Pérdida por posición", "Loss per position"),
+        t("Pérdida por tramo de posiciones", "Loss per window of positions"),
+        params, body, {"values": explorer_data()},
+    )  # fmt: skip
