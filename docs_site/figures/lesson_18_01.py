@@ -131,7 +131,7 @@ def explorer(t):
         "field": "start",
         "type": "quantitative",
         "title": t("posición", "position"),
-        "scale": {"domain": [0, lengths[-1]]},
+        "scale": {"domain": [0, lengths[-1]], "nice": False},
     }
     body = {
         "width": 520, "height": 260,
