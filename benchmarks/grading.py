@@ -10,6 +10,11 @@ same notebooks with plain ``nbgrader autograde`` (serial; notebooks only, since 
 grade the ``.py`` modules; each student's encoding files are placed next to the notebook and
 selected with ``MINIMODEL_IMPL``). Figures are wall-clock seconds; the machine's load average is
 printed with them, since other work on the machine slows every column alike.
+
+Where the time goes is read from the grading records (each probe group's and notebook's wall and
+CPU seconds) and from one empty notebook run in the same sandboxed kernel (the start-up and
+shutdown every notebook pays). Everything printed is also written to ``--results`` (by default
+``benchmarks/results/grading.txt``).
 """
 
 from __future__ import annotations
@@ -141,11 +146,50 @@ def nbgrader_autograde(submissions: Path, names: list[str], work: Path, priority
     return timed(command, "nbgrader", priority, cwd=course, env=env)
 
 
+def kernel_startup_s(work: Path) -> float:
+    """Seconds one sandboxed kernel takes to start, run an empty cell and stop."""
+    import nbformat
+
+    from grader.sandbox import Limits, Scratch, probe_capabilities
+
+    scratch = Scratch(work / "kernel-probe", {})
+    try:
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("pass")])
+        start = time.perf_counter()
+        nbexec.run_notebook(notebook, scratch=scratch, name="empty",
+                            caps=probe_capabilities(), limits=Limits(), extra_hide=[],
+                            log_path=work / "kernel-probe.log")
+        return time.perf_counter() - start
+    finally:
+        scratch.remove()
+
+
+def breakdown(out: Path) -> dict:
+    """Mean seconds per submission: all, probe groups, notebooks (and their kernels' CPU)."""
+    records = [json.loads(p.read_text()) for p in sorted((out / "records").glob("*.json"))]
+    sums = dict.fromkeys(("wall", "groups_wall", "groups_cpu", "notebooks_wall",
+                          "notebooks_cpu", "kernels", "groups"), 0.0)
+    for record in records:
+        sums["wall"] += record.get("wall_s", 0)
+        for group in record["instructor"]["groups"].values():
+            sums["groups_wall"] += group.get("wall_s", 0)
+            sums["groups_cpu"] += group.get("cpu_s", 0)
+            sums["groups"] += 1
+        for notebook in record["instructor"]["notebooks"].values():
+            sums["notebooks_wall"] += notebook.get("wall_s", 0)
+            sums["notebooks_cpu"] += notebook.get("cpu_s", 0)
+            sums["kernels"] += 1
+    n = max(len(records), 1)
+    return {key: value / n for key, value in sums.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=8, help="number of submissions")
     parser.add_argument("--out", type=Path, default=REPO / "build" / "bench-grading")
     parser.add_argument("--skip-nbgrader", action="store_true")
+    parser.add_argument("--results", type=Path,
+                        default=REPO / "benchmarks" / "results" / "grading.txt")
     parser.add_argument("--priority", action="store_true",
                         help="give the benchmark a large CPU share (cgroup cpu.shares) so that "
                              "other work on a shared machine does not distort the timings")
@@ -153,27 +197,46 @@ def main(argv: list[str] | None = None) -> int:
     subs = args.out / "submissions"
     names = make_submissions(subs, args.n)
     labs = ", ".join(registry())
-    print(f"{args.n} submissions (labs {labs}), {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f}" + (", priority" if args.priority else ""))
+    lines: list[str] = []
+
+    def say(text: str) -> None:
+        print(text, flush=True)
+        lines.append(text)
+
+    say(f"{args.n} submissions (labs {labs}), {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.1f}" + (", priority" if args.priority else ""))
     results = {"n": args.n, "load_before": os.getloadavg()[0]}
 
     def show(label: str, wall: float, cpu: float | None) -> None:
         cpu_text = f", CPU {cpu:6.1f} s ({cpu / args.n:5.2f} s/submission)" if cpu else ""
-        print(f"{label:44s} {wall:7.1f} s ({wall / args.n:5.2f} s/submission){cpu_text}  "
-              f"load {os.getloadavg()[0]:.1f}")
+        say(f"{label:44s} {wall:7.1f} s ({wall / args.n:5.2f} s/submission){cpu_text}  "
+            f"load {os.getloadavg()[0]:.1f}")
 
     for workers in (1, 2):
         wall, cpu = grade(subs, args.out / f"grades-{workers}", workers, args.priority)
         results[f"workers_{workers}"] = {"wall_s": wall, "cpu_s": cpu}
         show(f"minimodel-grader, {workers} worker(s):", wall, cpu)
     speedup = results["workers_1"]["wall_s"] / results["workers_2"]["wall_s"]
-    print(f"speed-up 1 -> 2 workers: {speedup:.2f}x")
+    say(f"speed-up 1 -> 2 workers: {speedup:.2f}x")
     results["speedup"] = speedup
+    parts = breakdown(args.out / "grades-1")
+    startup = kernel_startup_s(args.out)
+    results["breakdown_1_worker"] = {**parts, "kernel_startup_s": startup}
+    say(f"where the time goes (1 worker, mean per submission): {parts['wall']:.1f} s in all; "
+        f"{parts['groups']:.0f} probe groups {parts['groups_wall']:.1f} s "
+        f"(CPU {parts['groups_cpu']:.1f} s); {parts['kernels']:.0f} notebooks "
+        f"{parts['notebooks_wall']:.1f} s (kernels' CPU {parts['notebooks_cpu']:.1f} s), of "
+        f"which kernel start-up and shutdown about {parts['kernels'] * startup:.1f} s "
+        f"({startup:.1f} s each); the rest (unpacking, scratch folders, judging, feedback) "
+        f"{parts['wall'] - parts['groups_wall'] - parts['notebooks_wall']:.1f} s")
     if not args.skip_nbgrader:
         wall, cpu = nbgrader_autograde(subs, names, args.out, args.priority)
         results["nbgrader"] = {"wall_s": wall, "cpu_s": cpu}
         show("nbgrader autograde (serial, notebooks only):", wall, cpu)
+    say(f"load average after: {os.getloadavg()[0]:.1f}")
     (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text("\n".join(lines) + "\n")
     return 0
 
 
