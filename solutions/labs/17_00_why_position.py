@@ -37,10 +37,16 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from minimodel.labkit import save_figure, sized
+from minimodel.labkit import reload_edited_modules, save_figure, sized
 from minimodel.positional.equivariance import permutation_equivariance_gap
 
 torch.set_printoptions(precision=4, sci_mode=False)
+
+# [es] Tus cambios en src/minimodel/positional/ se recargan solos antes de cada celda: no hace
+#      falta reiniciar el núcleo (si algo no cambia, Kernel → Restart y ejecuta desde arriba).
+# [en] Your edits in src/minimodel/positional/ are reloaded before each cell: no need to restart
+#      the kernel (if something does not change, Kernel → Restart and run from the top).
+reload_edited_modules()
 
 # %% [markdown] nbgrader={"grade_id": "part1-md", "locked": true}
 # ## 1. Autoatención a mano / Self-attention by hand
@@ -90,7 +96,7 @@ q, k, v = x @ w_q, x @ w_k, x @ w_v
 assert out.shape == (B, T, d), "la salida debe ser (B, T, d_k) / output must be (B, T, d_k)"
 assert torch.allclose(out, F.scaled_dot_product_attention(q, k, v), atol=1e-5), "sin máscara / no mask"
 causal_out = self_attention(x, w_q, w_k, w_v, causal=True)
-assert torch.allclose(causal_out, F.scaled_dot_product_attention(q, k, v, is_causal=True), atol=1e-5)
+assert torch.allclose(causal_out, F.scaled_dot_product_attention(q, k, v, is_causal=True), atol=1e-5), "tu atención causal no coincide con F.scaled_dot_product_attention(is_causal=True) / your causal attention does not match F.scaled_dot_product_attention(is_causal=True)"
 ### BEGIN HIDDEN TESTS
 x3 = torch.randn(2, 5, 6, dtype=torch.float64)
 w3 = [torch.randn(6, 3, dtype=torch.float64) for _ in range(3)]
@@ -145,7 +151,7 @@ print(f"bloque Transformer / Transformer block: {block_gap:.2e}")
 assert isinstance(gap, float), "permutation_equivariance_gap devuelve un float / returns a float"
 assert gap < 1e-5, "la atención sin posiciones es equivariante / attention without positions is equivariant"
 assert not_invariant > 0.1, "pero no es invariante / but it is not invariant"
-assert mean_pooled < 1e-5 and block_gap < 1e-5
+assert mean_pooled < 1e-5 and block_gap < 1e-5, "sin posiciones, permutar los tokens solo permuta las salidas / without positions, permuting the tokens only permutes the outputs"
 ### BEGIN HIDDEN TESTS
 identity_gap = permutation_equivariance_gap(lambda z: z, x, perm)
 assert identity_gap == 0.0
@@ -224,8 +230,8 @@ plt.show()
 
 # %% nbgrader={"grade": true, "grade_id": "test-causal", "locked": true, "points": 1}
 assert gap_causal > 0.1, "la máscara causal rompe la equivarianza / the causal mask breaks it"
-assert torch.allclose(counted, 1 / torch.arange(1, T_long + 1)), "salida causal = 1/(t+1)"
-assert torch.allclose(flat, torch.full((T_long,), 1 / T_long)), "sin máscara = 1/T"
+assert torch.allclose(counted, 1 / torch.arange(1, T_long + 1)), "la salida causal del token t debe ser 1/(t+1) / the causal output of token t must be 1/(t+1)"
+assert torch.allclose(flat, torch.full((T_long,), 1 / T_long)), "sin máscara, cada salida debe ser 1/T / without a mask, every output must be 1/T"
 ### BEGIN HIDDEN TESTS
 last_prefix = torch.cat([torch.randperm(T - 1), torch.tensor([T - 1])])
 assert torch.allclose(causal_attention(x[:, last_prefix])[:, -1], causal_attention(x)[:, -1], atol=1e-5)
@@ -329,9 +335,9 @@ for hook in (None, "input", "qk", "logits"):
 
 # %% nbgrader={"grade": true, "grade_id": "test-hooks", "locked": true, "points": 2}
 assert rows[None][0] < 1e-5 and rows[None][1] == 0.0, "sin posición / no position"
-assert all(rows[h][0] > 0.1 for h in ("input", "qk", "logits")), "las tres rompen la equivarianza"
+assert all(rows[h][0] > 0.1 for h in ("input", "qk", "logits")), "las tres formas de añadir la posición rompen la equivarianza / all three ways of adding position break equivariance"
 assert rows["input"][1] > 0.1, "sumar una tabla a la entrada es absoluto / input table is absolute"
-assert rows["qk"][1] < 1e-4 and rows["logits"][1] < 1e-4, "rotar Q/K y el sesgo son relativos"
+assert rows["qk"][1] < 1e-4 and rows["logits"][1] < 1e-4, "rotar Q/K y el sesgo en los logits solo dependen de la distancia / rotating Q/K and the logit bias depend only on the distance"
 ### BEGIN HIDDEN TESTS
 assert offset_spread("input", x, [0]) == 0.0
 assert abs(offset_spread("input", x, [3, 7]) - max(offset_spread("input", x, [3]), offset_spread("input", x, [7]))) < 1e-6

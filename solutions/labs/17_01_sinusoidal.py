@@ -37,10 +37,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from minimodel.labkit import save_figure, sized
+from minimodel.labkit import reload_edited_modules, save_figure, sized
 from minimodel.positional.sinusoidal import SinusoidalPositionalEncoding, sinusoidal_pe
 
 np.set_printoptions(precision=3, suppress=True)
+
+# [es] Tus cambios en src/minimodel/positional/ se recargan solos antes de cada celda: no hace
+#      falta reiniciar el núcleo (si algo no cambia, Kernel → Restart y ejecuta desde arriba).
+# [en] Your edits in src/minimodel/positional/ are reloaded before each cell: no need to restart
+#      the kernel (if something does not change, Kernel → Restart and run from the top).
+reload_edited_modules()
 
 # %% [markdown] nbgrader={"grade_id": "part1-md", "locked": true}
 # ## 1. La tabla / The table
@@ -70,8 +76,8 @@ plt.show()
 # %% nbgrader={"grade": true, "grade_id": "test-table", "locked": true, "points": 2}
 assert pe.shape == (64, 32), "la forma debe ser (64, 32) / shape must be (64, 32)"
 assert pe.dtype == np.float32, "el dtype debe ser float32 / dtype must be float32"
-assert np.allclose(pe[0, 0::2], 0) and np.allclose(pe[0, 1::2], 1), "PE(0) = [0, 1, 0, 1, ...]"
-assert np.allclose((pe**2).sum(axis=1), 16, atol=1e-5), "||PE(p)||^2 = d/2"
+assert np.allclose(pe[0, 0::2], 0) and np.allclose(pe[0, 1::2], 1), "PE(0) debe ser [0, 1, 0, 1, ...] / PE(0) must be [0, 1, 0, 1, ...]"
+assert np.allclose((pe**2).sum(axis=1), 16, atol=1e-5), "cada fila debe cumplir ||PE(p)||^2 = d/2 / every row must satisfy ||PE(p)||^2 = d/2"
 ### BEGIN HIDDEN TESTS
 small = sinusoidal_pe(5, 6, base=100.0)
 angles = np.arange(5)[:, None] * 100.0 ** (-np.arange(0, 6, 2) / 6)
@@ -120,7 +126,7 @@ print("M(5) es ortogonal / is orthogonal:", np.allclose(M @ M.T, np.eye(32)))
 
 # %% nbgrader={"grade": true, "grade_id": "test-shift", "locked": true, "points": 3}
 assert M.shape == (32, 32), "M debe ser (d, d) / M must be (d, d)"
-assert np.allclose(pe[5:], pe[:-5] @ M.T, atol=1e-5), "PE(p+5) = M(5) PE(p)"
+assert np.allclose(pe[5:], pe[:-5] @ M.T, atol=1e-5), "debe cumplirse PE(p+5) = M(5) PE(p) / PE(p+5) = M(5) PE(p) must hold"
 assert np.allclose(M @ M.T, np.eye(32)), "M es una rotación / M is a rotation"
 ### BEGIN HIDDEN TESTS
 table = sinusoidal_pe(40, 12, base=50.0).astype(np.float64)
@@ -135,11 +141,13 @@ assert np.allclose(shift_matrix(3, 12) @ shift_matrix(4, 12), shift_matrix(7, 12
 #
 # **[es]** Como $\sin a \sin b + \cos a \cos b = \cos(a-b)$, el producto escalar entre dos filas
 # solo depende de la distancia $k$: $\mathrm{PE}(p)\cdot\mathrm{PE}(p+k) = \sum_i \cos(k\,\omega_i)$.
-# Calcula `dots[k] = PE(0)·PE(k)` con la tabla y compáralo con la suma de cosenos.
+# Calcula `dots[k] = PE(0)·PE(k)` con la tabla y, en `closed_form[k]`, la suma de cosenos
+# $\sum_i \cos(k\,\omega_i)$, para compararlos (las dos con forma `(T_long,)`).
 #
 # **[en]** Since $\sin a \sin b + \cos a \cos b = \cos(a-b)$, the dot product of two rows depends
 # only on the distance $k$: $\mathrm{PE}(p)\cdot\mathrm{PE}(p+k) = \sum_i \cos(k\,\omega_i)$.
-# Compute `dots[k] = PE(0)·PE(k)` from the table and compare it with the sum of cosines.
+# Compute `dots[k] = PE(0)·PE(k)` from the table and, in `closed_form[k]`, the sum of cosines
+# $\sum_i \cos(k\,\omega_i)$, to compare them (both of shape `(T_long,)`).
 
 # %% nbgrader={"grade_id": "dots", "solution": true}
 T_long, d_long = sized(full=1024, test=256), 64
@@ -163,8 +171,8 @@ plt.show()
 
 # %% nbgrader={"grade": true, "grade_id": "test-dots", "locked": true, "points": 2}
 assert dots.shape == (T_long,), "dots debe tener una entrada por distancia / one entry per distance"
-assert np.isclose(dots[0], d_long / 2), "PE(0)·PE(0) = d/2"
-assert np.allclose(dots, closed_form, atol=1e-4), "PE(0)·PE(k) = sum_i cos(k w_i)"
+assert np.isclose(dots[0], d_long / 2), "PE(0)·PE(0) debe valer d/2 / PE(0)·PE(0) must equal d/2"
+assert np.allclose(dots, closed_form, atol=1e-4), "dots debe coincidir con closed_form, la suma de cos(k w_i) / dots must match closed_form, the sum of cos(k w_i)"
 ### BEGIN HIDDEN TESTS
 assert np.allclose(closed_form, np.cos(np.outer(np.arange(T_long), omega)).sum(axis=1))
 assert dots[1] < dots[0] and dots[16] < dots[1]
@@ -221,7 +229,7 @@ except ValueError as error:
 # %% nbgrader={"grade": true, "grade_id": "test-module", "locked": true, "points": 2}
 assert torch.allclose(chunked, full, atol=1e-6), "offset: por trozos == entero / chunked == full"
 assert encoder(x.to(torch.bfloat16)).dtype == torch.bfloat16, "mantén el dtype / keep the dtype"
-assert torch.allclose(encoder(torch.zeros(1, 3, 32), offset=4)[0], torch.from_numpy(sinusoidal_pe(7, 32)[4:]))
+assert torch.allclose(encoder(torch.zeros(1, 3, 32), offset=4)[0], torch.from_numpy(sinusoidal_pe(7, 32)[4:])), "con offset=4 el módulo debe sumar las filas 4..6 de la tabla / with offset=4 the module must add rows 4..6 of the table"
 ### BEGIN HIDDEN TESTS
 other = SinusoidalPositionalEncoding(d_model=8, max_len=20, base=100.0)
 y = torch.randn(3, 2, 5, 8, dtype=torch.float64)

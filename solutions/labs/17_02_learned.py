@@ -42,12 +42,18 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from minimodel.labkit import save_figure, sized
+from minimodel.labkit import reload_edited_modules, save_figure, sized
 from minimodel.positional.learned import LearnedPositionalEmbedding, interpolate_positions
 from minimodel.positional.sinusoidal import SinusoidalPositionalEncoding
 
 torch.set_num_threads(1)  # un modelo diminuto va más rápido con un hilo / a tiny model runs faster on one thread
 torch.set_printoptions(precision=3, sci_mode=False)
+
+# [es] Tus cambios en src/minimodel/positional/ se recargan solos antes de cada celda: no hace
+#      falta reiniciar el núcleo (si algo no cambia, Kernel → Restart y ejecuta desde arriba).
+# [en] Your edits in src/minimodel/positional/ are reloaded before each cell: no need to restart
+#      the kernel (if something does not change, Kernel → Restart and run from the top).
+reload_edited_modules()
 
 # %% [markdown] nbgrader={"grade_id": "part1-md", "locked": true}
 # ## 1. La tabla y sus parámetros / The table and its parameters
@@ -257,7 +263,7 @@ for values in accuracy.values():
     assert values[: T_TRAIN - LAG].mean() > 0.9, "dentro de lo entrenado acierta / inside training it is right"
     assert values[T_TRAIN - LAG + 16 :].mean() < 0.3, "lejos de lo entrenado falla / far from training it fails"
 grown = grow_table(trained_table, 40)
-assert grown.weight.shape == (40, D) and torch.equal(grown.weight[:T_TRAIN], trained_table.weight)
+assert grown.weight.shape == (40, D) and torch.equal(grown.weight[:T_TRAIN], trained_table.weight), "grown debe tener 40 filas y conservar las entrenadas / grown must have 40 rows and keep the trained ones"
 ### BEGIN HIDDEN TESTS
 assert isinstance(grown, LearnedPositionalEmbedding) and grown.max_len == 40
 assert not torch.equal(grown.weight[T_TRAIN:], torch.zeros(40 - T_TRAIN, D))
@@ -343,7 +349,7 @@ plt.show()
 # %% nbgrader={"grade": true, "grade_id": "test-interpolation", "locked": true, "points": 1}
 assert lag_trained[8:].eq(LAG).all(), "la cabeza entrenada mira 3 atrás / the trained head looks 3 back"
 assert 9 <= lag_interpolated[32:].median().item() <= 15, "interpolada: unas 12 posiciones / about 12 positions"
-assert accuracy_interpolated.mean() < 0.3
+assert accuracy_interpolated.mean() < 0.3, "la tabla interpolada no debe acertar más del 30 % / the interpolated table must not get more than 30 % right"
 ### BEGIN HIDDEN TESTS
 resized = interpolate_positions(trained_table.weight.detach(), T_EVAL)
 assert torch.allclose(resized[0], trained_table.weight[0]) and torch.allclose(resized[-1], trained_table.weight[-1])

@@ -38,7 +38,7 @@
 import matplotlib.pyplot as plt
 import torch
 
-from minimodel.labkit import save_figure, sized
+from minimodel.labkit import reload_edited_modules, save_figure, sized
 from minimodel.positional.rope import (
     RotaryEmbedding,
     apply_rope,
@@ -47,6 +47,12 @@ from minimodel.positional.rope import (
 )
 
 torch.set_printoptions(precision=4, sci_mode=False)
+
+# [es] Tus cambios en src/minimodel/positional/ se recargan solos antes de cada celda: no hace
+#      falta reiniciar el núcleo (si algo no cambia, Kernel → Restart y ejecuta desde arriba).
+# [en] Your edits in src/minimodel/positional/ are reloaded before each cell: no need to restart
+#      the kernel (if something does not change, Kernel → Restart and run from the top).
+reload_edited_modules()
 
 # %% [markdown] nbgrader={"grade_id": "part1-md", "locked": true}
 # ## 1. Una rotación a mano / One rotation by hand
@@ -72,9 +78,9 @@ print("interleaved:", interleaved.flatten())
 print("half       :", half.flatten())
 
 # %% nbgrader={"grade": true, "grade_id": "test-by-hand", "locked": true, "points": 2}
-assert torch.allclose(inv_freq, torch.tensor([1.0, 0.01])), "theta_i = 10000^(-2i/d)"
-assert torch.allclose(interleaved.flatten(), torch.tensor([-1.142640, 1.922076, 2.959851, 4.029800]), atol=1e-5)
-assert torch.allclose(half.flatten(), torch.tensor([-1.984111, 1.959901, 2.462378, 4.019800]), atol=1e-5)
+assert torch.allclose(inv_freq, torch.tensor([1.0, 0.01])), "las frecuencias deben ser theta_i = 10000^(-2i/d) / the frequencies must be theta_i = 10000^(-2i/d)"
+assert torch.allclose(interleaved.flatten(), torch.tensor([-1.142640, 1.922076, 2.959851, 4.029800]), atol=1e-5), "la rotación intercalada no da los valores calculados a mano / the interleaved rotation does not give the values worked out by hand"
+assert torch.allclose(half.flatten(), torch.tensor([-1.984111, 1.959901, 2.462378, 4.019800]), atol=1e-5), "la rotación por mitades no da los valores calculados a mano / the half-split rotation does not give the values worked out by hand"
 ### BEGIN HIDDEN TESTS
 assert torch.allclose(apply_rope(x, torch.tensor([0]), inv_freq), x)
 assert torch.allclose(rope_frequencies(8, base=100.0), 100.0 ** (-torch.arange(0, 8, 2) / 8))
@@ -210,7 +216,7 @@ plt.show()
 # %% nbgrader={"grade": true, "grade_id": "test-relative", "locked": true, "points": 3}
 assert torch.allclose(rotated.norm(dim=-1), q.norm(dim=-1), atol=1e-5), "la norma se conserva / norm preserved"
 for m, n in [(3, 5), (10, 12), (100, 102), (5, 3), (7, 40)]:
-    assert abs(rotated_logit(qv, kv, m, n, f) - relative_logit(qv, kv, n - m, f)) < 1e-4, (m, n)
+    assert abs(rotated_logit(qv, kv, m, n, f) - relative_logit(qv, kv, n - m, f)) < 1e-4, f"el logit rotado en (m, n) = ({m}, {n}) debe depender solo de n - m / the rotated logit at (m, n) = ({m}, {n}) must depend only on n - m"
 assert abs(relative_logit(qv, kv, 2, f) - relative_logit(qv, kv, -2, f)) > 1e-3, "el signo importa / sign matters"
 ### BEGIN HIDDEN TESTS
 q12, k12 = torch.randn(12), torch.randn(12)
@@ -337,7 +343,7 @@ print("más allá de max_len / past max_len:", torch.allclose(rotary(q, offset=1
 # %% nbgrader={"grade": true, "grade_id": "test-partial-and-cache", "locked": true, "points": 2}
 assert torch.equal(partial[..., 4:], q[..., 4:]), "rotación parcial / partial rotation"
 assert torch.allclose(chunked, whole, atol=1e-6), "offset: por trozos == entero / chunked == whole"
-assert (restarted - whole).abs().max() > 0.1
+assert (restarted - whole).abs().max() > 0.1, "sin offset el segundo trozo debería salir distinto / without the offset the second chunk should come out different"
 ### BEGIN HIDDEN TESTS
 assert torch.allclose(rotary(q[:, :, 7:9], offset=7), whole[:, :, 7:9], atol=1e-6)
 assert torch.allclose(partial[..., :4], apply_rope(q[..., :4], positions, rope_frequencies(4), convention="half"))
@@ -402,7 +408,7 @@ print("RotaryEmbedding.to(bfloat16).inv_freq:", RotaryEmbedding(D_big).to(torch.
 # %% nbgrader={"grade": true, "grade_id": "test-bf16", "locked": true, "points": 2}
 assert error[torch.bfloat16][4096:].max() > 1.0, "bf16: radianes de error / radians of error"
 assert error[torch.float32].max() < 5e-3, "fp32: milésimas como mucho / thousandths at most"
-assert ours.dtype == torch.bfloat16 and (ours.double() - truth).abs().max() < 0.05
+assert ours.dtype == torch.bfloat16 and (ours.double() - truth).abs().max() < 0.05, "ours debe ser bfloat16 y quedar a menos de 0.05 del valor exacto / ours must be bfloat16 and within 0.05 of the exact value"
 ### BEGIN HIDDEN TESTS
 small_angles = angles_in(torch.float32, torch.tensor([0, 1, 2]), torch.tensor([1.0, 0.5]))
 assert small_angles.dtype == torch.float64 and small_angles.shape == (3, 2)

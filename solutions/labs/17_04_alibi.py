@@ -43,10 +43,16 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from minimodel.labkit import save_figure, sized
+from minimodel.labkit import reload_edited_modules, save_figure, sized
 from minimodel.positional.alibi import alibi_bias, alibi_slopes
 
 torch.set_printoptions(precision=4, sci_mode=False)
+
+# [es] Tus cambios en src/minimodel/positional/ se recargan solos antes de cada celda: no hace
+#      falta reiniciar el núcleo (si algo no cambia, Kernel → Restart y ejecuta desde arriba).
+# [en] Your edits in src/minimodel/positional/ are reloaded before each cell: no need to restart
+#      the kernel (if something does not change, Kernel → Restart and run from the top).
+reload_edited_modules()
 
 # %% [markdown] nbgrader={"grade_id": "part1-md", "locked": true}
 # ## 1. Las pendientes / The slopes
@@ -81,7 +87,7 @@ plt.show()
 # %% nbgrader={"grade": true, "grade_id": "test-slopes", "locked": true, "points": 2}
 s8 = alibi_slopes(8)
 assert s8.shape == (8,) and s8.dtype == torch.float32, "forma (H,) y float32 / shape (H,) and float32"
-assert torch.allclose(s8, 2.0 ** -torch.arange(1.0, 9.0)), "H=8: 1/2, 1/4, ..., 1/256"
+assert torch.allclose(s8, 2.0 ** -torch.arange(1.0, 9.0)), "con H=8 las pendientes deben ser 1/2, 1/4, ..., 1/256 / with H=8 the slopes must be 1/2, 1/4, ..., 1/256"
 s12 = torch.log2(alibi_slopes(12))
 assert torch.allclose(s12[8:], torch.tensor([-0.5, -1.5, -2.5, -3.5])), "H=12: las 4 últimas / the last 4"
 ### BEGIN HIDDEN TESTS
@@ -136,9 +142,9 @@ plt.show()
 
 # %% nbgrader={"grade": true, "grade_id": "test-bias", "locked": true, "points": 2}
 assert causal.shape == (8, 8, 8), "forma (H, q_len, k_len) / shape (H, q_len, k_len)"
-assert torch.all(torch.diagonal(causal, dim1=1, dim2=2) == 0), "diagonal = 0"
+assert torch.all(torch.diagonal(causal, dim1=1, dim2=2) == 0), "la diagonal del sesgo debe ser 0 / the diagonal of the bias must be 0"
 assert torch.isinf(causal[:, 0, 1:]).all(), "claves futuras = -inf / future keys = -inf"
-assert causal[0, 5, 2].item() == -1.5, "-m (i - j) = -(1/2)(5 - 2)"
+assert causal[0, 5, 2].item() == -1.5, "el sesgo en (5, 2) debe ser -m (i - j) = -(1/2)(5 - 2) / the bias at (5, 2) must be -m (i - j) = -(1/2)(5 - 2)"
 assert torch.equal(symmetric[0, 2, 5], symmetric[0, 5, 2]), "simétrico / symmetric"
 assert torch.equal(alibi_bias(1, 8, slopes8), causal[:, -1:, :]), "fila de decodificación / decoding row"
 ### BEGIN HIDDEN TESTS
@@ -196,8 +202,8 @@ print("paso == última fila / step == last row:", torch.allclose(step, with_sdpa
 
 # %% nbgrader={"grade": true, "grade_id": "test-sdpa", "locked": true, "points": 3}
 assert by_hand.shape == (B, H, T, D), "forma (B, H, Tq, D) / shape (B, H, Tq, D)"
-assert torch.allclose(by_hand, with_sdpa, atol=1e-5), "manual == SDPA"
-assert torch.allclose(step, with_sdpa[:, :, -1:], atol=1e-6)
+assert torch.allclose(by_hand, with_sdpa, atol=1e-5), "la atención a mano debe coincidir con SDPA / the attention by hand must match SDPA"
+assert torch.allclose(step, with_sdpa[:, :, -1:], atol=1e-6), "el paso con caché debe coincidir con la última fila de la pasada completa / the cached step must match the last row of the full pass"
 ### BEGIN HIDDEN TESTS
 q2, k2, v2 = torch.randn(1, 3, 2, 4), torch.randn(1, 3, 5, 4), torch.randn(1, 3, 5, 4)
 b2 = alibi_bias(2, 5, alibi_slopes(3), causal=False)
@@ -343,7 +349,7 @@ print(f"sesgo (32, 8192, 8192) en float32 / bias in float32: {bytes_per_bias / 2
 assert short.shape == (8, T_train), "forma (H, T) / shape (H, T)"
 assert torch.allclose(short.sum(-1), torch.ones(8)), "cada fila suma 1 / each row sums to 1"
 assert short[0, 0] > short[0, 1] > short[0, 2], "ordenado por distancia / ordered by distance"
-assert abs(mass_beyond(long, 10)[0].item() - math.exp(-5)) < 1e-4, "m = 1/2: e^(-10/2)"
+assert abs(mass_beyond(long, 10)[0].item() - math.exp(-5)) < 1e-4, "con m = 1/2, la masa más allá de 10 debe ser e^(-10/2) / with m = 1/2, the mass beyond 10 must be e^(-10/2)"
 assert change[0] < 1e-6 and change[-1] > 0.1, "la pendiente grande no nota la longitud / the large slope does not notice the length"
 ### BEGIN HIDDEN TESTS
 w = attention_profile(torch.tensor([math.log(2.0)]), 3)

@@ -37,7 +37,7 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from minimodel.labkit import save_figure, sized
+from minimodel.labkit import reload_edited_modules, save_figure, sized
 from minimodel.positional.relative_bias import (
     RelativePositionBias,
     relative_position_bucket,
@@ -45,6 +45,12 @@ from minimodel.positional.relative_bias import (
 )
 
 torch.set_printoptions(precision=4, sci_mode=False, linewidth=100)
+
+# [es] Tus cambios en src/minimodel/positional/ se recargan solos antes de cada celda: no hace
+#      falta reiniciar el núcleo (si algo no cambia, Kernel → Restart y ejecuta desde arriba).
+# [en] Your edits in src/minimodel/positional/ are reloaded before each cell: no need to restart
+#      the kernel (if something does not change, Kernel → Restart and run from the top).
+reload_edited_modules()
 
 # %% [markdown] nbgrader={"grade_id": "part1-md", "locked": true}
 # ## 1. Las cubetas de T5 / T5's buckets
@@ -84,8 +90,8 @@ plt.show()
 b_bi = relative_position_bucket(rel, bidirectional=True)
 b_causal = relative_position_bucket(rel, bidirectional=False)
 assert b_bi.dtype == torch.long and b_bi.shape == rel.shape, "LongTensor con la forma de la entrada / with the input's shape"
-assert b_bi.tolist() == [15, 15, 14, 12, 10, 8, 8, 7, 1, 0, 17, 23, 24, 26, 28, 30, 31]
-assert b_causal.tolist() == [31, 31, 26, 21, 16, 9, 8, 7, 1, 0, 0, 0, 0, 0, 0, 0, 0]
+assert b_bi.tolist() == [15, 15, 14, 12, 10, 8, 8, 7, 1, 0, 17, 23, 24, 26, 28, 30, 31], "las cubetas bidireccionales no son las esperadas / the bidirectional buckets are not the expected ones"
+assert b_causal.tolist() == [31, 31, 26, 21, 16, 9, 8, 7, 1, 0, 0, 0, 0, 0, 0, 0, 0], "las cubetas causales no son las esperadas / the causal buckets are not the expected ones"
 ### BEGIN HIDDEN TESTS
 import math
 
@@ -237,7 +243,7 @@ rel_matrix = torch.arange(T)[None, :] - torch.arange(T)[:, None]
 assert bias.shape == (H, T, T), "forma (H, q_len, k_len) / shape (H, q_len, k_len)"
 assert torch.equal(bias[2], relative_position_bucket(rel_matrix, bidirectional=True).float()), "tabla[cubeta(j - i)] / table[bucket(j - i)]"
 assert torch.equal(module(1, T), bias[:, -1:]), "consultas al final / queries at the end"
-assert torch.allclose(out, manual, atol=1e-6)
+assert torch.allclose(out, manual, atol=1e-6), "el módulo debe coincidir con el cálculo a mano / the module must match the computation by hand"
 ### BEGIN HIDDEN TESTS
 small = RelativePositionBias(3, num_buckets=8, max_distance=20, bidirectional=False)
 got = small(2, 6)
@@ -302,8 +308,8 @@ print(f"memoria directa / direct memory: T*T*d = {T_s * T_s * d_s} números / nu
 # %% nbgrader={"grade": true, "grade_id": "test-shaw", "locked": true, "points": 2}
 logits = shaw_logits(q, k, table, K)
 assert logits.shape == (T_s, T_s), "forma (T, T) / shape (T, T)"
-assert torch.allclose(logits, shaw_direct(q, k, table, K), atol=1e-5)
-assert torch.allclose(shaw_logits(same_q, k, table, K), as_bias, atol=1e-5)
+assert torch.allclose(logits, shaw_direct(q, k, table, K), atol=1e-5), "shaw_logits debe coincidir con el cálculo directo / shaw_logits must match the direct computation"
+assert torch.allclose(shaw_logits(same_q, k, table, K), as_bias, atol=1e-5), "con una consulta fija, Shaw es un sesgo escalar / with a fixed query, Shaw is a scalar bias"
 ### BEGIN HIDDEN TESTS
 q2, k2, t2 = torch.randn(7, 3), torch.randn(7, 3), torch.randn(5, 3)
 assert torch.allclose(shaw_logits(q2, k2, t2, 2), shaw_direct(q2, k2, t2, 2), atol=1e-5)
@@ -348,8 +354,8 @@ save_figure(fig, "17_05_swin_index")
 plt.show()
 
 # %% nbgrader={"grade": true, "grade_id": "test-swin", "locked": true, "points": 2}
-assert swin_relative_index(2, 2).tolist() == [[4, 3, 1, 0], [5, 4, 2, 1], [7, 6, 4, 3], [8, 7, 5, 4]]
-assert index7.shape == (49, 49) and index7.dtype == torch.long
+assert swin_relative_index(2, 2).tolist() == [[4, 3, 1, 0], [5, 4, 2, 1], [7, 6, 4, 3], [8, 7, 5, 4]], "swin_relative_index(2, 2) no da la tabla esperada / swin_relative_index(2, 2) does not give the expected table"
+assert index7.shape == (49, 49) and index7.dtype == torch.long, "index7 debe ser (49, 49) de tipo torch.long / index7 must be (49, 49) of dtype torch.long"
 assert torch.all(index7.diagonal() == 84), "diagonal = centro de la tabla / centre of the table"
 assert torch.all(index7 + index7.T == 168), "desplazamientos opuestos / opposite offsets"
 ### BEGIN HIDDEN TESTS

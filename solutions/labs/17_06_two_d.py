@@ -39,7 +39,7 @@
 import matplotlib.pyplot as plt
 import torch
 
-from minimodel.labkit import save_figure, sized
+from minimodel.labkit import reload_edited_modules, save_figure, sized
 from minimodel.positional.two_d import (
     apply_rope_2d,
     grid_positions,
@@ -56,6 +56,11 @@ def sinusoidal_at(positions: torch.Tensor, d: int, base: float = 10000.0) -> tor
     angles = positions.double()[:, None] * inv_freq
     return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)
 
+# [es] Tus cambios en src/minimodel/positional/ se recargan solos antes de cada celda: no hace
+#      falta reiniciar el núcleo (si algo no cambia, Kernel → Restart y ejecuta desde arriba).
+# [en] Your edits in src/minimodel/positional/ are reloaded before each cell: no need to restart
+#      the kernel (if something does not change, Kernel → Restart and run from the top).
+reload_edited_modules()
 
 # %% [markdown] nbgrader={"grade_id": "part1-md", "locked": true}
 # ## 1. La codificación sinusoidal 2-D / The 2-D sinusoidal encoding
@@ -133,7 +138,7 @@ print("MAE, G = 2, D = 8, parche / patch (r=0, c=1):", mae_row)
 
 # %% nbgrader={"grade": true, "grade_id": "test-mae", "locked": true, "points": 1}
 assert sorted(to_mae_layout(8).tolist()) == list(range(8)), "una permutación / a permutation"
-assert torch.allclose(mae_row, torch.tensor([0.8415, 0.0100, 0.5403, 1.0, 0.0, 0.0, 1.0, 1.0]), atol=1e-4)
+assert torch.allclose(mae_row, torch.tensor([0.8415, 0.0100, 0.5403, 1.0, 0.0, 0.0, 1.0, 1.0]), atol=1e-4), "la fila de MAE no tiene los valores esperados / the MAE row does not have the expected values"
 ### BEGIN HIDDEN TESTS
 import numpy as np
 
@@ -207,9 +212,9 @@ plt.show()
 # %% nbgrader={"grade": true, "grade_id": "test-interpolate", "locked": true, "points": 3}
 assert resized.shape == (1 + new * new, D), "forma (1 + h'w', D) / shape (1 + h'w', D)"
 assert torch.equal(resized[0], learned[0]), "el CLS no se interpola / CLS is not interpolated"
-assert torch.allclose(sampled_positions(14, 24)[:2], torch.tensor([-0.20833333, 0.375], dtype=torch.float64))
+assert torch.allclose(sampled_positions(14, 24)[:2], torch.tensor([-0.20833333, 0.375], dtype=torch.float64)), "sampled_positions(14, 24) debe empezar en -0.2083, 0.375 / sampled_positions(14, 24) must start at -0.2083, 0.375"
 assert error[0] > 10 * error[-2], "las frecuencias altas pierden más / high frequencies lose more"
-assert error[-2] < 1e-3
+assert error[-2] < 1e-3, "las frecuencias bajas casi no pierden (< 1e-3) / low frequencies lose almost nothing (< 1e-3)"
 ### BEGIN HIDDEN TESTS
 same = interpolate_grid(learned, (old, old), num_prefix_tokens=1)
 assert torch.allclose(same, learned, atol=1e-5), "mismo tamaño = identidad / same size = identity"
@@ -325,12 +330,12 @@ print(f"RoPE 2-D, agrupada por dn / grouped by dn:             {spread_2d_by_n:.
 print(f"RoPE 1-D, agrupada por dn / grouped by dn:             {spread_1d_by_n:.2e}")
 
 # %% nbgrader={"grade": true, "grade_id": "test-rope-2d", "locked": true, "points": 3}
-assert q.shape == (1, 1, G * G, D_head) and q.dtype == torch.float32
+assert q.shape == (1, 1, G * G, D_head) and q.dtype == torch.float32, "q debe ser (1, 1, G*G, D_head) en float32 / q must be (1, 1, G*G, D_head) in float32"
 assert torch.allclose(apply_rope_2d(q_vec.expand(1, 1, 1, D_head), torch.zeros(1, dtype=torch.long), torch.zeros(1, dtype=torch.long), inv_freq)[0, 0, 0], q_vec), "(0, 0) = identidad / identity"
 assert isinstance(spread_2d, float), "largest_spread devuelve un float / returns a float"
 assert spread_2d < 1e-4, "2-D: solo el desplazamiento (dr, dc) / only the offset (dr, dc)"
 assert spread_1d_by_n < 1e-4 and spread_2d_by_n > 0.1, "1-D solo ve dn / 1-D only sees dn"
-assert abs(logits_1d[a, b] - logits_1d[c_, e_]) < 1e-4 and abs(logits[a, b] - logits[c_, e_]) > 1e-3
+assert abs(logits_1d[a, b] - logits_1d[c_, e_]) < 1e-4 and abs(logits[a, b] - logits[c_, e_]) > 1e-3, "1-D confunde los dos pares de casillas y 2-D los distingue / 1-D confuses the two pairs of cells and 2-D tells them apart"
 ### BEGIN HIDDEN TESTS
 assert largest_spread(torch.tensor([[1.0, 5.0], [2.0, 3.0]]), torch.tensor([[0, 1], [1, 0]])) == 3.0
 x = torch.randn(2, 3, 4, 20)
@@ -389,10 +394,10 @@ by_index = sinusoidal_at(torch.arange(50.0), 16)
 print("por índice, 20 ms no coincide con 10 ms / by index, 20 ms differs from 10 ms:", not torch.allclose(sinusoidal_at(torch.arange(0, 100, 2.0), 16), by_index))
 
 # %% nbgrader={"grade": true, "grade_id": "test-video", "locked": true, "points": 2}
-assert video.shape == (4 * 9, 48) and video.dtype == torch.float32
+assert video.shape == (4 * 9, 48) and video.dtype == torch.float32, "video debe ser (4*9, 48) en float32 / video must be (4*9, 48) in float32"
 assert torch.equal(video[4, 16:], video[2 * 9 + 4, 16:]), "espacio igual entre fotogramas / same space across frames"
 assert torch.equal(video[9, :16], video[17, :16]), "tiempo igual dentro de un fotograma / same time within a frame"
-assert torch.allclose(video[9:18, 16:], sinusoidal_2d(3, 3, 32))
+assert torch.allclose(video[9:18, 16:], sinusoidal_2d(3, 3, 32)), "cada fotograma lleva la tabla 2-D en sus últimas 32 columnas / every frame carries the 2-D table in its last 32 columns"
 ### BEGIN HIDDEN TESTS
 v = video_positions(2, 1, 2, 4, 8)
 assert torch.allclose(v[:, :4].double(), sinusoidal_at(torch.tensor([0, 0, 1, 1]), 4), atol=1e-6)

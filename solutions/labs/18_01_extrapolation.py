@@ -53,7 +53,7 @@ import torch
 from minimodel.data import load_data
 from minimodel.evaluate import allow_length, retrieval_by_depth, token_losses
 from minimodel.implementation import REPO_ROOT
-from minimodel.labkit import lab_size, save_figure, sized
+from minimodel.labkit import lab_size, reload_edited_modules, save_figure, sized
 from minimodel.model import ENCODINGS, GPT, GPTConfig
 from minimodel.positional.extrapolation import (
     bucket_means,
@@ -74,6 +74,11 @@ def run_folder(name: str):
     """Where a model's checkpoint is kept at the student's size (None in the test run)."""
     return REPO_ROOT / "build" / "lab_runs" / f"18_01_{name}" if lab_size() == "full" else None
 
+# [es] Tus cambios en src/minimodel/positional/ se recargan solos antes de cada celda: no hace
+#      falta reiniciar el núcleo (si algo no cambia, Kernel → Restart y ejecuta desde arriba).
+# [en] Your edits in src/minimodel/positional/ are reloaded before each cell: no need to restart
+#      the kernel (if something does not change, Kernel → Restart and run from the top).
+reload_edited_modules()
 
 # %% [markdown] nbgrader={"grade_id": "part1-md", "locked": true}
 # ## 1. Medir por posición / Measuring by position
@@ -101,10 +106,10 @@ print("distancia de la clave / key distance, length 256:",
       {d: needle_distance(256, d) for d in (0.0, 0.5, 1.0)})
 
 # %% nbgrader={"grade": true, "grade_id": "test-measures", "locked": true, "points": 2}
-assert spans == [(0, 64), (64, 128), (128, 256), (256, 512)]
-assert torch.allclose(bucket_means(step, spans), torch.tensor([1.2, 2.0, 2.0, 2.0]))
-assert failure_position(step, T, tolerance=0.1, window=20) == 64 + 2, "20 * 0.1 / 0.8 = 2.5"
-assert needle_distance(256, 0.0) == 249 and needle_distance(256, 1.0) == 5
+assert spans == [(0, 64), (64, 128), (128, 256), (256, 512)], "doubling_buckets no da los tramos esperados / doubling_buckets does not give the expected spans"
+assert torch.allclose(bucket_means(step, spans), torch.tensor([1.2, 2.0, 2.0, 2.0])), "bucket_means no da las medias esperadas / bucket_means does not give the expected means"
+assert failure_position(step, T, tolerance=0.1, window=20) == 64 + 2, "el escalón a T = 64 se detecta en T + 2 (20 · 0.1 ÷ 0.8 = 2.5) / the step at T = 64 is found at T + 2 (20 · 0.1 ÷ 0.8 = 2.5)"
+assert needle_distance(256, 0.0) == 249 and needle_distance(256, 1.0) == 5, "needle_distance(256, 0.0) debe ser 249 y needle_distance(256, 1.0), 5 / needle_distance(256, 0.0) must be 249 and needle_distance(256, 1.0), 5"
 ### BEGIN HIDDEN TESTS
 assert doubling_buckets(100, 350) == [(0, 100), (100, 200), (200, 350)]
 assert doubling_buckets(64, 10) == [(0, 10)]
@@ -242,11 +247,11 @@ for encoding, where in failures.items():
     print(f"  {encoding:<11}", "—" if where is None else f"{where} ({where / T:.2f} T)")
 
 # %% nbgrader={"grade": true, "grade_id": "test-averages", "locked": true, "points": 2}
-assert set(window_mean) == set(ENCODINGS) and set(last_half) == set(ENCODINGS)
+assert set(window_mean) == set(ENCODINGS) and set(last_half) == set(ENCODINGS), "debe haber una curva por codificación / there must be one curve per encoding"
 assert all(v.shape == (4,) for v in window_mean.values()), "una media por L / one mean per L"
 for encoding, loss in losses.items():
-    assert torch.isclose(window_mean[encoding][0], loss[:, :T].nanmean()), encoding
-    assert torch.isclose(last_half[encoding][-1], loss[:, 4 * T :].nanmean()), encoding
+    assert torch.isclose(window_mean[encoding][0], loss[:, :T].nanmean()), f"{encoding}: el primer valor debe ser la media de las posiciones 0..T-1 / {encoding}: the first value must be the mean of positions 0..T-1"
+    assert torch.isclose(last_half[encoding][-1], loss[:, 4 * T :].nanmean()), f"{encoding}: el último valor debe ser la media desde la posición 4T / {encoding}: the last value must be the mean from position 4T on"
 ### BEGIN HIDDEN TESTS
 for encoding, loss in losses.items():
     for i, L in enumerate(LENGTHS):

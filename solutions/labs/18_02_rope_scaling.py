@@ -50,7 +50,7 @@ from minimodel.checkpoint import CheckpointError
 from minimodel.data import load_data
 from minimodel.evaluate import evaluate_lengths
 from minimodel.implementation import REPO_ROOT
-from minimodel.labkit import lab_size, save_figure, sized
+from minimodel.labkit import lab_size, reload_edited_modules, save_figure, sized
 from minimodel.model import GPT, GPTConfig
 from minimodel.positional.rope import rope_frequencies
 from minimodel.positional.scaling import SCALINGS, yarn_correction_range
@@ -70,6 +70,12 @@ METHODS = {
     "yarn": {"factor": SCALE},
     "llama3": {"factor": SCALE},
 }
+
+# [es] Tus cambios en src/minimodel/positional/ se recargan solos antes de cada celda: no hace
+#      falta reiniciar el núcleo (si algo no cambia, Kernel → Restart y ejecuta desde arriba).
+# [en] Your edits in src/minimodel/positional/ are reloaded before each cell: no need to restart
+#      the kernel (if something does not change, Kernel → Restart and run from the top).
+reload_edited_modules()
 
 # %% [markdown] nbgrader={"grade_id": "part1-md", "locked": true}
 # ## 1. Qué hace cada método con las frecuencias / What each method does to the frequencies
@@ -152,14 +158,12 @@ for name, mask in unseen.items():
 # %% nbgrader={"grade": true, "grade_id": "test-ratios", "locked": true, "points": 3}
 assert set(ratios) == set(METHODS), "un vector por método / one vector per method"
 assert all(r.shape == (ROTARY_DIM // 2,) for r in ratios.values()), "forma / shape (16,)"
-assert np.allclose(ratios["linear"], 1 / SCALE), "linear: rho = 1/s"
-assert np.isclose(ratios["ntk"][0], 1) and np.isclose(ratios["ntk"][-1], 1 / SCALE), (
-    "ntk: 1 ... 1/s"
-)
-assert np.allclose(ratios["dynamic_ntk"], ratios["ntk"]), "dynamic (s=1) at 4 L0 = ntk (s=4)"
-assert np.allclose(frequency_ratios(L0)["dynamic_ntk"], 1), "dynamic: plain RoPE up to L0"
-assert unseen["none"].sum() == 10 and unseen["linear"].sum() == 0 and unseen["yarn"].sum() == 0
-assert unseen["ntk"].sum() == 9, "ntk: pairs 6..14 stay above 1/s"
+assert np.allclose(ratios["linear"], 1 / SCALE), "linear: cada cociente debe ser 1/s / linear: every ratio must be 1/s"
+assert np.isclose(ratios["ntk"][0], 1) and np.isclose(ratios["ntk"][-1], 1 / SCALE), "ntk: los cocientes van de 1 a 1/s / ntk: the ratios go from 1 to 1/s"
+assert np.allclose(ratios["dynamic_ntk"], ratios["ntk"]), "dynamic (s=1) a 4 L0 debe coincidir con ntk (s=4) / dynamic (s=1) at 4 L0 must match ntk (s=4)"
+assert np.allclose(frequency_ratios(L0)["dynamic_ntk"], 1), "dynamic: RoPE sin cambios hasta L0 / dynamic: plain RoPE up to L0"
+assert unseen["none"].sum() == 10 and unseen["linear"].sum() == 0 and unseen["yarn"].sum() == 0, "pares sin ver: none 10, linear 0, yarn 0 / unseen pairs: none 10, linear 0, yarn 0"
+assert unseen["ntk"].sum() == 9, "ntk: los pares 6..14 quedan por encima de 1/s / ntk: pairs 6..14 stay above 1/s"
 ### BEGIN HIDDEN TESTS
 assert np.allclose(ratios["yarn"][:7], [1, 0.875, 0.75, 0.625, 0.5, 0.375, 0.25])
 assert np.isclose(ratios["llama3"][3], 0.905666, atol=1e-5)
@@ -248,14 +252,12 @@ probe = torch.randint(1, data.vocab_size, (2, L0))
 with torch.no_grad():
     reference_logits = base_model(probe)[0]
     pi = with_scaling(base_model, "linear", SCALE)
-    assert torch.allclose(pi.hooks.rotary.inv_freq, rope_frequencies(ROTARY_DIM, BASE) / SCALE), "linear"
+    assert torch.allclose(pi.hooks.rotary.inv_freq, rope_frequencies(ROTARY_DIM, BASE) / SCALE), "linear debe dividir cada frecuencia por s / linear must divide every frequency by s"
     assert base_model.config.rope_scaling is None, "no cambies el modelo / do not modify the model"
     assert torch.equal(pi.wte.weight, base_model.wte.weight), "mismos pesos / same weights"
     dynamic = with_scaling(base_model, "dynamic_ntk", 1.0)
-    assert torch.allclose(dynamic(probe)[0], reference_logits, atol=1e-5), (
-        "dynamic = plain up to L0"
-    )
-    assert not torch.allclose(pi(probe)[0], reference_logits, atol=1e-6), "linear changes the model"
+    assert torch.allclose(dynamic(probe)[0], reference_logits, atol=1e-5), "dynamic debe ser RoPE sin cambios hasta L0 / dynamic must be plain RoPE up to L0"
+    assert not torch.allclose(pi(probe)[0], reference_logits, atol=1e-6), "linear debe cambiar el modelo / linear must change the model"
     ### BEGIN HIDDEN TESTS
     yarn = with_scaling(base_model, "yarn", 2.0)
     assert yarn.config.rope_original_max_len == L0 and yarn.config.rope_scaling_factor == 2.0

@@ -54,7 +54,7 @@ import torch.nn.functional as F
 from minimodel.data import load_data
 from minimodel.generate import generate
 from minimodel.kv_cache import KVCache
-from minimodel.labkit import save_figure, sized
+from minimodel.labkit import reload_edited_modules, save_figure, sized
 from minimodel.model import ENCODINGS, GPT, GPTConfig
 from minimodel.positional.cache_positions import (
     bias_rows_after_cache,
@@ -68,6 +68,12 @@ from minimodel.train import TrainConfig, train
 torch.set_printoptions(precision=4, sci_mode=False)
 torch.set_num_threads(1)  # the models are tiny: one thread is faster than several
 LAB_START = time.perf_counter()
+
+# [es] Tus cambios en src/minimodel/positional/ se recargan solos antes de cada celda: no hace
+#      falta reiniciar el núcleo (si algo no cambia, Kernel → Restart y ejecuta desde arriba).
+# [en] Your edits in src/minimodel/positional/ are reloaded before each cell: no need to restart
+#      the kernel (if something does not change, Kernel → Restart and run from the top).
+reload_edited_modules()
 
 # %% [markdown] nbgrader={"grade_id": "part1-md", "locked": true}
 # ## 1. Dónde están los tokens nuevos / Where the new tokens are
@@ -95,13 +101,13 @@ print("últimas 3 filas de la cuadrada / last 3 rows of the square one:",
 
 # %% nbgrader={"grade": true, "grade_id": "test-positions", "locked": true, "points": 2}
 assert chunk_positions(2, 3).tolist() == [2, 3, 4], "posiciones / positions 2, 3, 4"
-assert chunk_positions(2, 3).dtype == torch.long
+assert chunk_positions(2, 3).dtype == torch.long, "chunk_positions debe devolver torch.long / chunk_positions must return torch.long"
 assert relative_positions(2, 3)[:, -1].tolist() == [2, 1, 0], "última columna / last column"
-assert relative_positions(2, 3)[0].tolist() == [-2, -1, 0, 1, 2]
+assert relative_positions(2, 3)[0].tolist() == [-2, -1, 0, 1, 2], "relative_positions(2, 3)[0] debe ser [-2, -1, 0, 1, 2] / relative_positions(2, 3)[0] must be [-2, -1, 0, 1, 2]"
 mask = causal_mask_after_cache(2, 3)
-assert mask.shape == (3, 5) and mask[0, 2] == 0 and mask[0, 3] == float("-inf")
+assert mask.shape == (3, 5) and mask[0, 2] == 0 and mask[0, 3] == float("-inf"), "la máscara tras la caché debe ser (3, 5) y tapar solo las claves futuras / the mask after the cache must be (3, 5) and hide only future keys"
 assert (mask[-1] == 0).all(), "el último token lo ve todo / the last token sees everything"
-assert torch.equal(bias_rows_after_cache(square, 2, 3), mask)
+assert torch.equal(bias_rows_after_cache(square, 2, 3), mask), "bias_rows_after_cache debe dar las últimas filas de la matriz cuadrada / bias_rows_after_cache must give the last rows of the square matrix"
 ### BEGIN HIDDEN TESTS
 for cache_len, q_len in [(0, 1), (0, 6), (7, 1), (4, 3), (30, 2)]:
     k_len = cache_len + q_len
@@ -282,9 +288,9 @@ for encoding in ("alibi", "t5"):
     model = models[encoding]
     ours = chunk_bias(model, relative_positions(5, 3)) + causal_mask_after_cache(5, 3)
     assert ours.shape == (4, 3, 8), "forma / shape (H, q_len, k_len)"
-    assert torch.allclose(ours, model.hooks.attention_bias(3, 8)[0]), encoding
+    assert torch.allclose(ours, model.hooks.attention_bias(3, 8)[0]), f"{encoding}: el sesgo del trozo debe coincidir con las últimas filas del completo / {encoding}: the chunk's bias must match the last rows of the full one"
 for encoding in ("none", "sinusoidal", "learned", "rope"):
-    assert torch.equal(chunk_bias(models[encoding], relative_positions(2, 2)), torch.zeros(4, 2, 4))
+    assert torch.equal(chunk_bias(models[encoding], relative_positions(2, 2)), torch.zeros(4, 2, 4)), f"{encoding}: sin sesgo en los logits, chunk_bias debe ser cero / {encoding}: no logit bias, chunk_bias must be zero"
 ### BEGIN HIDDEN TESTS
 for encoding in ("alibi", "t5"):
     model = models[encoding]
@@ -568,8 +574,8 @@ print(f"Llama-2-7B, 4096 tokens, bfloat16: {llama / 2**30:.2f} GiB "
       f"({llama / 4096 / 2**20:.2f} MiB por token / per token)")
 
 # %% nbgrader={"grade": true, "grade_id": "test-kv-bytes", "locked": true, "points": 2}
-assert kv_cache_bytes(2, 64, T, batch=2) == measured
-assert kv_cache_bytes(32, 4096, 4096, bytes_per_value=2) == 2**31
+assert kv_cache_bytes(2, 64, T, batch=2) == measured, "kv_cache_bytes no coincide con los bytes medidos / kv_cache_bytes does not match the measured bytes"
+assert kv_cache_bytes(32, 4096, 4096, bytes_per_value=2) == 2**31, "32 capas, anchura 4096, 4096 posiciones en 16 bits: 2 GiB / 32 layers, width 4096, 4096 positions in 16 bits: 2 GiB"
 ### BEGIN HIDDEN TESTS
 assert kv_cache_bytes(4, 128, 1024) == 4 * 2**20
 assert kv_cache_bytes(1, 8, 3, batch=5, bytes_per_value=2) == 2 * 8 * 3 * 5 * 2

@@ -53,7 +53,7 @@ from minimodel.data import load_data
 from minimodel.evaluate import allow_length
 from minimodel.implementation import resolve
 from minimodel.kv_cache import KVCache
-from minimodel.labkit import save_figure, sized
+from minimodel.labkit import reload_edited_modules, save_figure, sized
 from minimodel.model import ENCODINGS, GPT, GPTConfig
 from minimodel.train import TrainConfig, train
 
@@ -67,6 +67,12 @@ data = load_data("stdlib")  # the Python standard library's sources, character b
 # The lesson's model: 4 layers, width 128, 4 heads, trained at 128 tokens.
 LESSON = GPTConfig(vocab_size=data.vocab_size, block_size=128, n_layer=4, n_head=4, n_embd=128)
 print("vocab_size =", data.vocab_size)
+
+# [es] Tus cambios en src/minimodel/positional/ se recargan solos antes de cada celda: no hace
+#      falta reiniciar el núcleo (si algo no cambia, Kernel → Restart y ejecuta desde arriba).
+# [en] Your edits in src/minimodel/positional/ are reloaded before each cell: no need to restart
+#      the kernel (if something does not change, Kernel → Restart and run from the top).
+reload_edited_modules()
 
 # %% [markdown] nbgrader={"grade_id": "part1-md", "locked": true}
 # ## 1. Cuántos parámetros / How many parameters
@@ -111,9 +117,9 @@ for name, (formula, model_count) in counted.items():
 
 # %% nbgrader={"grade": true, "grade_id": "test-parameters", "locked": true, "points": 3}
 for name, (formula, model_count) in counted.items():
-    assert formula == model_count, f"{name}: {formula} != {model_count}"
-assert counted["none"][0] == 800_128, "V C + N (12 C^2 + 2 C) + C con/with V=98, C=128, N=4"
-assert counted["learned"][0] - counted["none"][0] == 128 * 128, "learned: block_size * C"
+    assert formula == model_count, f"{name}: la fórmula da {formula} y el modelo {model_count} / {name}: the formula gives {formula} and the model {model_count}"
+assert counted["none"][0] == 800_128, "sin codificación: V C + N (12 C^2 + 2 C) + C con V=98, C=128, N=4 / no encoding: V C + N (12 C^2 + 2 C) + C with V=98, C=128, N=4"
+assert counted["learned"][0] - counted["none"][0] == 128 * 128, "learned añade block_size * C parámetros / learned adds block_size * C parameters"
 ### BEGIN HIDDEN TESTS
 for name in ENCODINGS:
     other = GPTConfig(
@@ -249,10 +255,10 @@ plt.show()
 # %% nbgrader={"grade": true, "grade_id": "test-memory", "locked": true, "points": 2}
 C, H, MAX_LEN = LESSON.n_embd, LESSON.n_head, LESSON.max_len
 assert set(memory["none"]) == {"parameters", "tables", "bias"}, "tres entradas / three entries"
-assert memory["none"] == {"parameters": 0, "tables": 0, "bias": 0}
-assert memory["sinusoidal"]["tables"] == MAX_LEN * C * 4, "sinusoidal: max_len x C float32"
-assert memory["learned"]["parameters"] == 128 * C * 4, "learned: block_size x C float32"
-assert memory["alibi"]["bias"] == H * 1024**2 * 4, "alibi: H x T x T float32"
+assert memory["none"] == {"parameters": 0, "tables": 0, "bias": 0}, "none no guarda parámetros, tablas ni sesgo / none stores no parameters, tables or bias"
+assert memory["sinusoidal"]["tables"] == MAX_LEN * C * 4, "sinusoidal: una tabla max_len x C en float32 / sinusoidal: a max_len x C float32 table"
+assert memory["learned"]["parameters"] == 128 * C * 4, "learned: block_size x C parámetros en float32 / learned: block_size x C float32 parameters"
+assert memory["alibi"]["bias"] == H * 1024**2 * 4, "alibi: un sesgo H x T x T en float32 / alibi: an H x T x T float32 bias"
 ### BEGIN HIDDEN TESTS
 assert memory["rope"]["tables"] == (2 * MAX_LEN + 1) * (C // H // 2) * 4
 assert memory["t5"] == {"parameters": 32 * H * 4, "tables": 0, "bias": H * 1024**2 * 4}

@@ -53,7 +53,7 @@ from minimodel.compare import compare, summary
 from minimodel.data import load_data
 from minimodel.evaluate import evaluate_lengths
 from minimodel.implementation import resolve
-from minimodel.labkit import save_figure, sized
+from minimodel.labkit import reload_edited_modules, save_figure, sized
 from minimodel.model import ENCODINGS, GPTConfig
 from minimodel.train import TrainConfig, train
 
@@ -65,6 +65,12 @@ FACTORS = (1, 2, 4, 8)
 SEEDS = tuple(range(sized(full=3, test=2)))
 # Checkpoints go to a fresh folder every run, so a fixed encoding is never judged by old weights.
 RUNS = Path(tempfile.mkdtemp(prefix="lab19_02_"))
+
+# [es] Tus cambios en src/minimodel/positional/ se recargan solos antes de cada celda: no hace
+#      falta reiniciar el núcleo (si algo no cambia, Kernel → Restart y ejecuta desde arriba).
+# [en] Your edits in src/minimodel/positional/ are reloaded before each cell: no need to restart
+#      the kernel (if something does not change, Kernel → Restart and run from the top).
+reload_edited_modules()
 
 # %% [markdown] nbgrader={"grade_id": "part1-md", "locked": true}
 # ## 1. Entrenar corto, evaluar largo / Train short, test long
@@ -230,9 +236,9 @@ for factor in (1, 8):
 
 # %% nbgrader={"grade": true, "grade_id": "test-separated", "locked": true, "points": 2}
 near = {"mean": 2.00, "se": 0.05}
-assert not clearly_different(near, {"mean": 2.10, "se": 0.05}), "0.10 < 2 sqrt(0.05^2 + 0.05^2)"
-assert clearly_different(near, {"mean": 2.20, "se": 0.05}), "0.20 > 0.141"
-assert clearly_different({"mean": 3.0, "se": 0.0}, near) == clearly_different(near, {"mean": 3.0, "se": 0.0})
+assert not clearly_different(near, {"mean": 2.10, "se": 0.05}), "0.10 < 2 sqrt(0.05^2 + 0.05^2): no se distinguen / they cannot be told apart"
+assert clearly_different(near, {"mean": 2.20, "se": 0.05}), "0.20 > 0.141: se distinguen / they are clearly different"
+assert clearly_different({"mean": 3.0, "se": 0.0}, near) == clearly_different(near, {"mean": 3.0, "se": 0.0}), "clearly_different debe ser simétrica / clearly_different must be symmetric"
 ### BEGIN HIDDEN TESTS
 assert not clearly_different({"mean": 1.0, "se": 0.3}, {"mean": 1.0, "se": 0.0})
 assert clearly_different({"mean": 1.0, "se": 0.03}, {"mean": 1.1, "se": 0.04}, z=1.0)

@@ -4,6 +4,8 @@
   run executes all of them quickly; the default ``full`` is the size students run.
 - ``MINIMODEL_FIGURES=<folder>`` makes ``save_figure`` also write each figure there as PNG
   (``make demo`` collects them in ``build/figures/``).
+- ``reload_edited_modules()``: a student's edits to ``src/minimodel/positional/`` reach the
+  notebook at the next cell, without restarting the kernel.
 """
 
 from __future__ import annotations
@@ -34,3 +36,22 @@ def save_figure(fig, name: str) -> Path | None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120, bbox_inches="tight")
     return path
+
+
+def reload_edited_modules() -> bool:
+    """Turn on IPython's ``autoreload``: edited modules are reloaded before each cell runs.
+
+    Functions imported with ``from ... import`` are updated too. Returns ``False`` (and does
+    nothing) outside IPython, e.g. when the lab runs as a plain script.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    if shell is None:
+        return False
+    if "autoreload" not in shell.extension_manager.loaded:
+        shell.extension_manager.load_extension("autoreload")
+    shell.run_line_magic("autoreload", "2")
+    return True
