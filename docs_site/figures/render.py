@@ -3,7 +3,8 @@
 The output of a language is a folder with ``<id>.svg`` files and ``interactive.json`` (``id ->
 Vega-Lite spec``). It is cached under ``build/docs-figures/<key>/<lang>/``, where the key is a
 hash of everything a figure depends on (this package, the reference code, the library, the
-recorded results, Matplotlib's version): change any of them and the figures are drawn again.
+recorded results, Matplotlib's version): change any of them and the figures are drawn again
+(and the older drawings are removed).
 """
 
 from __future__ import annotations
@@ -107,4 +108,7 @@ def rendered(lang: str, progress: Callable[[str], None] = print) -> Path:
             render(lang, Path(tmp) / lang, progress)
             shutil.rmtree(folder, ignore_errors=True)
             (Path(tmp) / lang).rename(folder)
+    for stale in CACHE.iterdir():  # figures of sources that have changed since
+        if stale.is_dir() and stale != folder.parent:
+            shutil.rmtree(stale, ignore_errors=True)
     return folder

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import re
 import sys
 from pathlib import Path
@@ -41,12 +42,13 @@ HINT = {
 }
 
 _state: dict = {}
+log = logging.getLogger("mkdocs.hooks.lesson_figures")
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     """Find (or draw) the figures of this site's language."""
     lang = config.theme["language"]
-    folder = render.rendered(lang, progress=lambda line: None)
+    folder = render.rendered(lang, progress=log.info)
     _state.update(
         lang=lang,
         folder=folder,
