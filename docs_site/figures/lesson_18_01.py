@@ -5,7 +5,7 @@ from __future__ import annotations
 from figures import vega
 from figures.core import interactive, static
 from figures.records import compare_rows, windows
-from minimodel.compare import mean_and_spread
+from minimodel.compare import draw_loss_vs_length
 
 RECORD = "compare_default.csv"
 TRAINED = 128
@@ -72,13 +72,8 @@ def loss_by_window(fig, t):
     ),
 )
 def loss_by_length(fig, t):
-    rows = compare_rows(RECORD)
     ax = fig.subplots()
-    for encoding in _encodings(rows):
-        lengths = sorted({r["eval_length"] for r in rows if r["encoding"] == encoding})
-        means, errors = zip(*(mean_and_spread(rows, encoding, L) for L in lengths), strict=True)
-        ax.errorbar(lengths, means, yerr=errors, marker="o", capsize=3, label=encoding)
-    ax.set_xscale("log", base=2)
+    draw_loss_vs_length(ax, compare_rows(RECORD))
     ax.set_xticks([TRAINED * 2**k for k in range(4)],
                   [f"{TRAINED * 2**k}\n({2**k}×)" for k in range(4)])  # fmt: skip
     ax.set_xlabel(t("longitud de evaluación", "evaluation length"))

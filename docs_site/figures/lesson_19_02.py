@@ -6,19 +6,12 @@ import statistics
 
 from figures.core import static
 from figures.records import compare_rows
+from minimodel.compare import draw_loss_vs_length
 
 
-def _by_length(fig, t, record: str, column: str, label: str, trained: int) -> None:
-    """Mean of ``column`` over seeds against evaluation length, ± one standard deviation."""
-    rows = compare_rows(record)
-    ax = fig.subplots()
-    for encoding in dict.fromkeys(r["encoding"] for r in rows):
-        lengths = sorted({r["eval_length"] for r in rows if r["encoding"] == encoding})
-        values = [[r[column] for r in rows if r["encoding"] == encoding and r["eval_length"] == L]
-                  for L in lengths]  # fmt: skip
-        means = [statistics.mean(v) for v in values]
-        spreads = [statistics.stdev(v) if len(v) > 1 else 0.0 for v in values]
-        ax.errorbar(lengths, means, yerr=spreads, marker="o", capsize=3, label=encoding)
+def _finish(ax, t, rows: list[dict], label: str, trained: int) -> None:
+    """Axes of a figure against evaluation length: training length marked, lengths as ticks."""
+    lengths = sorted({r["eval_length"] for r in rows})
     ax.axvline(trained, color="gray", ls="--", lw=1)
     ax.set_xscale("log", base=2)
     ax.set_xticks(lengths, [str(L) for L in lengths])
@@ -45,8 +38,10 @@ def _by_length(fig, t, record: str, column: str, label: str, trained: int) -> No
     ),
 )
 def text(fig, t):
-    _by_length(fig, t, "19_02_text_results.csv", "mean_loss",
-               t("pérdida media (nats)", "mean loss (nats)"), 64)  # fmt: skip
+    rows = compare_rows("19_02_text_results.csv")
+    ax = fig.subplots()
+    draw_loss_vs_length(ax, rows)  # mean ± standard deviation over the seeds
+    _finish(ax, t, rows, t("pérdida media (nats)", "mean loss (nats)"), 64)
 
 
 @static(
@@ -65,7 +60,16 @@ def text(fig, t):
     ),
 )
 def copy(fig, t):
-    _by_length(fig, t, "19_02_copy_results.csv", "accuracy", t("exactitud", "accuracy"), 64)
+    rows = compare_rows("19_02_copy_results.csv")
+    ax = fig.subplots()
+    for encoding in dict.fromkeys(r["encoding"] for r in rows):
+        lengths = sorted({r["eval_length"] for r in rows if r["encoding"] == encoding})
+        mine = [r for r in rows if r["encoding"] == encoding]
+        values = [[r["accuracy"] for r in mine if r["eval_length"] == L] for L in lengths]
+        means = [statistics.mean(v) for v in values]
+        spreads = [statistics.stdev(v) for v in values]
+        ax.errorbar(lengths, means, yerr=spreads, marker="o", capsize=3, label=encoding)
+    _finish(ax, t, rows, t("exactitud", "accuracy"), 64)
 
 
 @static(

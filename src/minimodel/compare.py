@@ -228,6 +228,16 @@ def plot_loss_vs_position(curves: dict, block_size: int, path: Path) -> None:
     plt.close(fig)
 
 
+def draw_loss_vs_length(ax, rows: list[dict]) -> None:
+    """On a Matplotlib ``ax``: each encoding's mean loss against evaluation length (log2 axis),
+    with ``mean_and_spread``'s spread as error bars. The lessons' figures draw it too."""
+    for encoding in dict.fromkeys(r["encoding"] for r in rows):
+        lengths = sorted({r["eval_length"] for r in rows if r["encoding"] == encoding})
+        means, errors = zip(*(mean_and_spread(rows, encoding, L) for L in lengths), strict=True)
+        ax.errorbar(lengths, means, yerr=errors, marker="o", capsize=3, label=encoding)
+    ax.set_xscale("log", base=2)
+
+
 def plot_loss_vs_length(rows: list[dict], block_size: int, path: Path) -> None:
     import matplotlib
 
@@ -235,11 +245,7 @@ def plot_loss_vs_length(rows: list[dict], block_size: int, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    for encoding in dict.fromkeys(r["encoding"] for r in rows):
-        lengths = sorted({r["eval_length"] for r in rows if r["encoding"] == encoding})
-        means, errors = zip(*(mean_and_spread(rows, encoding, L) for L in lengths), strict=True)
-        ax.errorbar(lengths, means, yerr=errors, marker="o", capsize=3, label=encoding)
-    ax.set_xscale("log", base=2)
+    draw_loss_vs_length(ax, rows)
     ax.set_xlabel("evaluation length / longitud de evaluación")
     ax.set_ylabel("mean loss (nats) / pérdida media")
     ax.set_title(f"Trained at {block_size} / entrenado a {block_size}")
