@@ -115,7 +115,7 @@ def _interactive_html(figure_id: str, number: str) -> str:
 
 def on_page_content(content: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     """Replace each marker with its figure, numbered in page order (``17.01-1``, ...); a page
-    with an interactive figure gets Vega's scripts."""
+    with an interactive figure gets Vega's scripts (deferred: the page is parsed first)."""
     interactive = False
     count = 0
 
@@ -133,6 +133,7 @@ def on_page_content(content: str, page: Page, config: MkDocsConfig, files: Files
     if interactive:
         scripts = (*VEGA_SCRIPTS, DRAW_SCRIPT)
         content += "".join(
-            f'<script src="{get_relative_url(script, page.url)}"></script>' for script in scripts
+            f'<script defer src="{get_relative_url(script, page.url)}"></script>'
+            for script in scripts
         )
     return content
