@@ -84,11 +84,12 @@ class Progress:
         self.last_print = now
         elapsed = now - self.start
         eta = elapsed / max(step, 1) * (self.total - step)
+        left = _clock(eta) if step > 1 else "?"  # the first step also warms up: no estimate yet
         line = self.label + pick(
             f"paso {step}/{self.total} | pérdida {loss:.4f} | {tokens_per_s / 1000:.1f}k tok/s | "
-            f"{_clock(elapsed)} transcurrido, faltan {_clock(eta)}",
+            f"{_clock(elapsed)} transcurrido, faltan {left}",
             f"step {step}/{self.total} | loss {loss:.4f} | {tokens_per_s / 1000:.1f}k tok/s | "
-            f"{_clock(elapsed)} elapsed, {_clock(eta)} left",
+            f"{_clock(elapsed)} elapsed, {left} left",
         )
         end = "\n" if done or not self.tty else ""
         print(("\r\033[K" if self.tty else "") + line, end=end, file=sys.stderr, flush=True)
