@@ -29,7 +29,7 @@ from minimodel.messages import bilingual
 STUDENT_README = "grader/student_readme.md"
 
 EXCLUDED_DIRS = ("solutions/", "grader/", ".ci/", "build/", "site/", ".github/")
-EXCLUDED_FILES = ("benchmarks/grading.py",)
+EXCLUDED_FILES = ("benchmarks/grading.py", "benchmarks/demo.py")  # they time the grader
 KEPT_TESTS = ("tests/student/", "tests/conftest.py")
 LEAK_MARKERS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "grader.hidden",
                 "grader/references", "grader.references", "grader/samples")
