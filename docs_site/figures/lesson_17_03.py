@@ -20,7 +20,7 @@ def _rotated(x: torch.Tensor, positions: torch.Tensor, inv_freq: torch.Tensor) -
 @static(
     "17-03-pair-rotation",
     title=(
-        "Una pareja girando con la posición (d = 8): la pareja 0 avanza 1 rad por posición; la "
+        "Una pareja que gira con la posición (d = 8): la pareja 0 avanza 1 rad por posición; la "
         "pareja 1, 0.1 rad. La longitud no cambia.",
         "A pair turning with position (d = 8): pair 0 moves 1 rad per position; pair 1, 0.1 rad. "
         "The length does not change.",

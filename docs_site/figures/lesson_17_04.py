@@ -13,17 +13,17 @@ from minimodel.positional.alibi import alibi_bias, alibi_slopes
     "17-04-bias",
     title=(
         "Sesgo de ALiBi para 8 cabezas y 8 tokens (causal): −m·(i − j) debajo de la diagonal; "
-        "la cabeza 1 castiga la distancia 64 veces más que la cabeza 8.",
+        "la cabeza 1 castiga la distancia 128 veces más que la cabeza 8.",
         "ALiBi's bias for 8 heads and 8 tokens (causal): −m·(i − j) below the diagonal; head 1 "
-        "penalises distance 64 times more than head 8.",
+        "penalises distance 128 times more than head 8.",
     ),
     alt=(
         "Dos matrices triangulares de 8 por 8 con ceros en la diagonal y valores cada vez más "
         "negativos hacia la esquina inferior izquierda: en la cabeza 1 llegan a −3.5; en la "
-        "cabeza 8, con la misma forma, solo a unas −0.05.",
+        "cabeza 8, con la misma forma, solo a unas −0.027.",
         "Two 8 by 8 triangular matrices with zeros on the diagonal and values more and more "
         "negative towards the bottom-left corner: in head 1 they reach −3.5; in head 8, with the "
-        "same shape, only about −0.05.",
+        "same shape, only about −0.027.",
     ),
     size=(7.0, 3.2),
 )

@@ -27,11 +27,11 @@ def _encodings(rows: list[dict]) -> list[str]:
     ),
     alt=(
         "Seis curvas escalonadas, una por codificación, de la pérdida en los tramos de posiciones "
-        "0–128, 128–256, 256–512 y 512–1024. En el primer tramo están todas entre 1.6 y 2.1; "
+        "0–128, 128–256, 256–512 y 512–1024. En el primer tramo están todas entre unos 1.6 y 2.0; "
         "después sinusoidal y aprendida suben por encima de 3, RoPE y sin posición suben menos, "
         "y ALiBi y T5 se mantienen cerca de 1.6–1.8.",
         "Six step curves, one per encoding, of the loss in the position windows 0–128, 128–256, "
-        "256–512 and 512–1024. In the first window they all lie between 1.6 and 2.1; then "
+        "256–512 and 512–1024. In the first window they all lie between about 1.6 and 2.0; then "
         "sinusoidal and learned rise above 3, RoPE and no position rise less, and ALiBi and T5 "
         "stay near 1.6–1.8.",
     ),
