@@ -95,11 +95,11 @@ def run_notebook(lab_id, checks, source, student, scratch, ctx, log_path: Path,
         notebook, build = nbexec.build_run_notebook(
             source, student, checks.notebook, str(scratch.runner),
             str(scratch.items / f"nb-{name}"))
+        fonts = matplotlib_cache(ctx.mpl_cache)  # built once per run, charged to nobody
         with DescendantCpu(exclude=measured_apart) as meter:
             folder, outcome = nbexec.run_notebook(
                 notebook, scratch=scratch, name=name, caps=ctx.caps, limits=limits,
-                extra_hide=ctx.extra_hide, log_path=log_path,
-                mpl_cache=matplotlib_cache(ctx.mpl_cache))
+                extra_hide=ctx.extra_hide, log_path=log_path, mpl_cache=fonts)
         outcome["cpu_s"] = meter.seconds
         stopped = timed_out(outcome)
         retry = stopped and attempt == 1 and budget.left() > limits.notebook_wall_s
