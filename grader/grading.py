@@ -442,11 +442,12 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream) -> dic
     workers = options.workers or len(os.sched_getaffinity(0))
     fit = workers_that_fit(options.limits)
     if workers > fit:
-        say(f"  note: {workers} workers could together need more memory than this machine has "
-            f"({options.limits.kernel_memory_mb + WORKER_OVERHEAD_MB} MiB each), and a limit "
-            f"must act the same in every run: grading with {fit} / {workers} procesos podrían "
-            f"necesitar más memoria de la que hay; se corrige con {fit}")
-        workers = fit
+        say(f"  WARNING: {workers} workers at these limits could together need more memory than "
+            f"this machine has ({options.limits.kernel_memory_mb + WORKER_OVERHEAD_MB} MiB "
+            "each): a student's allocation near its limit could be stopped by the system instead "
+            f"of failing on the limit; --workers {fit} makes that impossible / {workers} "
+            "procesos con estos límites podrían necesitar más memoria de la que hay; con "
+            f"--workers {fit} una asignación siempre falla en su límite")
     shard = f" (shard {options.shard[0]}/{options.shard[1]})" if options.shard else ""
     say(f"{len(entries)} submissions{shard}: {skipped} already graded, grading {len(todo)} "
         f"with {min(workers, max(len(todo), 1))} workers")

@@ -3,9 +3,10 @@ sandboxed kernel, each charged to the student's :class:`~grader.budget.StudentBu
 
 A grade must not depend on the machine's load, the number of workers or an interruption. So a
 run stopped by a wall-clock limit is run once more with a larger wall budget before a time-out
-is scored (the CPU limits, which the load does not change, decide), and :func:`workers_that_fit`
-keeps the number of workers within the machine's memory, so that an allocation fails on its
-limit, the same way every run, never on the kernel's out-of-memory killer.
+is scored (the CPU limits, which the load does not change, decide). :func:`workers_that_fit`
+says how many workers the machine's memory holds at the memory limits, where an allocation always
+fails on its limit, the same way every run, never on the system's out-of-memory killer (the run
+warns when it uses more).
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ def workers_that_fit(limits: Limits) -> int:
     try:
         with open("/proc/meminfo", encoding="ascii") as meminfo:
             fields = dict(line.split(":", 1) for line in meminfo)
-        available_mb = int(fields["MemAvailable"].split()[0]) // 1024
+        total_mb = int(fields["MemTotal"].split()[0]) // 1024
     except (OSError, KeyError, ValueError):
         return 1 << 10
-    return max(1, available_mb // (limits.kernel_memory_mb + WORKER_OVERHEAD_MB))
+    return max(1, total_mb // (limits.kernel_memory_mb + WORKER_OVERHEAD_MB))
 
 
 _ZYGOTE: Zygote | None = None

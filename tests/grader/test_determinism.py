@@ -116,3 +116,12 @@ def test_heavy_submission_same_rows_every_run(tmp_path, request):
     output = finish(grader(subs, tmp_path / "killed", 1))
     assert "1 already graded" in output
     assert rows(tmp_path / "killed") == expected
+
+
+def test_workers_that_fit_the_memory_limits():
+    from grader.runs import workers_that_fit
+    from grader.sandbox import Limits
+
+    assert workers_that_fit(Limits(kernel_memory_mb=10**9)) == 1
+    many = workers_that_fit(Limits(kernel_memory_mb=1))
+    assert many > workers_that_fit(Limits(kernel_memory_mb=4096)) >= 1
