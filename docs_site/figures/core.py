@@ -89,6 +89,14 @@ def text_for(lang: str) -> Text:
     return (lambda es, en: es) if lang == "es" else (lambda es, en: en)
 
 
+def spelled(value: float, decimals: int = 0) -> tuple[str, str]:
+    """``value`` rounded to ``decimals`` (negative: to tens, hundreds, ...) as each language
+    writes it in a caption, ``(es, en)``: 17652 at ``decimals=-2`` is ``("17 700", "17,700")``
+    (Spanish groups thousands with a space from 10 000 on)."""
+    en = f"{round(value, decimals):,.{max(decimals, 0)}f}"
+    return en.replace(",", " " if abs(value) >= 10_000 else ""), en
+
+
 def rounded(values, digits: int = 4) -> list:
     """Plain floats rounded to ``digits`` decimals (nested lists kept), for compact page data."""
     if isinstance(values, list | tuple):

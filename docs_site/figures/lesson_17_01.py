@@ -52,11 +52,11 @@ def table(fig, t):
     ),
     alt=(
         "Dos curvas del producto escalar entre la posición 0 y la posición p, de p = 0 a 255. "
-        "Ambas empiezan en 32. Con base 10000 la curva baja despacio y oscila entre unos 5 y 25; "
+        "Ambas empiezan en 32. Con base 10000 la curva baja despacio y oscila entre unos 5 y 24; "
         "con base 100 cae a 0 antes de p = 50 y sigue oscilando entre −10 y 3.",
         "Two curves of the dot product between position 0 and position p, for p = 0 to 255. "
         "Both start at 32. With base 10000 the curve falls slowly and oscillates between about "
-        "5 and 25; with base 100 it reaches 0 before p = 50 and keeps oscillating between −10 "
+        "5 and 24; with base 100 it reaches 0 before p = 50 and keeps oscillating between −10 "
         "and 3.",
     ),
 )

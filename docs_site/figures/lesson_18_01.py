@@ -5,7 +5,7 @@ from __future__ import annotations
 from figures import vega
 from figures.core import interactive, static
 from figures.records import compare_rows, windows
-from minimodel.compare import draw_loss_vs_length
+from minimodel.compare import ENCODING_COLOURS, draw_loss_vs_length
 
 RECORD = "compare_default.csv"
 TRAINED = 128
@@ -29,11 +29,11 @@ def _encodings(rows: list[dict]) -> list[str]:
         "Seis curvas escalonadas, una por codificación, de la pérdida en los tramos de posiciones "
         "0–128, 128–256, 256–512 y 512–1024. En el primer tramo están todas entre unos 1.6 y 2.0; "
         "después sinusoidal y aprendida suben por encima de 3, RoPE y sin posición suben menos, "
-        "y ALiBi y T5 se mantienen cerca de 1.6–1.8.",
+        "y ALiBi y T5 se mantienen entre unos 1.6 y 1.9.",
         "Six step curves, one per encoding, of the loss in the position windows 0–128, 128–256, "
         "256–512 and 512–1024. In the first window they all lie between about 1.6 and 2.0; then "
         "sinusoidal and learned rise above 3, RoPE and no position rise less, and ALiBi and T5 "
-        "stay near 1.6–1.8.",
+        "stay between about 1.6 and 1.9.",
     ),
 )
 def loss_by_window(fig, t):
@@ -44,7 +44,8 @@ def loss_by_window(fig, t):
         [row] = [r for r in rows if r["encoding"] == encoding and r["eval_length"] == 8 * TRAINED]
         losses = [row[f"loss_{start}_{end}"] for start, end in spans]
         edges = [start for start, _ in spans] + [spans[-1][1]]
-        ax.stairs(losses, edges, baseline=None, lw=1.6, label=encoding)
+        ax.stairs(losses, edges, baseline=None, lw=1.6, label=encoding,
+                  color=ENCODING_COLOURS[encoding])
     ax.axvline(TRAINED, color="gray", ls="--", lw=1)
     ax.text(TRAINED, ax.get_ylim()[0], t(" longitud de entrenamiento", " training length"),
             va="bottom", color="gray")  # fmt: skip
@@ -138,7 +139,9 @@ def explorer(t):
                                 "title": t("pérdida (nats)", "loss (nats)"),
                                 "scale": {"zero": False}},
                           "color": {"field": "encoding", "type": "nominal",
-                                    "title": t("codificación", "encoding")},
+                                    "title": t("codificación", "encoding"),
+                                    "scale": {"domain": list(ENCODING_COLOURS),
+                                              "range": list(ENCODING_COLOURS.values())}},
                           "opacity": {"condition": {"test": "datum.encoding == highlight",
                                                     "value": 1}, "value": 0.35}}},
             {"data": {"values": [{"at": TRAINED}]},

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from figures.core import static
+from figures.core import spelled, static
 from figures.records import attention_tables, training_table
+from minimodel.compare import ENCODING_COLOURS
+
+SPEED = {encoding: row["tokens_per_s"] for encoding, row in training_table().items()}
+CHEAP = [speed for encoding, speed in SPEED.items() if encoding != "t5"]
+LOW, HIGH, T5 = spelled(min(CHEAP), -2), spelled(max(CHEAP), -2), spelled(SPEED["t5"], -3)
 
 
 @static(
@@ -16,19 +21,18 @@ from figures.records import attention_tables, training_table
     ),
     alt=(
         "Diagrama de barras horizontales de los tokens por segundo de seis codificaciones. Sin "
-        "posición, sinusoidal, aprendida, RoPE y ALiBi están todas entre unos 17 600 y 19 200; "
-        "T5 se queda en unos 13 000.",
+        f"posición, sinusoidal, aprendida, RoPE y ALiBi están todas entre unos {LOW[0]} y "
+        f"{HIGH[0]}; T5 se queda en unos {T5[0]}.",
         "Horizontal bar chart of the tokens per second of six encodings. None, sinusoidal, "
-        "learned, RoPE and ALiBi all lie between about 17,600 and 19,200; T5 stays at about "
-        "13,000.",
+        f"learned, RoPE and ALiBi all lie between about {LOW[1]} and {HIGH[1]}; T5 stays at "
+        f"about {T5[1]}.",
     ),
     size=(6.4, 2.9),
 )
 def throughput(fig, t):
-    table = training_table()
     ax = fig.subplots()
-    values = [row["tokens_per_s"] for row in table.values()]
-    bars = ax.barh(list(table), values, color="#4c72b0")
+    values = list(SPEED.values())
+    bars = ax.barh(list(SPEED), values, color=[ENCODING_COLOURS[e] for e in SPEED])
     ax.bar_label(bars, fmt="%.0f", padding=3)
     ax.invert_yaxis()
     ax.set_xlim(0, max(values) * 1.2)

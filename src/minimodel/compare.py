@@ -33,6 +33,10 @@ from minimodel.train import TrainConfig, add_model_arguments, configs_from_args,
 # benchmarks/results/compare_default.txt).
 DEFAULT_STEPS = 1200
 
+# One colour per encoding, the same in these plots and in every figure of the course.
+ENCODING_COLOURS = {"none": "#7f7f7f", "sinusoidal": "#4c72b0", "learned": "#dd8452",
+                    "rope": "#55a868", "alibi": "#c44e52", "t5": "#8172b3"}  # fmt: skip
+
 
 def encoding_problems(model_config: GPTConfig, encodings) -> dict[str, tuple[str, str]]:
     """Encodings that do not run yet, each with why in Spanish and English.
@@ -215,7 +219,8 @@ def plot_loss_vs_position(curves: dict, block_size: int, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for encoding, runs in curves.items():
         curve = torch.stack(runs).nanmean(0)
-        ax.plot(_smooth(curve, max(1, block_size // 8)), label=encoding, lw=1.4)
+        ax.plot(_smooth(curve, max(1, block_size // 8)), label=encoding, lw=1.4,
+                color=ENCODING_COLOURS.get(encoding))
     ax.axvline(block_size, color="gray", ls="--", lw=1)
     ax.text(block_size, ax.get_ylim()[1], " training length / longitud de entrenamiento",
             va="top", color="gray")
@@ -234,7 +239,8 @@ def draw_loss_vs_length(ax, rows: list[dict]) -> None:
     for encoding in dict.fromkeys(r["encoding"] for r in rows):
         lengths = sorted({r["eval_length"] for r in rows if r["encoding"] == encoding})
         means, errors = zip(*(mean_and_spread(rows, encoding, L) for L in lengths), strict=True)
-        ax.errorbar(lengths, means, yerr=errors, marker="o", capsize=3, label=encoding)
+        ax.errorbar(lengths, means, yerr=errors, marker="o", capsize=3, label=encoding,
+                    color=ENCODING_COLOURS.get(encoding))
     ax.set_xscale("log", base=2)
 
 
