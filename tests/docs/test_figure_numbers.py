@@ -18,6 +18,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from docs_pages import LANGS, ROOT
+from matplotlib.figure import Figure
 
 from minimodel.compare import ENCODING_COLOURS, mean_and_spread
 from minimodel.model import ENCODINGS
@@ -31,6 +32,7 @@ from minimodel.positional.sinusoidal import sinusoidal_pe
 sys.path.insert(0, str(ROOT / "docs_site"))
 from figures import render  # noqa: E402
 from figures.lesson_17_01 import _frequencies  # noqa: E402
+from figures.lesson_18_02 import L0, SCALE, ratios  # noqa: E402
 from figures.lesson_18_03 import CACHE, CHUNK  # noqa: E402
 from figures.records import attention_tables, compare_rows, training_table  # noqa: E402
 
@@ -179,6 +181,25 @@ def test_bounds_a_figure_text_states_hold():
     assert min(others) >= 0.95 > _accuracy("alibi", 64)
 
 
+def test_scaled_frequency_ratios_run_from_1_to_1_over_s():
+    """18.02: PI divides every pair by s = 4; the others keep pair 0 and divide the last by s."""
+    _says("18-02-ratios", "entre 1/4 y 1", "between 1/4 and 1")
+    assert np.allclose(ratios("linear", SCALE, L0), 1 / SCALE)
+    for method in ("ntk", "yarn", "llama3"):
+        found = ratios(method, SCALE, L0)
+        assert np.isclose(found[0], 1) and np.isclose(found[-1], 1 / SCALE, rtol=1e-6), method
+
+
+def test_the_causal_mask_counts_as_its_figure_states():
+    """17.00: the drawn curves are 1/(t+1) with the causal mask and 1/T without it."""
+    _says("17-00-causal-count", "1/(t+1)", "1/(t+1)")
+    fig = Figure()
+    render.figures()["17-00-causal-count"].make(fig, lambda es, en: en)
+    counted, flat = (line.get_ydata() for line in fig.axes[0].lines)
+    t = np.arange(len(counted))
+    assert np.allclose(counted, 1 / (t + 1)) and np.allclose(flat, 1 / len(flat))
+
+
 def test_the_cached_chunk_sees_the_keys_its_figures_state():
     """18.03: the relative positions each query's row lists, and how many keys each query sees
     with the right mask and with SDPA's ``is_causal=True`` (run here, not rewritten)."""
@@ -212,7 +233,6 @@ BARS = ("19-01-throughput", "19-02-default")
 @pytest.mark.parametrize("figure_id", LEGENDS + BARS)
 def test_every_figure_draws_an_encoding_in_its_own_colour(figure_id):
     from matplotlib.colors import to_hex
-    from matplotlib.figure import Figure
 
     figure = render.figures()[figure_id]
     fig = Figure()
