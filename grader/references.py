@@ -43,7 +43,9 @@ from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
 
 REFERENCES_DIR = Path(__file__).resolve().parent / "references"
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
-DRIFT_TOLERANCE = Tolerance(rtol=1e-6, atol=1e-7)  # ulp-level differences between CPUs
+# ulp-level differences between CPUs and thread counts; atol covers float32 rounding of values
+# that are themselves rounding noise (17.00's equivariance gaps, about 5e-7)
+DRIFT_TOLERANCE = Tolerance(rtol=1e-6, atol=1e-6)
 
 
 class ReferenceError(RuntimeError):

@@ -164,7 +164,7 @@ def check_reference(record: dict, lab: LabNotebook) -> None:
     if lab.items is not None:
         assert {v["key"] for v in graded["items"]} == lab.items
     if lab.total is not None:  # auto-graded points; written answers by hand
-        assert graded["score"] == graded["max"] == lab.total
+        assert graded["auto"] == graded["auto_max"] == lab.total
 
 
 def check_released(record: dict, lab: LabNotebook) -> None:
