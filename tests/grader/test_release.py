@@ -54,6 +54,8 @@ def test_the_released_makefile_needs_no_grader():
     assert not re.search(r"(?<!\w)grader\b", makefile)
     assert "--impl reference" not in makefile
     assert "demo:" in makefile and "test:" in makefile
+    test_recipe = makefile.split("\ntest:", 1)[1].split("\n\n", 1)[0]
+    assert "pytest" in test_recipe and "ruff" not in test_recipe, "style stays in make lint"
 
 
 def test_it_installs_without_the_grader(released, tmp_path):
