@@ -5,6 +5,8 @@ import os
 import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -39,9 +41,29 @@ def test_header_and_checks_are_printed_while_the_checks_run(tmp_path):
         lines = [command.stdout.readline() for _ in range(4)]  # folder, blank, target, 1st check
         assert "✔" in lines[-1]
         assert command.poll() is None  # still on the check that hangs
+        hanging = children(command.pid)
     finally:
         command.kill()
         command.communicate()
+    assert hanging, "the checks run in a child process"
+    deadline = time.monotonic() + 60
+    while any(Path(f"/proc/{pid}").exists() for pid in hanging) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [pid for pid in hanging if Path(f"/proc/{pid}").exists()], \
+        "a killed self-check leaves no infinite loop running"
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux's /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
 
 
 def test_ctrl_c_is_a_short_bilingual_message(tmp_path):

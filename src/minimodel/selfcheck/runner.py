@@ -32,6 +32,7 @@ from minimodel.implementation import ENV_VAR, resolve
 from minimodel.messages import split_bilingual
 from minimodel.selfcheck.compare import Check, CheckFailure, CheckNote
 
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
 STATUSES = ("pass", "fail", "todo", "error", "timeout", "skipped")
 ANSWER_WAIT = 3.0  # seconds the child has to say where it hung before it is ended
 
@@ -102,6 +103,7 @@ def _run_child(lab, names, checks, env, timeout, tell) -> dict[str, Result]:
             stderr=stderr,
             pass_fds=(write_fd,),
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
         os.close(write_fd)
         results: dict[str, Result] = {}
@@ -196,6 +198,20 @@ def _where(place: dict) -> tuple[str, str]:
         f"{place['file']}, línea {place['line']}{code}",
         f"{place['file']}, line {place['line']}{code}",
     )
+
+
+def _die_with_parent() -> None:
+    """In the child, before the student's code: end when the self-check ends, however it ends.
+
+    The child has a session of its own (so Ctrl-C reaches only the parent, which reports it), so a
+    killed parent would otherwise leave a student's infinite loop running. On Linux the kernel
+    sends SIGKILL when the parent dies; elsewhere nothing changes.
+    """
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _kill_group(child: subprocess.Popen) -> None:
