@@ -87,9 +87,9 @@ def released_text(path: Path, root: Path = REPO_ROOT) -> str:
     if generated.is_pristine(path):
         return path.read_text(encoding="utf-8")
     committed = committed_text(path, root)
-    if committed is not None and generated.STAMP.search(committed):
-        return committed
     relative = path.resolve().relative_to(root.resolve())
+    if committed is not None and generated.is_pristine_text(committed, relative.suffix):
+        return committed
     if relative.suffix == ".ipynb":
         return notebooks.release_text(root / "solutions" / "labs" / f"{relative.stem}.py")
     return stubs.make_stub(

@@ -123,6 +123,8 @@ def test_drift_check_judges_the_committed_copy_of_a_file_the_student_edited(cour
     files = sync.generated_files(course)
     assert sync.out_of_date(files, course) == [], "the student's work is not drift"
     assert STUDENT_CODE not in sync.released_text(stub(course), course)
+    git(course, "commit", "-qam", "my work")  # a reader who commits their own work
+    assert sync.released_text(stub(course), course) == files[stub(course)]
     change_solutions(course)
     files = sync.generated_files(course)
     assert set(sync.out_of_date(files, course)) == {stub(course), notebook(course)}

@@ -55,8 +55,15 @@ def is_pristine(path: Path) -> bool:
     somebody's work.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        return is_pristine_text(path.read_text(encoding="utf-8"), path.suffix)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def is_pristine_text(text: str, suffix: str) -> bool:
+    """``is_pristine`` for a file's text (``suffix``: ``".py"`` or ``".ipynb"``)."""
+    try:
         found = STAMP.findall(text)
-        return len(found) == 1 and found[0] == fingerprint(text, path.suffix)
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return len(found) == 1 and found[0] == fingerprint(text, suffix)
+    except (ValueError, AttributeError):
         return False
