@@ -33,6 +33,7 @@ from pathlib import Path
 import nbformat
 
 from grader import gradebook, nbexec
+from grader.borrowed import borrowed_modules
 from grader.budget import StudentBudget
 from grader.hidden import module_name, registry
 from grader.pool import run_pool
@@ -145,6 +146,9 @@ def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
     # say it is missing.
     files.update({m: (STUBS_DIR / f"{m}.py").read_bytes() for m in sorted(modules - set(files))
                   if (STUBS_DIR / f"{m}.py").exists()})
+    # Read before anything runs: a module that takes its values from the course scores 0.
+    borrowed = borrowed_modules({m: data for m, data in files.items()
+                                 if submission.module(m) is not None})
     scratch_dir = ctx.scratch_root / safe
     if scratch_dir.exists():
         shutil.rmtree(scratch_dir)
@@ -162,7 +166,7 @@ def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
             if ctx.labs and lab_id not in ctx.labs:
                 continue
             record["labs"][lab_id] = _grade_lab(lab_id, checks, submission, scratch, ctx,
-                                                log_path, record, problems, budget)
+                                                log_path, record, problems, budget, borrowed)
     finally:
         scratch.remove()
     _lift_syntax_errors(record)
@@ -194,7 +198,8 @@ def _lab_data(lab_id: str) -> tuple[References, dict]:
 
 
 def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: RunContext,
-               log_path: Path, record: dict, problems: list, budget: StudentBudget) -> dict:
+               log_path: Path, record: dict, problems: list, budget: StudentBudget,
+               borrowed: dict[str, Finding]) -> dict:
     lab = find_lab(lab_id)
     refs, arrays = _lab_data(lab_id)
     inputs_path = scratch.add_inputs(module_name(lab_id), arrays)
@@ -207,6 +212,11 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
         if submission.module(group.module) is None:
             finding = _missing_module(group.module)
             outcomes[group.key] = {v: GroupOutcome.absent(v, "missing", n, [finding])
+                                   for v in variants}
+            continue
+        if group.module in borrowed:  # scored like the stub, without running it
+            outcomes[group.key] = {v: GroupOutcome.absent(v, "missing", n,
+                                                          [borrowed[group.module]])
                                    for v in variants}
             continue
         results = {}

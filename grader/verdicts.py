@@ -30,11 +30,13 @@ from student code goes through ``grader.redact.from_student`` (every number blan
 
 from __future__ import annotations
 
+import re
 import signal
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from grader.child.probe_runner import BLOCKED, forbidden
 from grader.redact import from_student
 
 
@@ -288,8 +290,35 @@ def run_findings(run: GroupOutcome, module_file: str, limits: dict | None = None
     return findings
 
 
+def borrowed_finding(name: str, module_file: str | None = None, via: str | None = None) -> Finding:
+    """The finding of a submission that takes its values from ``name``, a course module that
+    holds answers (``grader.borrowed``), imported by ``module_file`` itself or through ``via``."""
+    who_es, who_en = (module_file, module_file) if module_file else ("Tu código", "Your code")
+    through_es = f" (a través de {via}, que importa)" if via else ""
+    through_en = f" (through {via}, which it imports)" if via else ""
+    return Finding(
+        "borrowed-answer",
+        f"{who_es} usa {name}{through_es}, que es parte del curso y no de tu trabajo: el trabajo "
+        "tiene que ser tuyo, así que los apartados que dependen de él valen 0, como sin hacer. "
+        "Escribe tú el cálculo y vuelve a entregar.",
+        f"{who_en} uses {name}{through_en}, which is part of the course, not your work: the work "
+        "must be your own, so the items that depend on it score 0, as if not done. Write the "
+        "computation yourself and submit again.")
+
+
+def blocked_import(error: dict | None) -> str | None:
+    """The forbidden module whose import the sandbox refused in ``error``, if that is what it
+    is (``probe_runner.BorrowedImportBlocker``)."""
+    if not error or error.get("type") not in ("ImportError", "ModuleNotFoundError"):
+        return None
+    found = re.search(re.escape(BLOCKED) + r"([\w.]+)", error.get("message", ""))
+    return found.group(1) if found and forbidden(found.group(1)) else None
+
+
 def import_finding(error: dict, module_file: str) -> Finding:
     kind = error.get("type", "Error")
+    if blocked_import(error):
+        return borrowed_finding(blocked_import(error), module_file)
     es_msg, en_msg = from_student(error.get("message", ""))
     # the file at fault: another student module this one imports (two_d.py imports rope.py)
     module_file = from_student(error["file"], 80)[1] if error.get("file") else module_file
@@ -319,6 +348,9 @@ def exception_findings(errors: list[dict], total: int, where: str = "") -> list[
         if kind == "KeyboardInterrupt" and not es_msg:
             es_msg, en_msg = ("interrumpido al superar el tiempo límite",
                               "interrupted: it went over the time limit")
+        if blocked_import(first):
+            findings.append(borrowed_finding(blocked_import(first)))
+            continue
         line = f" (línea {first['lineno']})" if first.get("lineno") else ""
         line_en = f" (line {first['lineno']})" if first.get("lineno") else ""
         if kind == "NotImplementedError":

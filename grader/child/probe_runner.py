@@ -29,10 +29,66 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import sys
 import traceback
 
 MAX_MESSAGE = 4000
 MAX_OUTPUTS = 16
+# Course modules that hold answers (the self-check's oracles): a student's code may not import
+# them. The trusted side (``grader.borrowed``) reads this list to refuse such a submission.
+FORBIDDEN_MODULES = ("minimodel.selfcheck",)
+# The parts of those that hold no answer and that given code imports while a student's code runs
+# (``minimodel.compare`` reads the self-check's list of files); a student's code may not.
+GIVEN_CODE_MAY_IMPORT = ("minimodel.selfcheck", "minimodel.selfcheck.compare",
+                         "minimodel.selfcheck.per_encoding")
+BLOCKED = "The grader does not allow importing "  # how the refusal's message starts, in English
+
+
+def forbidden(name: str) -> bool:
+    """Whether the module ``name`` is one of :data:`FORBIDDEN_MODULES` or inside one."""
+    return any(name == m or name.startswith(m + ".") for m in FORBIDDEN_MODULES)
+
+
+def _given_code(frame) -> bool:
+    """Whether ``frame`` runs in a module of the course's given code, from that module's file
+    (a course module outside ``minimodel.positional``, where the student's files are)."""
+    name = frame.f_globals.get("__name__")
+    if not isinstance(name, str) or not name.startswith("minimodel.") or \
+            name.startswith("minimodel.positional"):
+        return False
+    module_file = getattr(sys.modules.get(name), "__file__", None)
+    return bool(module_file) and \
+        os.path.realpath(module_file) == os.path.realpath(frame.f_code.co_filename)
+
+
+class BorrowedImportBlocker:
+    """Meta-path finder: importing a forbidden module fails with ``ImportError``, unless it is
+    one of :data:`GIVEN_CODE_MAY_IMPORT` and given code asks for it."""
+
+    def find_spec(self, name, path=None, target=None):
+        if not forbidden(name):
+            return None
+        if name not in GIVEN_CODE_MAY_IMPORT:
+            raise self.refusal(name)
+        frame = sys._getframe(1)
+        while frame is not None and (frame.f_code.co_filename.startswith("<frozen") or
+                                     "importlib" in frame.f_code.co_filename):
+            frame = frame.f_back
+        if frame is not None and _given_code(frame):
+            return None
+        raise self.refusal(name)
+
+    @staticmethod
+    def refusal(name: str) -> ImportError:
+        return ImportError(f"[es] El corrector no deja importar {name}: el trabajo tiene que ser "
+                           f"tuyo.\n[en] {BLOCKED}{name}: the work must be your own.", name=name)
+
+
+def block_borrowed_imports() -> None:
+    """Install :class:`BorrowedImportBlocker` first in ``sys.meta_path`` (once); called before
+    any student code runs."""
+    if not any(isinstance(f, BorrowedImportBlocker) for f in sys.meta_path):
+        sys.meta_path.insert(0, BorrowedImportBlocker())
 
 
 def _write_json(path: str, data: dict) -> None:

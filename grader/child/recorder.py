@@ -20,7 +20,12 @@ import probe_runner
 
 
 def make_recorder(out_dir: str):
-    """A ``record(cell_id, expressions)`` function that writes under ``out_dir/records``."""
+    """A ``record(cell_id, expressions)`` function that writes under ``out_dir/records``.
+
+    Called in the kernel's first cell, before any of the student's: from then on the student's
+    code cannot import the self-check (``probe_runner.block_borrowed_imports``).
+    """
+    probe_runner.block_borrowed_imports()
 
     def record(cell_id: str, expressions: dict) -> None:
         folder = os.path.join(out_dir, "records", cell_id)

@@ -9,11 +9,12 @@ folders to cover and to expose, the unprivileged user, the scrubbed environment,
 For each request it forks a monitor, which enters that sandbox (new mount and network
 namespaces, ``isolation.enter``), moves into a new PID namespace and forks the worker. The worker
 is PID 1 there: it mounts its own ``/proc``, sends its output to a pipe, sets the limits, drops to
-the unprivileged user, imports the student's module and runs the cases (``probe_runner``). When
-the worker ends or is killed, the kernel kills everything left in its namespace, so no process
-outlives its group. The monitor enforces the wall-clock limit, keeps the first kilobytes of output
-and throws the rest away (a flood costs nothing but time), and reports how the worker ended. If
-the sandbox cannot be entered as the platform probe promised, no student code runs.
+the unprivileged user, blocks imports of the self-check's answers, imports the student's module
+and runs the cases (``probe_runner``). When the worker ends or is killed, the kernel kills
+everything left in its namespace, so no process outlives its group. The monitor enforces the
+wall-clock limit, keeps the first kilobytes of output and throws the rest away (a flood costs
+nothing but time), and reports how the worker ended. If the sandbox cannot be entered as the
+platform probe promised, no student code runs.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ def _worker(request: dict, config: dict, item_dir: str, out_w: int, applied: dic
                                           config["expose_ro"] + config["expose_rw"])
         import probe_runner
 
+        probe_runner.block_borrowed_imports()
         probe_runner.run(request, item_dir)
         code = 0
     except BaseException:  # noqa: BLE001 - reported through the missing done.json

@@ -1,0 +1,165 @@
+"""A submission that takes its values from the course instead of computing them gets nothing.
+
+The self-check ships with the student's repository and computes, for instance, lab 17.01's
+sinusoidal table for any input (``minimodel.selfcheck.lab_17_01.formula``). A ``sinusoidal_pe``
+that only calls it would pass every hidden case; the grader reads each module before running it
+(``grader.borrowed``) and the sandbox refuses the import at run time
+(``probe_runner.BorrowedImportBlocker``), so such a submission scores like the stub and is told
+why in both languages, while an honest one keeps its full marks.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from grader_corpus import REFERENCE_FORWARD, REFERENCE_PE, module_score, stub_with
+
+from grader.borrowed import borrowed_modules, imported_names
+from grader.child import probe_runner
+from grader.grading import Options, grade
+from grader.sandbox import Limits
+from minimodel.implementation import REPO_ROOT
+
+BORROWED_PE = """\
+from minimodel.selfcheck import lab_17_01
+return lab_17_01.formula(T, d, base)
+"""
+HIDDEN_PE = """\
+import importlib
+name = "".join(["minimo", "del.", "self", "check", ".lab_17_01"])
+return importlib.import_module(name).formula(T, d, base)
+"""
+SUBMISSIONS = {
+    "honest": stub_with(REFERENCE_PE, REFERENCE_FORWARD),
+    "borrowed": stub_with(BORROWED_PE, REFERENCE_FORWARD),
+    "hidden": stub_with(HIDDEN_PE, REFERENCE_FORWARD),
+}
+LIMITS = Limits(wall_s=10, cpu_s=10, memory_mb=1024, cell_timeout_s=40, notebook_wall_s=120)
+
+
+@pytest.mark.parametrize("source", [
+    "import minimodel.selfcheck.lab_17_01 as x",
+    "import minimodel.selfcheck",
+    "from minimodel.selfcheck import lab_17_01",
+    "from minimodel.selfcheck.lab_17_01 import formula",
+    "from minimodel import selfcheck",
+    "from .. import selfcheck",
+    "from ..selfcheck.lab_17_01 import formula",
+    "import importlib\nf = importlib.import_module('minimodel.selfcheck.lab_17_01').formula",
+    "f = __import__('minimodel.selfcheck.lab_17_01', fromlist=['formula']).formula",
+    "def f():\n    from minimodel.selfcheck import lab_17_01\n    return lab_17_01",
+])
+def test_every_form_of_the_import_is_seen(source):
+    assert borrowed_modules({"sinusoidal": source.encode()})["sinusoidal"].code == \
+        "borrowed-answer"
+
+
+@pytest.mark.parametrize("source", [
+    "import numpy as np\nimport torch\nfrom minimodel.validation import require_int",
+    "from . import rope\n'''Checked with minimodel.selfcheck: make check LAB=17.01.'''",
+    "def broken(:\n",  # the run reports the syntax error
+])
+def test_honest_imports_are_not_refused(source):
+    assert borrowed_modules({"sinusoidal": source.encode()}) == {}
+
+
+def test_a_module_importing_a_borrowing_module_is_refused_too():
+    files = {"rope": b"from minimodel.selfcheck import lab_17_03\n",
+             "two_d": b"from minimodel.positional.rope import rope_frequencies\n",
+             "alibi": b"import torch\n"}
+    found = borrowed_modules(files)
+    assert sorted(found) == ["rope", "two_d"]
+    assert "rope.py" in found["two_d"].es and "rope.py" in found["two_d"].en
+    assert "minimodel.selfcheck" in found["two_d"].en
+    assert "minimodel.positional.rope" in imported_names(files["two_d"])
+
+
+def test_the_sandbox_blocks_the_import_but_not_the_given_code():
+    """In a fresh interpreter with the blocker installed (as in the sandbox): the grader's child
+    code still imports, every form of the import from a student's code fails; given code
+    (``minimodel.compare``) still reads the self-check's list of files, and after it a
+    self-check's lab is still out of reach."""
+    script = textwrap.dedent(f"""
+        import importlib, sys
+        sys.path.insert(0, {str(REPO_ROOT / "grader" / "child")!r})
+        import probe_runner
+        probe_runner.block_borrowed_imports()
+        import isolation, kernel_jail, recorder, zygote  # the grader's own child code needs none
+
+        def refused(code):
+            try:
+                exec(code)
+            except ImportError as error:
+                assert "{probe_runner.BLOCKED}" in str(error), error
+            else:
+                raise SystemExit("not blocked: " + code)
+
+        for code in ["import minimodel.selfcheck.lab_17_01",
+                     "from minimodel import selfcheck",
+                     "import minimodel.selfcheck.per_encoding",
+                     "importlib.import_module('minimodel.' + 'selfcheck.lab_17_01')",
+                     "__import__('minimodel.selfcheck.lab_17_04')"]:
+            refused(code)
+        from minimodel.compare import encoding_problems
+        from minimodel.model import GPTConfig
+        assert encoding_problems(GPTConfig(), ["sinusoidal"]) is not None
+        refused("importlib.import_module('minimodel.selfcheck.lab_17_01')")
+        refused("from minimodel.selfcheck import command")
+        assert not [n for n in sys.modules if n.startswith("minimodel.selfcheck.lab")]
+        print("blocked")
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0 and "blocked" in result.stdout, result.stderr[-2000:]
+
+
+# --- graded in the sandbox ----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory, capabilities):
+    if not capabilities.namespaces:
+        pytest.skip("this platform cannot isolate the sandbox (needs root and namespaces)")
+    root = tmp_path_factory.mktemp("borrowed")
+    for name, source in SUBMISSIONS.items():
+        target = root / "submissions" / name / "src/minimodel/positional/sinusoidal.py"
+        target.parent.mkdir(parents=True)
+        target.write_text(source, encoding="utf-8")
+    summary = grade(root / "submissions", root / "out",
+                    Options(workers=2, limits=LIMITS, progress=False, labs=["17.01"]),
+                    stream=io.StringIO())
+    assert summary["failed"] == []
+    return {r["student_id"]: r for r in summary["records"]}
+
+
+def pe_items(record: dict) -> list[dict]:
+    return [v for v in record["labs"]["17.01"]["items"] if v["key"].startswith("pe.")]
+
+
+def test_an_honest_submission_keeps_full_marks(records):
+    assert module_score(records["honest"]) == 9
+    assert not any(f["code"] == "borrowed-answer" for v in pe_items(records["honest"])
+                   for f in v["findings"])
+
+
+@pytest.mark.parametrize("name", ["borrowed", "hidden"])
+def test_a_borrowed_answer_scores_like_the_stub_and_is_said(records, name):
+    items = pe_items(records[name])
+    assert items and all(v["score"] == 0 for v in items)
+    for item in items:
+        (finding,) = [f for f in item["findings"] if f["code"] == "borrowed-answer"]
+        assert "minimodel.selfcheck" in finding["es"] and "tuyo" in finding["es"]
+        assert "minimodel.selfcheck" in finding["en"] and "your own" in finding["en"]
+
+
+def test_a_borrowed_import_is_refused_before_the_module_runs(records):
+    items = [v for v in records["borrowed"]["labs"]["17.01"]["items"]
+             if not v["key"].startswith("nb/")]
+    assert module_score(records["borrowed"]) == 0  # every item of sinusoidal.py
+    for item in items:
+        assert item["instructor"].get("run") == "missing"  # never run
+        assert any(f["code"] == "borrowed-answer" and "sinusoidal.py" in f["es"]
+                   and "sinusoidal.py" in f["en"] for f in item["findings"])
