@@ -16,7 +16,15 @@ import sys
 import textwrap
 
 import pytest
-from grader_corpus import REFERENCE_FORWARD, REFERENCE_PE, module_score, stub_with
+from grader_corpus import (
+    REFERENCE,
+    REFERENCE_FORWARD,
+    REFERENCE_PE,
+    Entry,
+    module_score,
+    solved_cells,
+    stub_with,
+)
 
 from grader.borrowed import borrowed_modules, imported_names
 from grader.child import probe_runner
@@ -33,11 +41,6 @@ import importlib
 name = "".join(["minimo", "del.", "self", "check", ".lab_17_01"])
 return importlib.import_module(name).formula(T, d, base)
 """
-SUBMISSIONS = {
-    "honest": stub_with(REFERENCE_PE, REFERENCE_FORWARD),
-    "borrowed": stub_with(BORROWED_PE, REFERENCE_FORWARD),
-    "hidden": stub_with(HIDDEN_PE, REFERENCE_FORWARD),
-}
 LIMITS = Limits(wall_s=10, cpu_s=10, memory_mb=1024, cell_timeout_s=40, notebook_wall_s=120)
 
 
@@ -124,10 +127,15 @@ def records(tmp_path_factory, capabilities):
     if not capabilities.namespaces:
         pytest.skip("this platform cannot isolate the sandbox (needs root and namespaces)")
     root = tmp_path_factory.mktemp("borrowed")
-    for name, source in SUBMISSIONS.items():
-        target = root / "submissions" / name / "src/minimodel/positional/sinusoidal.py"
-        target.parent.mkdir(parents=True)
-        target.write_text(source, encoding="utf-8")
+    solved = solved_cells()
+    entries = [Entry("honest", stub_with(REFERENCE_PE, REFERENCE_FORWARD)),
+               Entry("borrowed", stub_with(BORROWED_PE, REFERENCE_FORWARD)),
+               Entry("hidden", stub_with(HIDDEN_PE, REFERENCE_FORWARD)),
+               Entry("notebook", REFERENCE, cells={
+                   **solved, "dots": "import minimodel.selfcheck.lab_17_01\n" + solved["dots"]})]
+    (root / "submissions").mkdir()
+    for entry in entries:
+        entry.build(root / "submissions")
     summary = grade(root / "submissions", root / "out",
                     Options(workers=2, limits=LIMITS, progress=False, labs=["17.01"]),
                     stream=io.StringIO())
@@ -163,3 +171,11 @@ def test_a_borrowed_import_is_refused_before_the_module_runs(records):
         assert item["instructor"].get("run") == "missing"  # never run
         assert any(f["code"] == "borrowed-answer" and "sinusoidal.py" in f["es"]
                    and "sinusoidal.py" in f["en"] for f in item["findings"])
+
+
+def test_a_notebook_cannot_import_the_self_check(records):
+    record = records["notebook"]
+    assert module_score(record) == 9
+    (error,) = [e for e in record["instructor"]["notebooks"]["17.01"]["cell_errors"]
+                if e.get("grade_id") == "dots"]
+    assert error["ename"] == "ImportError" and probe_runner.BLOCKED in error["evalue"]
