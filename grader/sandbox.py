@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from grader.child.probe_runner import GIVEN_CODE_MAY_IMPORT, forbidden
 from grader.safe_io import UnsafeData, load_array, read_json
 from minimodel.course import encoding_modules
 from minimodel.implementation import PACKAGE_DIR, REPO_ROOT
@@ -347,6 +348,12 @@ class Scratch:
     @staticmethod
     def _given_code_only(folder: str, names: list[str]) -> list[str]:
         ignored = [n for n in names if n == "__pycache__" or n.endswith(".pyc")]
+        # the modules that hold answers (the self-check's oracles) are not there to be read
+        package = ".".join(Path(folder).resolve().relative_to(PACKAGE_DIR.parent.resolve()).parts)
+        for n in names:
+            name = package if n == "__init__.py" else f"{package}.{n.removesuffix('.py')}"
+            if forbidden(name) and name not in GIVEN_CODE_MAY_IMPORT:
+                ignored.append(n)
         if Path(folder).resolve() == (PACKAGE_DIR / "positional").resolve():
             encodings = {f"{m}.py" for m in encoding_modules()}
             ignored += [n for n in names if n != "__init__.py" and

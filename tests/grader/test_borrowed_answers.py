@@ -29,12 +29,20 @@ from grader_corpus import (
 from grader.borrowed import borrowed_modules, imported_names
 from grader.child import probe_runner
 from grader.grading import Options, grade
-from grader.sandbox import Limits
+from grader.sandbox import Limits, Scratch
 from minimodel.implementation import REPO_ROOT
 
 BORROWED_PE = """\
 from minimodel.selfcheck import lab_17_01
 return lab_17_01.formula(T, d, base)
+"""
+BY_PATH_PE = """\
+import importlib.util, os, minimodel
+path = os.path.join(os.path.dirname(minimodel.__file__), "self" + "check", "lab_17_01.py")
+spec = importlib.util.spec_from_file_location("oracle", path)
+oracle = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(oracle)
+return oracle.formula(T, d, base)
 """
 HIDDEN_PE = """\
 import importlib
@@ -120,6 +128,16 @@ def test_the_sandbox_blocks_the_import_but_not_the_given_code():
     assert result.returncode == 0 and "blocked" in result.stdout, result.stderr[-2000:]
 
 
+def test_the_sandbox_holds_no_file_with_answers(tmp_path):
+    scratch = Scratch(tmp_path / "scratch", {})
+    package = scratch.course_src / "minimodel"
+    copied = {".".join(p.relative_to(package.parent).with_suffix("").parts).removesuffix(
+        ".__init__") for p in package.rglob("*.py")}
+    assert "minimodel.compare" in copied
+    assert sorted(n for n in copied if probe_runner.forbidden(n)) == \
+        sorted(probe_runner.GIVEN_CODE_MAY_IMPORT)
+
+
 # --- graded in the sandbox ----------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -131,6 +149,7 @@ def records(tmp_path_factory, capabilities):
     entries = [Entry("honest", stub_with(REFERENCE_PE, REFERENCE_FORWARD)),
                Entry("borrowed", stub_with(BORROWED_PE, REFERENCE_FORWARD)),
                Entry("hidden", stub_with(HIDDEN_PE, REFERENCE_FORWARD)),
+               Entry("by_path", stub_with(BY_PATH_PE, REFERENCE_FORWARD)),
                Entry("notebook", REFERENCE, cells={
                    **solved, "dots": "import minimodel.selfcheck.lab_17_01\n" + solved["dots"]})]
     (root / "submissions").mkdir()
@@ -179,3 +198,7 @@ def test_a_notebook_cannot_import_the_self_check(records):
     (error,) = [e for e in record["instructor"]["notebooks"]["17.01"]["cell_errors"]
                 if e.get("grade_id") == "dots"]
     assert error["ename"] == "ImportError" and probe_runner.BLOCKED in error["evalue"]
+
+
+def test_the_self_check_cannot_be_read_from_its_file_either(records):
+    assert all(v["score"] == 0 for v in pe_items(records["by_path"]))
