@@ -9,18 +9,17 @@ recorded results, Matplotlib's version): change any of them and the figures are 
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import importlib
 import json
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from figures.core import LANGS, REGISTRY, Figure, text_for
+from figures.exclusive import locked
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -83,15 +82,6 @@ def render(lang: str, out: Path, progress: Callable[[str], None] = print) -> Non
     (out / SPECS).write_text(json.dumps(specs, separators=(",", ":")), encoding="utf-8")
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def rendered(lang: str, progress: Callable[[str], None] = print) -> Path:
@@ -99,7 +89,7 @@ def rendered(lang: str, progress: Callable[[str], None] = print) -> Path:
     if lang not in LANGS:
         raise ValueError(f"language must be one of {LANGS}, not {lang!r}")
     folder = CACHE / cache_key() / lang
-    with _locked(CACHE / f"{lang}.lock"):
+    with locked(CACHE / f"{lang}.lock"):
         if (folder / SPECS).is_file():
             progress(f"  [{lang}] figuras ya dibujadas / figures already drawn: {folder}")
             return folder

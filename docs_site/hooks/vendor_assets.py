@@ -14,19 +14,20 @@ files a page needs (``assets/vendor/<name>/...``, with the package's LICENSE) an
 from __future__ import annotations
 
 import base64
-import contextlib
-import fcntl
 import hashlib
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # docs_site/, for figures
+from figures.exclusive import locked  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "build" / "npm"
@@ -91,16 +92,6 @@ class NpmUnavailable(RuntimeError):
     """A package could not be fetched or did not match its pinned hash."""
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``path`` (two builds may start at once)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _integrity(tarball: Path) -> str:
@@ -139,7 +130,7 @@ def fetch(package: NpmPackage) -> Path:
     ready = unpacked / "package.json"
     if ready.is_file():
         return unpacked
-    with _locked(CACHE / f"{package.name}.lock"):
+    with locked(CACHE / f"{package.name}.lock"):
         if ready.is_file():
             return unpacked
         with tempfile.TemporaryDirectory(dir=CACHE) as tmp:

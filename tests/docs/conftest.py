@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import subprocess
 import sys
@@ -14,17 +12,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "build" / "docs-test-site"
-
-
-@contextlib.contextmanager
-def _exclusive(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+sys.path.insert(0, str(ROOT / "docs_site"))
+from figures.exclusive import locked  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -39,7 +28,7 @@ def built_site() -> dict:
     """
     run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid-{os.getpid()}"
     stamp = SITE.parent / "docs-test-site.stamp"
-    with _exclusive(SITE.parent / "docs-test-site.lock"):
+    with locked(SITE.parent / "docs-test-site.lock"):
         if stamp.is_file():
             done_by, seconds, *log = stamp.read_text().split("\n")
             if done_by == run_id:
