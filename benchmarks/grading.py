@@ -150,17 +150,20 @@ def kernel_startup_s(work: Path) -> float:
     """Seconds one sandboxed kernel takes to start, run an empty cell and stop."""
     import nbformat
 
-    from grader.sandbox import Limits, Scratch, probe_capabilities
+    from grader.sandbox import KernelServer, Limits, Scratch, probe_capabilities
 
     scratch = Scratch(work / "kernel-probe", {})
+    kernels = KernelServer(work / "kernel-server", work / "kernel-probe.log")
     try:
+        kernels.start()  # once per worker: not part of a notebook's start-up
         notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("pass")])
         start = time.perf_counter()
         nbexec.run_notebook(notebook, scratch=scratch, name="empty",
                             caps=probe_capabilities(), limits=Limits(), extra_hide=[],
-                            log_path=work / "kernel-probe.log")
+                            log_path=work / "kernel-probe.log", kernels=kernels)
         return time.perf_counter() - start
     finally:
+        kernels.close()
         scratch.remove()
 
 

@@ -82,8 +82,9 @@ def _cpu_seconds(pid: int) -> float | None:
 
 class DescendantCpu:
     """The CPU time used by the processes this one starts while it is active (a notebook
-    kernel and its jail), sampled from ``/proc`` so that a kernel killed at the end still
-    counts. Processes below ``exclude`` (the worker's zygote, measured on its own) are left out.
+    kernel, its jail and proxy), sampled from ``/proc`` so that a kernel killed at the end still
+    counts. The long-lived processes in ``exclude`` (the worker's zygote and kernel server) are
+    not counted themselves; what they fork while this is active is.
     """
 
     def __init__(self, exclude: set[int] = frozenset(), interval_s: float = 0.2):
@@ -102,13 +103,13 @@ class DescendantCpu:
         self._thread.join(timeout=5)
 
     def _sample(self) -> None:
-        stack = [p for p in _children(os.getpid()) if p not in self.exclude]
+        stack = _children(os.getpid())
         while stack:
             pid = stack.pop()
-            cpu = _cpu_seconds(pid)
+            cpu = None if pid in self.exclude else _cpu_seconds(pid)
             if cpu is not None:
                 self.seen[pid] = max(cpu, self.seen.get(pid, 0.0))
-            stack += [p for p in _children(pid) if p not in self.exclude]
+            stack += _children(pid)
 
     def _watch(self) -> None:
         while True:

@@ -11,7 +11,7 @@ formgrader for the written answers). Autograding is done here instead, under the
    tests never leave the source.
 2. The kernel runs inside the sandbox (``grader/child/kernel_jail.py``): no network, hidden
    files covered, unprivileged, limits, its own PID namespace; the grader talks to it over Unix
-   sockets. Output is capped; warnings and stderr cost nothing.
+   sockets. It is forked by the worker's kernel server, which loaded PyTorch and ipykernel once. Output is capped; warnings and stderr cost nothing.
 3. The parent reads the recorded files safely and each cell's judge compares them with the values
    the reference notebook recorded (``grader/references``).
 """
@@ -35,6 +35,7 @@ from grader.redact import from_student
 from grader.safe_io import UnsafeData, read_json
 from grader.sandbox import (
     Capabilities,
+    KernelServer,
     Limits,
     Scratch,
     filesystem_view,
@@ -172,8 +173,10 @@ def _client_class():
 
 def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str,
                  caps: Capabilities, limits: Limits, extra_hide: list[Path],
-                 log_path: Path, mpl_cache: Path | None = None) -> tuple[Path, dict]:
-    """Execute ``notebook`` with a sandboxed kernel; return (its folder, how the run went)."""
+                 log_path: Path, kernels: KernelServer,
+                 mpl_cache: Path | None = None) -> tuple[Path, dict]:
+    """Execute ``notebook`` with a sandboxed kernel forked by ``kernels``; return (its folder,
+    how the run went)."""
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import AsyncKernelManager
     from jupyter_core.utils import run_sync
@@ -205,16 +208,18 @@ def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str
                 "JUPYTER_PLATFORM_DIRS": "1", "MPLCONFIGDIR": str(mpl)},
         "limits": limits.kernel(),
         "output_kb": limits.output_kb,
+        "server": str(kernels.socket_path),
     }
     config_path = scratch.root / f"kernel-{name}.json"
     config_path.write_text(json.dumps(config))
     spec_dir = scratch.root / "kernels" / "minimodel-sandbox"
     spec_dir.mkdir(parents=True, exist_ok=True)
     (spec_dir / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-I", "-B", str(scratch.runner / "kernel_jail.py"),
+        "argv": [sys.executable, "-I", "-S", "-B", str(scratch.runner / "kernel_jail.py"),
                  str(config_path), "{connection_file}"],
         "display_name": "minimodel sandbox", "language": "python",
     }))
+    kernels.ensure()
     specs = KernelSpecManager(kernel_dirs=[str(spec_dir.parent)])
     manager = AsyncKernelManager(kernel_name="minimodel-sandbox", kernel_spec_manager=specs,
                                  transport="ipc", ip=str(folder / "k"),

@@ -1,7 +1,7 @@
 """The worker processes of a grading run: each grades one student at a time, in full.
 
 Workers die with the main process (parent-death signal and a watcher thread) and leave Ctrl-C to
-it; each starts its sandbox zygote while it waits for its first student. A worker that crashes
+it; each starts its sandbox zygote and kernel server while it waits for its first student. A worker that crashes
 takes its student back to the queue once; a second crash reports the student as not graded
 (retried on the next run).
 """
@@ -23,11 +23,12 @@ from pathlib import Path
 
 from grader import gradebook
 from grader.progress import Progress
-from grader.runs import zygote
+from grader.runs import kernel_server, zygote
 
 
 def worker_init(ctx) -> None:
-    """Workers die with the main process and leave Ctrl-C to it; the zygote starts loading."""
+    """Workers die with the main process and leave Ctrl-C to it; the zygote and the kernel
+    server start loading."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
@@ -41,6 +42,7 @@ def worker_init(ctx) -> None:
     threading.Thread(target=watch, daemon=True).start()
     with contextlib.suppress(OSError):
         zygote(ctx).launch()
+        kernel_server(ctx).launch()
 
 
 def work(student_id: str, path: str, ctx) -> tuple[str, dict | None, str]:

@@ -31,6 +31,7 @@ from grader.hidden.spec import LabChecks
 from grader.sandbox import (
     Limits,
     Scratch,
+    KernelServer,
     Zygote,
     matplotlib_cache,
     probe_capabilities,
@@ -139,10 +140,14 @@ def compute(checks: LabChecks, work: Path, log_path: Path) -> tuple[dict, dict]:
         notebook, _ = nbexec.build_run_notebook(source, None, checks.notebook,
                                                 str(scratch.runner),
                                                 str(scratch.items / f"nb-{folder_name}"))
-        folder, outcome = nbexec.run_notebook(
-            notebook, scratch=scratch, name=folder_name, caps=caps,
-            limits=Limits(cell_timeout_s=300, notebook_wall_s=600), extra_hide=[],
-            log_path=log_path, mpl_cache=matplotlib_cache(work / "mpl"))
+        kernels = KernelServer(work / "zygote", log_path)
+        try:
+            folder, outcome = nbexec.run_notebook(
+                notebook, scratch=scratch, name=folder_name, caps=caps,
+                limits=Limits(cell_timeout_s=300, notebook_wall_s=600), extra_hide=[],
+                log_path=log_path, kernels=kernels, mpl_cache=matplotlib_cache(work / "mpl"))
+        finally:
+            kernels.close()
         if outcome["status"] != "finished" or outcome["cell_errors"]:
             raise ReferenceError(f"reference notebook run failed: {outcome}")
         volatile = {c.grade_id: c.volatile for c in checks.notebook.cells}

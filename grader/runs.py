@@ -18,7 +18,7 @@ from pathlib import Path
 from grader import nbexec
 from grader.budget import DescendantCpu, StudentBudget
 from grader.hidden import module_name
-from grader.sandbox import Limits, Zygote, matplotlib_cache, read_group
+from grader.sandbox import KernelServer, Limits, Zygote, matplotlib_cache, read_group
 from grader.verdicts import GroupOutcome
 
 WORKER_OVERHEAD_MB = 1024  # a worker, its zygote (NumPy, PyTorch) and a probe group
@@ -38,6 +38,7 @@ def workers_that_fit(limits: Limits) -> int:
 
 
 _ZYGOTE: Zygote | None = None
+_KERNELS: KernelServer | None = None
 
 
 def zygote(ctx) -> Zygote:
@@ -47,6 +48,15 @@ def zygote(ctx) -> Zygote:
         home = ctx.scratch_root / f"worker-{os.getpid()}"
         _ZYGOTE = Zygote(home, ctx.out / "logs" / f"worker-{os.getpid()}.log", cuda=ctx.cuda)
     return _ZYGOTE
+
+
+def kernel_server(ctx) -> KernelServer:
+    """This worker's kernel server (one per worker process, started on first use)."""
+    global _KERNELS
+    if _KERNELS is None:
+        home = ctx.scratch_root / f"worker-{os.getpid()}"
+        _KERNELS = KernelServer(home, ctx.out / "logs" / f"worker-{os.getpid()}.log")
+    return _KERNELS
 
 
 def run_group(group, variant, inputs_path, scratch, ctx, sandbox: dict, limits: dict,
@@ -90,7 +100,9 @@ def run_notebook(lab_id, checks, source, student, scratch, ctx, log_path: Path,
     times the time (at most what is left of the student's budget) before a time-out is scored.
     """
     limits = ctx.limits
-    measured_apart = {_ZYGOTE.process.pid} if _ZYGOTE is not None and _ZYGOTE.alive() else set()
+    kernels = kernel_server(ctx)
+    kernels.ensure()  # its own start-up is charged to nobody
+    measured_apart = {z.process.pid for z in (_ZYGOTE, kernels) if z is not None and z.alive()}
     for attempt in (1, 2):
         name = module_name(lab_id) + ("" if attempt == 1 else "-again")
         notebook, build = nbexec.build_run_notebook(
@@ -100,7 +112,8 @@ def run_notebook(lab_id, checks, source, student, scratch, ctx, log_path: Path,
         with DescendantCpu(exclude=measured_apart) as meter:
             folder, outcome = nbexec.run_notebook(
                 notebook, scratch=scratch, name=name, caps=ctx.caps, limits=limits,
-                extra_hide=ctx.extra_hide, log_path=log_path, mpl_cache=fonts)
+                extra_hide=ctx.extra_hide, log_path=log_path, kernels=kernels,
+                mpl_cache=fonts)
         outcome["cpu_s"] = meter.seconds
         stopped = timed_out(outcome)
         retry = stopped and attempt == 1 and budget.left() > limits.notebook_wall_s

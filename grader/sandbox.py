@@ -403,19 +403,26 @@ class Zygote:
     submission's sandbox (see :func:`sandbox_config`).
     """
 
+    SCRIPT = ("zygote.py",)  # the child script and the arguments before its configuration
+
     def __init__(self, home: Path, log_path: Path, *, cuda: bool = False):
         self.home = home
+        home.mkdir(parents=True, exist_ok=True)
+        os.chmod(home, 0o700)  # the kernel server's socket lives here: root only
         runner = home / "runner"
-        runner.mkdir(parents=True, exist_ok=True)
+        runner.mkdir(exist_ok=True)
         for name in CHILD_FILES:
             shutil.copy2(CHILD_DIR / name, runner / name)
-        self.script = runner / "zygote.py"
-        self.config_path = home / "zygote.json"
-        self.config_path.write_text(json.dumps({"env": sandbox_env(home, cuda=cuda)}))
+        self.script = runner / self.SCRIPT[0]
+        self.config_path = home / f"{self.script.stem}.json"
+        self.config_path.write_text(json.dumps(self.config(cuda)))
         self.log_path = log_path
         self.process: subprocess.Popen | None = None
         self._buffer = b""
         self.ready = False
+
+    def config(self, cuda: bool) -> dict:
+        return {"env": sandbox_env(self.home, cuda=cuda)}
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -436,7 +443,8 @@ class Zygote:
         log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-B", str(self.script), str(self.config_path)],
+                [sys.executable, "-I", "-B", str(self.script), *self.SCRIPT[1:],
+                 str(self.config_path)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                 start_new_session=True, cwd=str(self.home),
                 env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
@@ -511,6 +519,26 @@ class Zygote:
                     stream.close()
             except OSError:
                 pass
+
+
+class KernelServer(Zygote):
+    """Client of the kernel server (``grader/child/kernel_jail.py serve``): one per grading
+    worker. It loads PyTorch, IPython and ipykernel once and forks every notebook's sandboxed
+    kernel, so a notebook does not pay for importing them again."""
+
+    SCRIPT = ("kernel_jail.py", "serve")
+
+    @property
+    def socket_path(self) -> Path:
+        return self.home / "kernels.sock"
+
+    def config(self, cuda: bool) -> dict:
+        return {**super().config(cuda), "socket": str(self.socket_path)}
+
+    def ensure(self) -> None:
+        """Started and ready (started again if it died)."""
+        if not self.alive() or not self.ready:
+            self.start()
 
 
 def read_outputs(folder: Path, prefix: str, metas: object) -> list[dict]:

@@ -1,15 +1,23 @@
-"""Start a Jupyter kernel inside the sandbox (notebook labs).
+"""Jupyter kernels inside the sandbox (notebook labs), forked from a server that loaded PyTorch once.
 
-The grader's kernel spec runs ``python -I kernel_jail.py <config.json> <connection_file>`` as
-root. The jail enters the sandbox (the same file-system view and network namespace as the
-zygote), moves into a new PID namespace and forks the kernel as its PID 1; the kernel gets its own
-``/proc``, the limits, the unprivileged user and a scrubbed environment, then becomes
-``python -m ipykernel_launcher``. The kernel talks to the grader over Unix sockets in the scratch
-folder (``transport = ipc``), so it needs no network at all.
+Three roles, one file:
 
-The jail stays as the kernel's parent: it forwards interrupts, drains the kernel's own stdout and
-stderr (keeping the first kilobytes in ``kernel-output.log``), and when the grader kills it or
-goes away, the kernel dies with it (parent-death signal), which ends its whole namespace.
+- **The server** (``python -I -B kernel_jail.py serve <config.json>``), one per grading worker,
+  started as root like the zygote. It imports NumPy, PyTorch, matplotlib, IPython and ipykernel
+  (never any course or student code), says it is ready on its stdout and listens on a Unix socket in a
+  root-only folder. Each connection gets a forked jail; the server itself runs nothing else.
+- **The proxy** (``python -I -S -B kernel_jail.py <config.json> <connection_file>``) is what the
+  grader's kernel spec starts, so Jupyter's kernel manager has a process to watch, signal and
+  kill. It asks the server for a kernel, passes on the signals it receives and exits with the
+  kernel's exit code; when it is killed its socket closes and the jail kills the kernel.
+- **The jail**, forked by the server, enters the sandbox (the same file-system view and network
+  namespace as the zygote), moves into a new PID namespace and forks the kernel as its PID 1; the
+  kernel gets its own ``/proc``, the limits, the unprivileged user and a scrubbed environment, then
+  runs ipykernel in place (nothing to import again). The kernel talks to the grader over Unix
+  sockets in the scratch folder (``transport = ipc``), so it needs no network at all. The jail
+  forwards interrupts, drains the kernel's own stdout and stderr (keeping the first kilobytes in
+  ``kernel-output.log``), and when the proxy or the server goes away, the kernel dies with it
+  (parent-death signal), which ends its whole namespace.
 """
 
 from __future__ import annotations
@@ -19,15 +27,17 @@ import json
 import os
 import select
 import signal
+import socket
 import sys
-import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves it out
-import isolation  # noqa: E402
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT)
 
 
 def _kernel(config: dict, connection_file: str, out_w: int) -> None:
-    """PID 1 of the kernel's namespace: finish the sandbox, then become the kernel."""
+    """PID 1 of the kernel's namespace: finish the sandbox, then run the kernel (never returns)."""
+    import isolation
+
+    code = 72
     try:
         os.setsid()
         if config.get("pid_namespace"):
@@ -46,24 +56,53 @@ def _kernel(config: dict, connection_file: str, out_w: int) -> None:
         if config.get("drop_privileges"):
             isolation.drop_privileges(config["uid"], config["gid"])
         isolation.set_parent_death_signal()
-        env = dict(config["env"])
-        env["HOME"] = workdir
-        argv = [config["python"], "-m", "ipykernel_launcher", "-f", connection_file]
-        os.execve(config["python"], argv, env)
+        os.environ.clear()
+        os.environ.update(config["env"])
+        os.environ["HOME"] = workdir
+        sys.path[:0] = [p for p in config["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for signum in FORWARDED[1:]:
+            signal.signal(signum, signal.SIG_DFL)
+        sys.argv = [config["python"], "-f", connection_file]
+        from ipykernel import kernelapp
+
+        code = 0
+        kernelapp.launch_new_instance(argv=sys.argv[1:])
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
     except BaseException as error:  # noqa: BLE001
-        try:
+        code = 72
+        with contextlib.suppress(BaseException):
             os.write(2, f"kernel jail: {error!r}\n".encode())
-        finally:
-            os._exit(72)
+    finally:
+        with contextlib.suppress(BaseException):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
 
 
-def main() -> int:
-    with open(sys.argv[1], encoding="utf-8") as handle:
-        config = json.load(handle)
-    connection_file = sys.argv[2]
+def _read_request(conn: socket.socket) -> dict:
+    conn.settimeout(30)
+    data = b""
+    while b"\n" not in data:
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            raise ConnectionError("the proxy went away before asking")
+        data += chunk
+    conn.settimeout(None)
+    return json.loads(data.split(b"\n", 1)[0])
+
+
+def _jail(conn: socket.socket) -> int:
+    """Forked by the server for one proxy: enter the sandbox, fork the kernel, watch it."""
+    import isolation
+
     isolation.set_parent_death_signal()
+    request = _read_request(conn)
+    with open(request["config"], encoding="utf-8") as handle:
+        config = json.load(handle)
+    connection_file = request["connection_file"]
     parent = os.getppid()
-    os.umask(0o022)
     applied = isolation.enter(config)
     if config.get("pid_namespace") and applied["files"]:
         isolation.unshare(isolation.CLONE_NEWPID)
@@ -73,47 +112,140 @@ def main() -> int:
     pid = os.fork()
     if pid == 0:
         os.close(out_r)
+        conn.close()
         _kernel(config, connection_file, out_w)
     os.close(out_w)
-
-    def forward(signum, _frame):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL if signum == signal.SIGTERM else signum)
-
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT):
-        signal.signal(signum, forward)
     keep = int(config.get("output_kb", 64)) * 1024
     written = 0
     log = open(os.path.join(config["workdir"], "kernel-output.log"), "wb")  # noqa: SIM115
     os.set_blocking(out_r, False)
+    watched = [out_r, conn]
+    pending = b""
     status = None
-    eof = False
     while status is None:
         ready = []
-        if eof:
-            time.sleep(0.2)
-        else:
-            with contextlib.suppress(InterruptedError):
-                ready, _, _ = select.select([out_r], [], [], 0.2)
-        if ready:
+        with contextlib.suppress(InterruptedError):
+            ready, _, _ = select.select(watched, [], [], 0.2)
+        if out_r in ready:
             try:
                 chunk = os.read(out_r, 1 << 16)
             except BlockingIOError:
                 chunk = None
             if chunk == b"":
-                eof = True
+                watched.remove(out_r)
             elif chunk and written < keep:
                 log.write(chunk[: keep - written])
                 written += len(chunk[: keep - written])
                 log.flush()
+        if conn in ready:
+            chunk = b""
+            with contextlib.suppress(OSError):
+                chunk = conn.recv(1024)
+            if not chunk:  # the proxy was killed: so is the kernel
+                watched.remove(conn)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                signum = int(line)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL if signum == signal.SIGTERM else signum)
         done, wait_status = os.waitpid(pid, os.WNOHANG)
         if done == pid:
             status = wait_status
-        elif os.getppid() != parent:  # the grader is gone: take the kernel with us
+        elif os.getppid() != parent:  # the server is gone: take the kernel with us
             os.kill(pid, signal.SIGKILL)
     log.close()
-    return os.waitstatus_to_exitcode(status) if status is not None else 1
+    code = os.waitstatus_to_exitcode(status)
+    with contextlib.suppress(OSError):
+        conn.sendall(json.dumps({"exit": code}).encode() + b"\n")
+    return code
+
+
+def serve(config_path: str) -> int:
+    """The server: load the libraries once, then fork a jail for every kernel asked for."""
+    import resource
+
+    import isolation
+
+    with open(config_path, encoding="utf-8") as handle:
+        config = json.load(handle)
+    channel = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # anything the libraries print goes to the log, not the protocol
+    isolation.set_parent_death_signal()
+    os.umask(0o022)
+    os.environ.clear()
+    os.environ.update(config["env"])
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    try:
+        import numpy  # noqa: F401
+        import torch
+
+        torch.set_num_threads(1)
+        import IPython  # noqa: F401
+        import ipykernel.ipkernel  # noqa: F401
+        import ipykernel.kernelapp  # noqa: F401
+        import matplotlib.pyplot  # noqa: F401 - every lab draws (font cache built here, once)
+
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(config["socket"])
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(config["socket"])
+        os.chmod(config["socket"], 0o600)
+        listener.listen(16)
+    except BaseException as error:  # noqa: BLE001
+        channel.write(json.dumps({"ready": False, "error": repr(error)}) + "\n")
+        return 1
+    channel.write(json.dumps({"ready": True}) + "\n")
+    while True:
+        ready, _, _ = select.select([listener, sys.stdin], [], [], 1.0)
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        if sys.stdin in ready and not os.read(sys.stdin.fileno(), 1024):
+            return 0  # the worker closed our stdin: done
+        if listener in ready:
+            conn, _ = listener.accept()
+            if os.fork() == 0:
+                listener.close()
+                code = 70
+                try:
+                    code = _jail(conn)
+                except BaseException as error:  # noqa: BLE001
+                    with contextlib.suppress(BaseException):
+                        os.write(2, f"kernel jail: {error!r}\n".encode())
+                finally:
+                    os._exit(code & 0xFF)
+            conn.close()
+
+
+def proxy(config_path: str, connection_file: str) -> int:
+    """What the kernel manager starts: ask the server for a kernel and stand in for it."""
+    with open(config_path, encoding="utf-8") as handle:
+        server = json.load(handle)["server"]
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(server)
+    conn.sendall(json.dumps({"config": config_path,
+                             "connection_file": connection_file}).encode() + b"\n")
+
+    def forward(signum, _frame):
+        with contextlib.suppress(OSError):
+            conn.sendall(f"{signum}\n".encode())
+
+    for signum in FORWARDED:
+        signal.signal(signum, forward)
+    reply = b""
+    while b"\n" not in reply:
+        chunk = conn.recv(1024)
+        if not chunk:
+            return 1
+        reply += chunk
+    return int(json.loads(reply.split(b"\n", 1)[0]).get("exit", 1))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves it out
+    if sys.argv[1] == "serve":
+        sys.exit(serve(sys.argv[2]))
+    sys.exit(proxy(sys.argv[1], sys.argv[2]))
