@@ -61,6 +61,7 @@ lint: install
 sync: install
 	$(BIN)/python -m grader.sync $(if $(KEEP_COPIES),--keep-copies)
 	$(BIN)/minimodel-grader references
+	$(BIN)/python -m grader.snapshots
 
 lab: install
 	$(BIN)/python -m minimodel.jupyter_lab

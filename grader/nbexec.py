@@ -11,7 +11,8 @@ formgrader for the written answers). Autograding is done here instead, under the
    tests never leave the source.
 2. The kernel runs inside the sandbox (``grader/child/kernel_jail.py``): no network, hidden
    files covered, unprivileged, limits, its own PID namespace; the grader talks to it over Unix
-   sockets. It is forked by the worker's kernel server, which loaded PyTorch and ipykernel once. Output is capped; warnings and stderr cost nothing.
+   sockets. It is forked by the worker's kernel server, which loaded PyTorch and ipykernel once.
+   Output is capped; warnings and stderr cost nothing.
 3. The parent reads the recorded files safely and each cell's judge compares them with the values
    the reference notebook recorded (``grader/references``).
 """

@@ -1,9 +1,9 @@
 """The worker processes of a grading run: each grades one student at a time, in full.
 
 Workers die with the main process (parent-death signal and a watcher thread) and leave Ctrl-C to
-it; each starts its sandbox zygote and kernel server while it waits for its first student. A worker that crashes
-takes its student back to the queue once; a second crash reports the student as not graded
-(retried on the next run).
+it; each starts its sandbox zygote and kernel server while it waits for its first student. A
+worker that crashes takes its student back to the queue once; a second crash reports the student
+as not graded (retried on the next run).
 """
 
 from __future__ import annotations

@@ -29,9 +29,9 @@ from grader import nbexec
 from grader.hidden import module_name, registry
 from grader.hidden.spec import LabChecks
 from grader.sandbox import (
+    KernelServer,
     Limits,
     Scratch,
-    KernelServer,
     Zygote,
     matplotlib_cache,
     probe_capabilities,

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from selfcheck_copies import TIMEOUT, diagnose, statuses, student_copy
 
-from minimodel.selfcheck.lab_17_01 import FLOAT64_ANGLES_ERROR, LONG_ATOL, LONG_D, LONG_T, formula
+from minimodel.positional.sinusoidal import sinusoidal_pe
+from minimodel.selfcheck.lab_17_01 import FLOAT64_ANGLES_ERROR, LONG_ATOL, LONG_D, LONG_T
 
 HANG = ("    ### BEGIN SOLUTION\n", "    ### BEGIN SOLUTION\n    while T == 50:\n        pass\n")
 
@@ -120,16 +121,21 @@ def test_the_long_table_check_matches_the_lesson_and_the_grader(tmp_path):
     hidden = pytest.importorskip("grader.hidden.lab_17_01")  # the course repository only
     PE_CASES, TABLE_TOL = hidden.PE_CASES, hidden.TABLE_TOL
     assert TABLE_TOL.atol == LONG_ATOL and max(T for T, _, _ in PE_CASES) == LONG_T
-    # float64 angles are within FLOAT64_ANGLES_ERROR of float64; float32 ones are not, but pass
-    exact = formula(LONG_T, LONG_D, dtype=np.float64)
-    assert np.abs(formula(LONG_T, LONG_D).astype(np.float64) - exact).max() < FLOAT64_ANGLES_ERROR
+    # the reference (float64 angles, stored in float32) is within FLOAT64_ANGLES_ERROR of an
+    # independent float64 table; float32 angles are not, but pass
+    def table(dtype):
+        angles = np.arange(LONG_T, dtype=dtype)[:, None] * (
+            10000.0 ** (-np.arange(0, LONG_D, 2) / LONG_D)
+        ).astype(dtype)
+        out = np.empty((LONG_T, LONG_D))
+        out[:, 0::2], out[:, 1::2] = np.sin(angles), np.cos(angles)
+        return out
+
+    exact = table(np.float64)
+    reference = sinusoidal_pe(LONG_T, LONG_D)  # tests run the reference (conftest.py)
+    assert np.abs(reference.astype(np.float64) - exact).max() < FLOAT64_ANGLES_ERROR
     # the lesson: float32 angles are "a few 1e-5" off at the long length, within the tolerance
-    angles = np.arange(LONG_T, dtype=np.float32)[:, None] * (
-        10000.0 ** (-np.arange(0, LONG_D, 2) / LONG_D)
-    ).astype(np.float32)
-    table32 = np.empty((LONG_T, LONG_D))
-    table32[:, 0::2], table32[:, 1::2] = np.sin(angles), np.cos(angles)
-    assert 1e-5 < np.abs(table32 - exact).max() < 1e-4 < LONG_ATOL
+    assert 1e-5 < np.abs(table(np.float32) - exact).max() < 1e-4 < LONG_ATOL
     float32 = (
         "angles = np.arange(T, dtype=np.float64)[:, None] * inv_freq[None, :]",
         "angles = np.arange(T, dtype=np.float32)[:, None] * inv_freq[None, :].astype(np.float32)",

@@ -1,11 +1,11 @@
-"""Jupyter kernels inside the sandbox (notebook labs), forked from a server that loaded PyTorch once.
+"""Jupyter kernels in the sandbox (notebook labs), forked from a server that loaded PyTorch once.
 
 Three roles, one file:
 
 - **The server** (``python -I -B kernel_jail.py serve <config.json>``), one per grading worker,
   started as root like the zygote. It imports NumPy, PyTorch, matplotlib, IPython and ipykernel
-  (never any course or student code), says it is ready on its stdout and listens on a Unix socket in a
-  root-only folder. Each connection gets a forked jail; the server itself runs nothing else.
+  (never any course or student code), says it is ready on its stdout and listens on a Unix
+  socket in a root-only folder. Each connection gets a forked jail; the server runs nothing else.
 - **The proxy** (``python -I -S -B kernel_jail.py <config.json> <connection_file>``) is what the
   grader's kernel spec starts, so Jupyter's kernel manager has a process to watch, signal and
   kill. It asks the server for a kernel, passes on the signals it receives and exits with the
@@ -183,9 +183,9 @@ def serve(config_path: str) -> int:
         import torch
 
         torch.set_num_threads(1)
-        import IPython  # noqa: F401
         import ipykernel.ipkernel  # noqa: F401
         import ipykernel.kernelapp  # noqa: F401
+        import IPython  # noqa: F401
         import matplotlib.pyplot  # noqa: F401 - every lab draws (font cache built here, once)
 
         with contextlib.suppress(FileNotFoundError):

@@ -18,7 +18,6 @@ from grader.budget import _children
 from grader.sandbox import KernelServer, Limits, Scratch, probe_capabilities
 
 
-
 @pytest.fixture(scope="module")
 def kernels(tmp_path_factory):
     work = tmp_path_factory.mktemp("kernels")
@@ -55,8 +54,8 @@ def test_a_kernel_starts_with_pytorch_already_loaded(kernels):
 
 def test_an_interrupted_cell_lets_the_next_cells_run(kernels):
     """A cell over its time limit is interrupted (SIGINT through the proxy), not the kernel."""
-    folder, outcome = run(kernels, "interrupt", "while True:\n    pass", SAVE.format("{'after': 1}"),
-                          cell_timeout_s=3)
+    folder, outcome = run(kernels, "interrupt", "while True:\n    pass",
+                          SAVE.format("{'after': 1}"), cell_timeout_s=3)
     assert [e["ename"] for e in outcome["cell_errors"]] == ["CellTimeout"]
     assert written(folder) == {"after": 1}
 

@@ -1,0 +1,93 @@
+"""Stored answers: what the reference solutions give on the self-check's visible inputs.
+
+The self-check knows the right answers only as data: for every value a check compares, the
+output of the reference solution on that same visible input, and the output of each classic
+mistake on it (with the mistake's explanation in both languages). They are computed from the
+instructor's solutions when the course is built (``python -m grader.snapshots``) and stored in
+``snapshots/lab_<phase>_<lesson>.npz`` (arrays) and ``.json`` (names, dtypes, explanations), so
+no code in the student's repository can compute an answer for any other input.
+
+A check names each value it compares, e.g. ``snap.expect(table, "sinusoidal_pe(50, 16)")``;
+the name is also the key of the stored answer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from minimodel.messages import bilingual
+from minimodel.selfcheck.compare import expect_array
+
+FOLDER = Path(__file__).resolve().parent / "snapshots"
+# While the snapshots are being computed (``grader.snapshots``), an object with a method
+# ``record(lab_id, name, value)``; checks then record what the reference gives instead of judging.
+RECORDER = None
+
+
+def files(lab_id: str, folder: Path = FOLDER) -> tuple[Path, Path]:
+    """The ``.npz`` and ``.json`` of a lab's snapshots."""
+    stem = "lab_" + lab_id.replace(".", "_")
+    return folder / f"{stem}.npz", folder / f"{stem}.json"
+
+
+def restore(array: np.ndarray, described: dict) -> np.ndarray | torch.Tensor:
+    """A stored array as the reference returned it: its kind (tensor or array) and dtype."""
+    if described["kind"] == "torch":
+        return torch.from_numpy(np.array(array)).to(getattr(torch, described["dtype"]))
+    return np.array(array, dtype=described["dtype"])
+
+
+class Snapshots:
+    """The stored answers of one lab, loaded on first use."""
+
+    def __init__(self, lab_id: str, folder: Path = FOLDER):
+        self.lab_id = lab_id
+        self.folder = folder
+        self._meta: dict | None = None
+        self._arrays: dict[str, np.ndarray] = {}
+
+    def _load(self) -> dict:
+        if self._meta is None:
+            npz, meta = files(self.lab_id, self.folder)
+            if not npz.exists() or not meta.exists():
+                raise FileNotFoundError(
+                    bilingual(
+                        f"Faltan las respuestas guardadas del laboratorio {self.lab_id} "
+                        f"({meta.name}). En el repositorio del curso: make sync.",
+                        f"The stored answers of lab {self.lab_id} are missing ({meta.name}). "
+                        "In the course repository: make sync.",
+                    )
+                )
+            self._meta = json.loads(meta.read_text(encoding="utf-8"))
+            with np.load(npz, allow_pickle=False) as stored:
+                self._arrays = {key: stored[key] for key in stored.files}
+        return self._meta
+
+    def right(self, name: str) -> np.ndarray | torch.Tensor:
+        """What the reference gives for the value ``name``."""
+        described = self._load()["right"].get(name)
+        if described is None:
+            raise KeyError(f"lab {self.lab_id}: no stored answer named {name!r}")
+        return restore(self._arrays[described["array"]], described)
+
+    def mistakes(self, name: str) -> dict[str, tuple[np.ndarray, str, str]]:
+        """What each classic mistake gives for the value ``name``, with its explanation."""
+        meta = self._load()
+        return {
+            code: (self._arrays[key], meta["mistakes"][code]["es"], meta["mistakes"][code]["en"])
+            for code, key in meta["wrong"].get(name, {}).items()
+        }
+
+    def expect(self, actual: object, name: str, **options) -> np.ndarray | torch.Tensor:
+        """Judge ``actual`` against the stored answer ``name`` (``compare.expect_array``'s
+        options), naming a classic mistake when the values match one; return the answer."""
+        if RECORDER is not None:
+            RECORDER.record(self.lab_id, name, actual)
+            return actual
+        expected = self.right(name)
+        expect_array(actual, expected, name=name, mistakes=self.mistakes(name), **options)
+        return expected
