@@ -75,19 +75,32 @@ class Snapshots:
         return restore(self._arrays[described["array"]], described)
 
     def mistakes(self, name: str) -> dict[str, tuple[np.ndarray, str, str]]:
-        """What each classic mistake gives for the value ``name``, with its explanation."""
+        """What each classic mistake gives for the value ``name``, with its explanation; the
+        mistakes of the function the value is named after (``"f(...)"``) first, so that where a
+        mistake in a function it calls gives the same value, the function's own is named."""
         meta = self._load()
+        wrong = meta["wrong"].get(name, {})
+        own = [code for code in wrong if name.startswith(meta["mistakes"][code]["target"] + "(")]
         return {
-            code: (self._arrays[key], meta["mistakes"][code]["es"], meta["mistakes"][code]["en"])
-            for code, key in meta["wrong"].get(name, {}).items()
+            code: (self._arrays[wrong[code]], meta["mistakes"][code]["es"],
+                   meta["mistakes"][code]["en"])
+            for code in own + [code for code in wrong if code not in own]
         }
+
+    def answer(self, actual: object, name: str) -> tuple[object, dict]:
+        """``(stored answer, mistakes)`` of the value ``name``, for a check that compares
+        ``actual`` in its own way (a Python number, say; pass it as an array). While the answers
+        are being computed, ``actual`` is recorded and comes back as the answer, with no mistakes.
+        """
+        if RECORDER is not None:
+            RECORDER.record(self.lab_id, name, actual)
+            return actual, {}
+        return self.right(name), self.mistakes(name)
 
     def expect(self, actual: object, name: str, **options) -> np.ndarray | torch.Tensor:
         """Judge ``actual`` against the stored answer ``name`` (``compare.expect_array``'s
         options), naming a classic mistake when the values match one; return the answer."""
-        if RECORDER is not None:
-            RECORDER.record(self.lab_id, name, actual)
-            return actual
-        expected = self.right(name)
-        expect_array(actual, expected, name=name, mistakes=self.mistakes(name), **options)
+        expected, mistakes = self.answer(actual, name)
+        if RECORDER is None:
+            expect_array(actual, expected, name=name, mistakes=mistakes, **options)
         return expected
