@@ -5,8 +5,10 @@ from __future__ import annotations
 import torch
 
 from minimodel.selfcheck.compare import CheckFailure, CheckList, expect_array
+from minimodel.selfcheck.snapshots import Snapshots
 
 checks = CheckList()
+snap = Snapshots("18.01")
 NAN = float("nan")
 
 
@@ -76,42 +78,29 @@ def means_skip_nan() -> None:
     loss = torch.tensor([[1.0, NAN, 3.0, 4.0], [NAN, NAN, 5.0, 8.0], [2.0, NAN, NAN, 6.0]])
     value = _student().bucket_means(loss, [(0, 2), (2, 4), (1, 2)])
     # [0, 2): 1 and 2 -> 1.5; [2, 4): 3, 4, 5, 8, 6 -> 5.2 (every value counts once); [1, 2): none.
-    expected = torch.tensor([1.5, 5.2, NAN])
-    mean_of_means = torch.tensor([1.5, (3.5 + 6.5 + 6.0) / 3, NAN])
-    mistakes = {
-        "mean of means": (
-            mean_of_means.numpy(),
-            "Parece una media de medias por secuencia; cada valor debe contar una vez "
-            "(media de todos los valores de la cubeta).",
-            "It looks like a mean of per-sequence means; every value must count once (the mean "
-            "of all values in the bucket).",
-        )
-    }
-    if isinstance(value, torch.Tensor) and value.shape == (3,) and value[:2].isnan().any():
-        raise CheckFailure(
-            "bucket_means da NaN en una cubeta con valores: usa torch.nanmean, que ignora los NaN.",
-            "bucket_means gives NaN for a bucket with values: use torch.nanmean, which skips NaNs.",
-        )
-    _check_with_nan(value, expected, "bucket_means(loss (3, 4), ...)", mistakes)
-
-
-def _check_with_nan(value, expected, name, mistakes=None) -> None:
-    if isinstance(value, torch.Tensor) and value.shape == expected.shape:
-        if not torch.equal(value.isnan(), expected.isnan()):
+    name = "bucket_means(loss (3, 4), [(0, 2), (2, 4), (1, 2)])"
+    if isinstance(value, torch.Tensor) and value.shape == (3,):
+        if value[:2].isnan().any():
             raise CheckFailure(
-                f"{name}: NaN en {value.isnan().tolist()}, se esperaba en "
-                f"{expected.isnan().tolist()} (NaN solo en una cubeta sin ningún objetivo).",
-                f"{name}: NaN at {value.isnan().tolist()}, expected at "
-                f"{expected.isnan().tolist()} (NaN only for a bucket without any target).",
+                "bucket_means da NaN en una cubeta con valores: usa torch.nanmean, que ignora "
+                "los NaN.",
+                "bucket_means gives NaN for a bucket with values: use torch.nanmean, which skips "
+                "NaNs.",
             )
-        # Same NaN pattern: compare the other values (NaN never equals NaN).
-        value, expected = value.nan_to_num(0.0), expected.nan_to_num(0.0)
-        mistakes = {
-            key: (wrong.copy(), es, en) for key, (wrong, es, en) in (mistakes or {}).items()
-        }
-        for wrong, _, _ in mistakes.values():
-            wrong[wrong != wrong] = 0.0
-    expect_array(value, expected, name=name, mistakes=mistakes)
+        _expect_nans(value, [False, False, True], name)
+        value = value.nan_to_num(0.0)  # same NaNs: compare the other values (NaN != NaN)
+    snap.expect(value, name)
+
+
+def _expect_nans(value: torch.Tensor, expected: list[bool], name: str) -> None:
+    """Fail unless ``value`` is NaN exactly where ``expected`` says."""
+    if value.isnan().tolist() != expected:
+        raise CheckFailure(
+            f"{name}: NaN en {value.isnan().tolist()}, se esperaba en {expected} (NaN solo en "
+            "una cubeta sin ningún objetivo).",
+            f"{name}: NaN at {value.isnan().tolist()}, expected at {expected} (NaN only for a "
+            "bucket without any target).",
+        )
 
 
 # --- failure_position -----------------------------------------------------------------------
