@@ -46,6 +46,7 @@ from grader.hidden.spec import (
     NotebookChecks,
 )
 from grader.verdicts import Finding, JudgeContext, Tolerance
+from minimodel.encodings import NAMES as ENCODINGS
 
 MODULE = "cache_positions"
 EXACT = Tolerance(0.0, 0.0)
@@ -332,7 +333,6 @@ ITEMS = (
 # --- the notebook --------------------------------------------------------------------------------
 
 NB_CASES = [(0, 1), (0, 6), (7, 1), (4, 3), (30, 2)]  # the test cell's hidden (cache_len, q_len)
-ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 BIAS_CASES = ((5, 3), (0, 7), (20, 1), (9, 4))
 
 

@@ -23,8 +23,8 @@ import numpy as np
 from grader.hidden.nbjudge import EXACT, Mistake, Property, cell_judge, value
 from grader.hidden.spec import CellCheck, LabChecks, NotebookChecks
 from grader.verdicts import Finding
+from minimodel.encodings import NAMES as ENCODINGS
 
-ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 # (V, C, N, H, block_size, t5_num_buckets): the lesson's model and the test cell's hidden one
 LESSON = (98, 128, 4, 4, 128, 32)
 HIDDEN = (50, 48, 3, 6, 40, 16)

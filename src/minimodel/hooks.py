@@ -1,6 +1,7 @@
 """The three hooks through which a positional encoding enters the Mini-GPT.
 
-Every encoding of ``minimodel.positional`` plugs into exactly one of them:
+Every encoding of ``minimodel.positional`` plugs into exactly one of them (its row of
+``minimodel.encodings.ENCODINGS`` says which):
 
 1. ``add_to_input(x, offset)``: add a vector per position to the token embeddings
    (``sinusoidal``, ``learned``);
@@ -20,6 +21,7 @@ import math
 import torch
 from torch import nn
 
+from minimodel.encodings import ENCODINGS
 from minimodel.messages import bilingual
 
 
@@ -57,82 +59,100 @@ def causal_mask(q_len: int, k_len: int, device: torch.device | None = None) -> t
 class PositionalHooks(nn.Module):
     """Builds the encoding named by ``config.positional`` and exposes the three hooks.
 
-    The hooks an encoding does not use are the identity (or ``None`` for the bias), so the model
-    calls all three unconditionally.
+    The encoding's row in ``minimodel.encodings.ENCODINGS`` says which hook it uses; the hooks an
+    encoding does not use are the identity (or ``None`` for the bias), so the model calls all
+    three unconditionally. ``_build_<name>`` builds encoding ``<name>`` from the student's module.
     """
 
     def __init__(self, config) -> None:
         super().__init__()
         self.kind = config.positional
-        head_dim = config.n_embd // config.n_head
+        self.encoding = ENCODINGS[self.kind]
         self.input = None  # hook 1: a module whose forward(x, offset) adds the encodings to x
         self.input_scale = 1.0
-        self.relative = None  # hook 3 (t5): a module whose forward(q_len, k_len) is the bias
-        if self.kind == "sinusoidal":
-            sinusoidal = encoding_module("sinusoidal")
-            self.input = sinusoidal.SinusoidalPositionalEncoding(config.n_embd, config.max_len)
-            # As in Vaswani et al. (and fairseq): token embeddings times sqrt(d_model), so that a
-            # fixed table of +-1 values does not drown embeddings initialised at std 0.02.
-            self.input_scale = math.sqrt(config.n_embd)
-        elif self.kind == "learned":
-            learned = encoding_module("learned")
-            self.input = learned.LearnedPositionalEmbedding(config.block_size, config.n_embd)
-        elif self.kind == "rope":
-            self.rope = encoding_module("rope")
-            self.rotary_dim = config.rope_dim or head_dim
-            self.convention = config.rope_convention
-            self.rope_base = config.rope_base
-            self.scaling = config.rope_scaling
-            self.scaling_factor = config.rope_scaling_factor
-            self.original_max_len = config.rope_original_max_len or config.block_size
-            inv_freq, factor = self.rope_frequencies(seq_len=config.block_size)
-            # float32 cos/sin tables, computed once (and kept float32 if the model is cast).
-            self.rotary = self.rope.RotaryEmbedding(
-                self.rotary_dim,
-                max_len=config.max_len,
-                base=self.rope_base,
-                convention=self.convention,
-                attention_factor=factor,
-                inv_freq=inv_freq,
-            )
-        elif self.kind == "alibi":
-            alibi = encoding_module("alibi")
-            self.alibi_bias = alibi.alibi_bias
-            self.register_buffer("slopes", alibi.alibi_slopes(config.n_head), persistent=False)
-        elif self.kind == "t5":
-            relative_bias = encoding_module("relative_bias")
-            self.relative = relative_bias.RelativePositionBias(
-                config.n_head,
-                bidirectional=False,
-                num_buckets=config.t5_num_buckets,
-                max_distance=config.t5_max_distance,
-            )
-            # T5 does not divide its logits by sqrt(head_dim); SDPA does. The bias is multiplied by
-            # sqrt(head_dim), as in x-transformers: SDPA then computes
-            # (q.k + head_dim * b) / sqrt(head_dim), which is not T5's balance between content and
-            # position (that is scale=1.0 with the bias as is) but a reparametrisation for a model
-            # trained from scratch: a bias sqrt(head_dim) times larger at init, and larger steps.
-            self.bias_scale = math.sqrt(head_dim)
+        self.bias = None  # hook 3: bias(q_len, k_len) (H, q_len, k_len), causal -inf folded in
+        getattr(self, f"_build_{self.kind}")(config)
+
+    def _build_none(self, config) -> None:
+        pass
+
+    def _build_sinusoidal(self, config) -> None:
+        sinusoidal = encoding_module("sinusoidal")
+        self.input = sinusoidal.SinusoidalPositionalEncoding(config.n_embd, config.max_len)
+        # As in Vaswani et al. (and fairseq): token embeddings times sqrt(d_model), so that a fixed
+        # table of +-1 values does not drown embeddings initialised at std 0.02.
+        self.input_scale = math.sqrt(config.n_embd)
+
+    def _build_learned(self, config) -> None:
+        learned = encoding_module("learned")
+        self.input = learned.LearnedPositionalEmbedding(config.block_size, config.n_embd)
+
+    def _build_rope(self, config) -> None:
+        self.rope = encoding_module("rope")
+        self.rotary_dim = config.rope_dim or config.n_embd // config.n_head
+        self.convention = config.rope_convention
+        self.rope_base = config.rope_base
+        self.scaling = config.rope_scaling
+        self.scaling_factor = config.rope_scaling_factor
+        self.original_max_len = config.rope_original_max_len or config.block_size
+        inv_freq, factor = self.rope_frequencies(seq_len=config.block_size)
+        # float32 cos/sin tables, computed once (and kept float32 if the model is cast).
+        self.rotary = self.rope.RotaryEmbedding(
+            self.rotary_dim,
+            max_len=config.max_len,
+            base=self.rope_base,
+            convention=self.convention,
+            attention_factor=factor,
+            inv_freq=inv_freq,
+        )
+
+    def _build_alibi(self, config) -> None:
+        alibi = encoding_module("alibi")
+        self.alibi_bias = alibi.alibi_bias
+        self.register_buffer("slopes", alibi.alibi_slopes(config.n_head), persistent=False)
+        self.bias = self._alibi
+
+    def _alibi(self, q_len: int, k_len: int) -> torch.Tensor:
+        return self.alibi_bias(q_len, k_len, self.slopes, causal=True)
+
+    def _build_t5(self, config) -> None:
+        relative_bias = encoding_module("relative_bias")
+        self.relative = relative_bias.RelativePositionBias(
+            config.n_head,
+            bidirectional=False,
+            num_buckets=config.t5_num_buckets,
+            max_distance=config.t5_max_distance,
+        )
+        # T5 does not divide its logits by sqrt(head_dim); SDPA does. The bias is multiplied by
+        # sqrt(head_dim), as in x-transformers: SDPA then computes
+        # (q.k + head_dim * b) / sqrt(head_dim), which is not T5's balance between content and
+        # position (that is scale=1.0 with the bias as is) but a reparametrisation for a model
+        # trained from scratch: a bias sqrt(head_dim) times larger at init, and larger steps.
+        self.bias_scale = math.sqrt(config.n_embd // config.n_head)
+        self.bias = self._t5
+
+    def _t5(self, q_len: int, k_len: int) -> torch.Tensor:
+        scaled = self.relative(q_len, k_len) * self.bias_scale
+        return scaled + causal_mask(q_len, k_len, scaled.device)
 
     @property
     def max_positions(self) -> int | None:
         """Number of positions the encoding has an answer for, or ``None`` when unbounded."""
-        if self.kind in ("sinusoidal", "learned"):
-            return self.input.max_len
-        return None
+        return self.input.max_len if self.input is not None else None
 
     def check_length(self, total: int) -> None:
         """Raise a clear error when positions ``0 .. total-1`` exceed the encoding's table."""
         limit = self.max_positions
         if limit is not None and total > limit:
+            names = ", ".join(e.name for e in ENCODINGS.values() if e.hook != "input")
             raise ValueError(
                 bilingual(
                     f"La codificación '{self.kind}' solo tiene {limit} posiciones y esta secuencia "
                     f"llega a {total} (contando la caché KV). Acórtala, o usa una codificación sin "
-                    "tabla (none, rope, alibi, t5).",
+                    f"tabla ({names}).",
                     f"Encoding '{self.kind}' has only {limit} positions and this sequence reaches "
                     f"{total} (counting the KV cache). Shorten it, or use an encoding without a "
-                    "table (none, rope, alibi, t5).",
+                    f"table ({names}).",
                 )
             )
 
@@ -165,7 +185,7 @@ class PositionalHooks(nn.Module):
         self, q: torch.Tensor, k: torch.Tensor, offset: int
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Rotate queries and keys ``(B, H, T, head_dim)`` at positions ``offset .. offset+T-1``."""
-        if self.kind != "rope":
+        if self.encoding.hook != "rotate":
             return q, k
         if self.scaling == "dynamic_ntk":  # frequencies depend on the current length
             T = q.size(-2)
@@ -185,11 +205,7 @@ class PositionalHooks(nn.Module):
         Queries are the last ``q_len`` of the ``k_len`` positions (end alignment, as with a KV
         cache). ``None`` means "no bias": attention then uses SDPA's fused causal path.
         """
-        if self.kind == "alibi":
-            bias = self.alibi_bias(q_len, k_len, self.slopes, causal=True)
-        elif self.kind == "t5":
-            bias = self.relative(q_len, k_len) * self.bias_scale
-            bias = bias + causal_mask(q_len, k_len, bias.device)
-        else:
+        if self.bias is None:
             return None
+        bias = self.bias(q_len, k_len)
         return bias.unsqueeze(0)

@@ -17,11 +17,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from minimodel.encodings import NAMES
 from minimodel.hooks import PositionalHooks, causal_mask
 from minimodel.kv_cache import KVCache
 from minimodel.messages import bilingual
 
-ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
+ENCODINGS = NAMES  # the names of minimodel.encodings.ENCODINGS, as the labs know them
 ROPE_CONVENTIONS = ("interleaved", "half")
 
 

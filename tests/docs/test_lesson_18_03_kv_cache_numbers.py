@@ -19,7 +19,7 @@ from docs_pages import LANGS, pages
 from page_numbers import check_all_statements, run_code_blocks, statements
 
 from minimodel.kv_cache import KVCache
-from minimodel.model import GPT, GPTConfig
+from minimodel.model import ENCODINGS, GPT, GPTConfig
 from minimodel.positional.alibi import alibi_bias
 from minimodel.positional.cache_positions import (
     causal_mask_after_cache,
@@ -206,13 +206,12 @@ def _bug_table(page) -> dict[str, set[str]]:
     for row in table[1:]:
         affected = row[2]
         if affected in ("todas", "all"):
-            found[row[0]] = {"none", "sinusoidal", "learned", "rope", "alibi", "t5"}
+            found[row[0]] = set(ENCODINGS)
         else:
             found[row[0]] = {names[part.strip()] for part in affected.split(",")}
     return found
 
 
-ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 BUGS = {0: "restart", 1: "top-left", 2: "off-by-one"}  # rows of the table, in order
 
 

@@ -8,16 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from minimodel.encodings import STUDENT_WRITTEN
 from minimodel.selfcheck.compare import CheckList
 
 # GPTConfig.positional -> the student's file that implements it, and its lesson
-FILES = {
-    "sinusoidal": "sinusoidal.py (17.01)",
-    "learned": "learned.py (17.02)",
-    "rope": "rope.py (17.03)",
-    "alibi": "alibi.py (17.04)",
-    "t5": "relative_bias.py (17.05)",
-}
+FILES = {encoding.name: encoding.file for encoding in STUDENT_WRITTEN}
 
 
 def register(checks: CheckList, kinds: tuple[tuple[str, str, str, Callable[[str], None]], ...]):
