@@ -26,7 +26,7 @@ import sys
 import tempfile
 import textwrap
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -637,7 +637,3 @@ def _clean_error(error: object) -> dict:
     if isinstance(error.get("file"), str):
         clean["file"] = os.path.basename(error["file"])[:120]
     return clean
-
-
-def asdict_caps(caps: Capabilities) -> dict:
-    return asdict(caps)

@@ -110,10 +110,6 @@ class Check:
 
 # --- what came back from one probe group -------------------------------------------------------
 
-RUN_STATUSES = ("finished", "timeout", "cpu", "memory", "crashed", "exited", "error",
-                "missing", "not-run")
-
-
 @dataclass
 class GroupOutcome:
     """One variant's run of a probe group, as the parent sees it."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.verdicts import CellContext, Check, Finding, JudgeContext, Tolerance, values_close
+from grader.verdicts import Check, Finding, JudgeContext, Tolerance, values_close
 
 LOOSE = Tolerance(rtol=1e-3, atol=2e-3)  # to recognise a known mistake, not to grade
 
@@ -111,19 +111,3 @@ def device_judge(es: str, en: str, tolerances: dict[str, Tolerance] | None = Non
                            gpu_run=ctx.gpu_run)
 
     return judge_device
-
-
-def cell_values(tol: Tolerance | None = None, tolerances=None, diagnose=None):
-    """A notebook cell judge: every recorded value against the reference notebook's.
-
-    ``diagnose(ctx, ok)`` may return findings for known mistakes (``ok``: name -> passed).
-    """
-
-    def judge(ctx: CellContext):
-        checks = [ctx.compare(name, tol=tol, tolerances=tolerances, check_kind=False,
-                              check_dtype=False) for name in ctx.cell.records]
-        ok = dict(zip(ctx.cell.records, (c.ok for c in checks), strict=True))
-        diagnoses: list[Finding] = list(diagnose(ctx, ok)) if diagnose else []
-        return ctx.verdict(checks, diagnoses)
-
-    return judge

@@ -33,7 +33,6 @@ from minimodel.messages import split_bilingual
 from minimodel.selfcheck.compare import Check, CheckFailure, CheckNote
 
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
-STATUSES = ("pass", "fail", "todo", "error", "timeout", "skipped")
 ANSWER_WAIT = 3.0  # seconds the child has to say where it hung before it is ended
 
 
