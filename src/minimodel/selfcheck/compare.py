@@ -81,34 +81,24 @@ def expect_array(
     close = np.isclose(got, want, atol=atol, rtol=rtol)
     if close.all():
         return
-    index = tuple(int(i) for i in np.argwhere(~close)[0])
-    es = (
-        f"{name}: {int((~close).sum())} de {close.size} valores no coinciden; el primero en "
-        f"{index}: {got[index]:.6g} en vez de {want[index]:.6g} (tolerancia {atol:g})."
-    )
-    en = (
-        f"{name}: {int((~close).sum())} of {close.size} values differ; the first at "
-        f"{index}: {got[index]:.6g} instead of {want[index]:.6g} (tolerance {atol:g})."
-    )
+    if got.ndim == 0:  # a single number
+        es = f"{name} = {got:.6g}, se esperaba {want:.6g} (tolerancia {atol:g})."
+        en = f"{name} = {got:.6g}, expected {want:.6g} (tolerance {atol:g})."
+    else:
+        index = tuple(int(i) for i in np.argwhere(~close)[0])
+        es = (
+            f"{name}: {int((~close).sum())} de {close.size} valores no coinciden; el primero en "
+            f"{index}: {got[index]:.6g} en vez de {want[index]:.6g} (tolerancia {atol:g})."
+        )
+        en = (
+            f"{name}: {int((~close).sum())} of {close.size} values differ; the first at "
+            f"{index}: {got[index]:.6g} instead of {want[index]:.6g} (tolerance {atol:g})."
+        )
     for wrong, why_es, why_en in (mistakes or {}).values():
         if wrong.shape == got.shape and np.allclose(got, wrong, atol=10 * atol, rtol=rtol):
             es, en = f"{es} {why_es}", f"{en} {why_en}"
             break
     raise CheckFailure(es, en)
-
-
-def expect_raises(
-    error: type[BaseException], call: Callable[[], object], *, name: str, case: str
-) -> None:
-    """Raise ``CheckFailure`` unless ``call()`` raises ``error`` (``case`` describes the input)."""
-    try:
-        call()
-    except error:
-        return
-    raise CheckFailure(
-        f"{name} debe lanzar {error.__name__} cuando {case}, y no lo hizo.",
-        f"{name} must raise {error.__name__} when {case}, and it did not.",
-    )
 
 
 @dataclass(frozen=True)
