@@ -5,9 +5,10 @@ from __future__ import annotations
 import torch
 
 from minimodel.selfcheck.compare import CheckList, expect_array
+from minimodel.selfcheck.snapshots import Snapshots
 
 checks = CheckList()
-INF = float("inf")
+snap = Snapshots("18.03")
 
 
 def _student():
@@ -23,24 +24,7 @@ def _long(values) -> torch.Tensor:
 # --- chunk_positions ------------------------------------------------------------------------
 @checks.add("chunk_positions", "empiezan en cache_len", "they start at cache_len")
 def positions_after_cache() -> None:
-    mistakes = {
-        "restart": (
-            _long([0, 1, 2]).numpy(),
-            "Las posiciones vuelven a empezar en 0: es el error clásico de la caché. Los tokens "
-            "nuevos van detrás de los cache_len guardados.",
-            "The positions restart at 0: the classic cache bug. The new tokens come after the "
-            "cache_len cached ones.",
-        ),
-        "off by one": (
-            _long([6, 7, 8]).numpy(),
-            "Sobra un 1: con cache_len tokens guardados (posiciones 0 .. cache_len-1), el primero "
-            "nuevo está en la posición cache_len.",
-            "Off by one: with cache_len cached tokens (positions 0 .. cache_len-1), the first new "
-            "one is at position cache_len.",
-        ),
-    }
-    value = _student().chunk_positions(5, 3)
-    expect_array(value, _long([5, 6, 7]), name="chunk_positions(5, 3)", mistakes=mistakes)
+    snap.expect(_student().chunk_positions(5, 3), "chunk_positions(5, 3)")
 
 
 @checks.add("chunk_positions", "sin caché: 0 .. q_len-1", "no cache: 0 .. q_len-1")
@@ -51,31 +35,9 @@ def positions_without_cache() -> None:
 
 
 # --- relative_positions ---------------------------------------------------------------------
-def _relative(cache_len: int, q_len: int, start: int | None = None) -> torch.Tensor:
-    start = cache_len if start is None else start
-    query = torch.arange(start, start + q_len)[:, None]
-    return torch.arange(cache_len + q_len)[None, :] - query
-
-
 @checks.add("relative_positions", "clave - consulta tras la caché", "key - query after the cache")
 def relative_after_cache() -> None:
-    mistakes = {
-        "sign": (
-            (-_relative(2, 3)).numpy(),
-            "El signo está al revés: aquí es clave - consulta (negativo para las claves "
-            "anteriores), el convenio de T5.",
-            "The sign is reversed: here it is key - query (negative for earlier keys), T5's "
-            "convention.",
-        ),
-        "restart": (
-            _relative(2, 3, start=0).numpy(),
-            "Las consultas están en 0 .. q_len-1: sus posiciones deben empezar en cache_len.",
-            "The queries sit at 0 .. q_len-1: their positions must start at cache_len.",
-        ),
-    }
-    value = _student().relative_positions(2, 3)
-    expected = _long([[-2, -1, 0, 1, 2], [-3, -2, -1, 0, 1], [-4, -3, -2, -1, 0]])
-    expect_array(value, expected, name="relative_positions(2, 3)", mistakes=mistakes)
+    snap.expect(_student().relative_positions(2, 3), "relative_positions(2, 3)")
 
 
 @checks.add("relative_positions", "un solo token nuevo", "a single new token")
@@ -85,10 +47,13 @@ def relative_one_token() -> None:
 
 
 # --- causal_mask_after_cache ----------------------------------------------------------------
-def _mask(cache_len: int, q_len: int, top_left: bool = False, strict: bool = False):
-    rel = _relative(cache_len, q_len, start=0 if top_left else None)
-    blocked = rel >= 0 if strict else rel > 0
-    return torch.zeros(rel.shape).masked_fill(blocked, -INF)
+# With one new query, the top-left mask says more than in general: what the new token would see.
+ONE_TOKEN_TOP_LEFT = (
+    "Con q_len = 1, la máscara arriba a la izquierda deja ver solo la clave 0: el token "
+    "nuevo atendería únicamente al primero. Es lo que hace SDPA con is_causal=True.",
+    "With q_len = 1, the top-left mask only lets key 0 through: the new token would "
+    "attend to the first one only. That is what SDPA does with is_causal=True.",
+)
 
 
 @checks.add(
@@ -97,22 +62,7 @@ def _mask(cache_len: int, q_len: int, top_left: bool = False, strict: bool = Fal
     "aligned bottom-right",
 )
 def mask_bottom_right() -> None:
-    mistakes = {
-        "top-left": (
-            _mask(2, 3, top_left=True).numpy(),
-            "Es la máscara alineada arriba a la izquierda, la de SDPA con is_causal=True: la "
-            "consulta i solo ve las claves 0 .. i. Tras la caché debe ver 0 .. cache_len + i.",
-            "This is the top-left aligned mask, SDPA's with is_causal=True: query i only sees "
-            "keys 0 .. i. After the cache it must see 0 .. cache_len + i.",
-        ),
-        "strict": (
-            _mask(2, 3, strict=True).numpy(),
-            "Tapas también la diagonal: cada consulta debe ver su propia clave (rel = 0).",
-            "You also mask the diagonal: each query must see its own key (rel = 0).",
-        ),
-    }
-    value = _student().causal_mask_after_cache(2, 3)
-    expect_array(value, _mask(2, 3), name="causal_mask_after_cache(2, 3)", mistakes=mistakes)
+    snap.expect(_student().causal_mask_after_cache(2, 3), "causal_mask_after_cache(2, 3)")
 
 
 @checks.add(
@@ -121,24 +71,19 @@ def mask_bottom_right() -> None:
     "one new token sees everything",
 )
 def mask_one_token() -> None:
-    value = _student().causal_mask_after_cache(5, 1)
+    value, name = _student().causal_mask_after_cache(5, 1), "causal_mask_after_cache(5, 1)"
+    expected, mistakes = snap.answer(value, name)
     mistakes = {
-        "top-left": (
-            _mask(5, 1, top_left=True).numpy(),
-            "Con q_len = 1, la máscara arriba a la izquierda deja ver solo la clave 0: el token "
-            "nuevo atendería únicamente al primero. Es lo que hace SDPA con is_causal=True.",
-            "With q_len = 1, the top-left mask only lets key 0 through: the new token would "
-            "attend to the first one only. That is what SDPA does with is_causal=True.",
-        )
+        code: (wrong, *ONE_TOKEN_TOP_LEFT) if code == "cache_positions.top_left" else (wrong, *why)
+        for code, (wrong, *why) in mistakes.items()
     }
-    expect_array(value, torch.zeros(1, 6), name="causal_mask_after_cache(5, 1)", mistakes=mistakes)
+    expect_array(value, expected, name=name, mistakes=mistakes)
 
 
 @checks.add("causal_mask_after_cache", "respeta dtype", "honours dtype")
 def mask_dtype() -> None:
-    value = _student().causal_mask_after_cache(1, 2, dtype=torch.bfloat16)
-    expected = _mask(1, 2).to(torch.bfloat16)
-    expect_array(value, expected, name="causal_mask_after_cache(1, 2, dtype=torch.bfloat16)")
+    value = _student().causal_mask_after_cache(3, 2, dtype=torch.bfloat16)
+    snap.expect(value, "causal_mask_after_cache(3, 2, dtype=torch.bfloat16)")
 
 
 # --- bias_rows_after_cache ------------------------------------------------------------------
@@ -149,18 +94,8 @@ def mask_dtype() -> None:
 )
 def rows_of_new_queries() -> None:
     table = torch.arange(64, dtype=torch.float32).reshape(8, 8)  # table[p, j] = 8 p + j
-    mistakes = {
-        "first rows": (
-            table[:2, :5].numpy(),
-            "Tomas las primeras filas (alineación arriba a la izquierda): las consultas nuevas son "
-            "las filas cache_len .. cache_len + q_len - 1.",
-            "You take the first rows (top-left alignment): the new queries are rows "
-            "cache_len .. cache_len + q_len - 1.",
-        )
-    }
     value = _student().bias_rows_after_cache(table, 3, 2)
-    expected = table[3:5, :5]
-    expect_array(value, expected, name="bias_rows_after_cache(table 8x8, 3, 2)", mistakes=mistakes)
+    snap.expect(value, "bias_rows_after_cache(arange(64).reshape(8, 8), 3, 2)")
 
 
 @checks.add(
@@ -171,6 +106,6 @@ def rows_of_new_queries() -> None:
 def rows_per_head() -> None:
     table = torch.randn(3, 6, 6, generator=torch.Generator().manual_seed(0))
     value = _student().bias_rows_after_cache(table, 4, 2)
-    expect_array(value, table[:, -2:, :], name="bias_rows_after_cache(table (3, 6, 6), 4, 2)")
+    snap.expect(value, "bias_rows_after_cache(randn(3, 6, 6) seed 0, 4, 2)")
     one = _student().bias_rows_after_cache(table, 5, 1)
-    expect_array(one, table[:, 5:6, :], name="bias_rows_after_cache(table (3, 6, 6), 5, 1)")
+    snap.expect(one, "bias_rows_after_cache(randn(3, 6, 6) seed 0, 5, 1)")
