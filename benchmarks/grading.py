@@ -150,7 +150,8 @@ def kernel_startup_s(work: Path) -> float:
     """Seconds one sandboxed kernel takes to start, run an empty cell and stop."""
     import nbformat
 
-    from grader.sandbox import KernelServer, Limits, Scratch, probe_capabilities
+    from grader.forkservers import KernelServer
+    from grader.sandbox import Limits, Scratch, probe_capabilities
 
     scratch = Scratch(work / "kernel-probe", {})
     kernels = KernelServer(work / "kernel-server", work / "kernel-probe.log")

@@ -31,16 +31,15 @@ from pathlib import Path
 
 import nbformat
 
+from grader.forkservers import KernelServer
 from grader.hidden.spec import NotebookChecks
 from grader.redact import from_student
-from grader.safe_io import UnsafeData, read_json
+from grader.safe_io import UnsafeData, read_json, read_outputs
 from grader.sandbox import (
     Capabilities,
-    KernelServer,
     Limits,
     Scratch,
     filesystem_view,
-    read_outputs,
     sandbox_env,
     sandbox_uid,
 )

@@ -26,18 +26,11 @@ from pathlib import Path
 import numpy as np
 
 from grader import nbexec
+from grader.forkservers import KernelServer, Zygote, sandbox_config
 from grader.hidden import module_name, registry
 from grader.hidden.spec import LabChecks
-from grader.sandbox import (
-    KernelServer,
-    Limits,
-    Scratch,
-    Zygote,
-    matplotlib_cache,
-    probe_capabilities,
-    read_group,
-    sandbox_config,
-)
+from grader.safe_io import read_group
+from grader.sandbox import Limits, Scratch, matplotlib_cache, probe_capabilities
 from grader.verdicts import Tolerance, values_close
 from minimodel.course import encoding_modules
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT

@@ -17,8 +17,10 @@ from pathlib import Path
 
 from grader import nbexec
 from grader.budget import DescendantCpu, StudentBudget
+from grader.forkservers import KernelServer, Zygote
 from grader.hidden import module_name
-from grader.sandbox import KernelServer, Limits, Zygote, matplotlib_cache, read_group
+from grader.safe_io import read_group
+from grader.sandbox import Limits, matplotlib_cache
 from grader.verdicts import GroupOutcome
 
 WORKER_OVERHEAD_MB = 1024  # a worker, its zygote (NumPy, PyTorch) and a probe group

@@ -117,3 +117,103 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 def atomic_write_json(path: Path, data) -> None:
     atomic_write_text(path, json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+
+
+# --- what a probe group wrote ------------------------------------------------------------------
+
+def read_outputs(folder: Path, prefix: str, metas: object) -> list[dict]:
+    """Validate the output descriptions a child wrote and load their arrays safely.
+
+    Each returned dict has ``kind``, ``dtype``, ``shape``, ``device``, ``value`` (strings) and
+    ``array`` (a checked ndarray or ``None``); an output that is not plain, consistent data gets
+    ``kind = "invalid"`` and a ``problem``.
+    """
+    if not isinstance(metas, list):
+        return []
+    outputs = []
+    for index, meta in enumerate(metas[:16]):
+        outputs.append(_read_output(folder, f"{prefix}_{index}.npy", meta))
+    return outputs
+
+
+def _read_output(folder: Path, filename: str, meta: object) -> dict:
+    if not isinstance(meta, dict):
+        return {"kind": "invalid", "problem": "description is not an object"}
+    out = {
+        "kind": str(meta.get("kind", "unsupported"))[:32],
+        "dtype": str(meta.get("dtype", ""))[:32],
+        "device": str(meta.get("device", "cpu"))[:16],
+        "exact_type": bool(meta.get("exact_type", True)),
+        "type": str(meta.get("type", ""))[:64],
+        "value": str(meta["value"])[:4000] if "value" in meta else None,
+        "array": None,
+    }
+    shape = meta.get("shape", [])
+    if not (isinstance(shape, list) and len(shape) <= 8 and
+            all(isinstance(s, int) and 0 <= s < 2**40 for s in shape)):
+        return {**out, "kind": "invalid", "problem": "bad shape"}
+    out["shape"] = tuple(shape)
+    if "file" not in meta:
+        return out
+    try:
+        array = load_array(folder / filename)
+    except UnsafeData as error:
+        return {**out, "kind": "invalid", "problem": str(error)}
+    if array is None:
+        return {**out, "kind": "invalid", "problem": "array file missing"}
+    expected_shape = out["shape"] + ((2,) if meta.get("complex") else ())
+    if array.shape != expected_shape:
+        return {**out, "kind": "invalid", "problem": "array does not match its description"}
+    declared = out["dtype"]
+    if declared == "bfloat16":
+        ok = array.dtype == np.float32 and not np.any(array.view(np.uint32) & 0xFFFF)
+    elif meta.get("complex"):
+        ok = array.dtype.kind == "f"
+    else:
+        ok = array.dtype.name == declared or out["kind"] == "scalar" or declared not in (
+            "float16", "float32", "float64", "int64", "int32", "bool", "uint8", "int8", "int16")
+    if not ok:
+        return {**out, "kind": "invalid", "problem": "dtype does not match its description"}
+    out["array"] = array
+    return out
+
+
+def read_group(folder: Path, n_cases: int) -> dict:
+    """Everything one probe group's worker left: import error, cases, completion marker."""
+    result: dict = {"import_error": None, "cases": [None] * n_cases, "done": False,
+                    "problems": []}
+    try:
+        result["done"] = read_json(folder / "done.json") is not None
+        error = read_json(folder / "import_error.json")
+        if isinstance(error, dict):
+            result["import_error"] = _clean_error(error)
+    except UnsafeData as error:
+        result["problems"].append(str(error))
+    for index in range(n_cases):
+        prefix = f"case_{index:03d}"
+        try:
+            record = read_json(folder / f"{prefix}.json")
+        except UnsafeData as error:
+            result["problems"].append(str(error))
+            continue
+        if not isinstance(record, dict):
+            continue
+        case = {"ok": bool(record.get("ok")), "error": None, "outputs": []}
+        if case["ok"]:
+            case["outputs"] = read_outputs(folder, prefix, record.get("outputs"))
+        else:
+            case["error"] = _clean_error(record.get("error"))
+        result["cases"][index] = case
+    return result
+
+
+def _clean_error(error: object) -> dict:
+    if not isinstance(error, dict):
+        return {"type": "Error", "message": ""}
+    clean = {"type": str(error.get("type", "Error"))[:80],
+             "message": str(error.get("message", ""))[:4000]}
+    if isinstance(error.get("lineno"), int):
+        clean["lineno"] = error["lineno"]
+    if isinstance(error.get("file"), str):
+        clean["file"] = os.path.basename(error["file"])[:120]
+    return clean

@@ -1,4 +1,4 @@
-"""The trusted side of the sandbox: scratch folders, the platform probe, and the zygote client.
+"""The trusted side of the sandbox: scratch folders, the view and limits, the platform probe.
 
 For each submission the grader builds a scratch folder holding only what the child may see: a
 pristine copy of the given course code (``course/src/minimodel``) with the student's encoding
@@ -9,30 +9,27 @@ with its solutions, hidden checks and reference outputs, the submissions, the gr
 other scratch folders, ``/tmp``.
 
 What the platform can enforce is found once per run by :func:`probe_capabilities`, which tries
-each mechanism for real; :meth:`Capabilities.report` is what the grader prints at start-up.
+each mechanism for real; :meth:`Capabilities.report` is what the grader prints at start-up. The
+processes that run the sandboxed code are in ``grader.forkservers``; what they write is read by
+``grader.safe_io``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import select
 import shutil
-import signal
 import site
 import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from grader.child.probe_runner import GIVEN_CODE_MAY_IMPORT, forbidden
-from grader.safe_io import UnsafeData, load_array, read_json
 from minimodel.course import encoding_modules
 from minimodel.implementation import PACKAGE_DIR, REPO_ROOT
 
@@ -372,268 +369,3 @@ class Scratch:
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
-
-
-class ZygoteError(RuntimeError):
-    """The sandbox's zygote could not start or stopped answering."""
-
-
-def sandbox_config(scratch: Scratch, caps: Capabilities, *, extra_hide: list[Path],
-                   cuda: bool) -> dict:
-    """The sandbox of one submission, sent with each probe group to the zygote."""
-    view = filesystem_view(scratch.root, extra_hide)
-    return {
-        **view,
-        "namespaces": caps.namespaces,
-        "pid_namespace": caps.pid_namespace,
-        "drop_privileges": caps.drop_privileges,
-        "uid": sandbox_uid(),
-        "gid": sandbox_uid(),
-        "course_src": str(scratch.course_src),
-        "items_dir": str(scratch.items),
-        "env": sandbox_env(scratch.items, cuda=cuda),
-        "audit_guard": view["hide"] if not caps.namespaces else [],
-    }
-
-
-class Zygote:
-    """Client of ``grader/child/zygote.py``: one per grading worker, serving every submission.
-
-    The zygote imports NumPy and PyTorch once; each probe group it forks carries its own
-    submission's sandbox (see :func:`sandbox_config`).
-    """
-
-    SCRIPT = ("zygote.py",)  # the child script and the arguments before its configuration
-
-    def __init__(self, home: Path, log_path: Path, *, cuda: bool = False):
-        self.home = home
-        home.mkdir(parents=True, exist_ok=True)
-        os.chmod(home, 0o700)  # the kernel server's socket lives here: root only
-        runner = home / "runner"
-        runner.mkdir(exist_ok=True)
-        for name in CHILD_FILES:
-            shutil.copy2(CHILD_DIR / name, runner / name)
-        self.script = runner / self.SCRIPT[0]
-        self.config_path = home / f"{self.script.stem}.json"
-        self.config_path.write_text(json.dumps(self.config(cuda)))
-        self.log_path = log_path
-        self.process: subprocess.Popen | None = None
-        self._buffer = b""
-        self.ready = False
-
-    def config(self, cuda: bool) -> dict:
-        return {"env": sandbox_env(self.home, cuda=cuda)}
-
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def start(self, timeout: float = 120.0) -> None:
-        """Start the zygote (if :meth:`launch` did not already) and wait until it is ready."""
-        if self.process is None or self.process.poll() is not None:
-            self.launch()
-        hello = self._read_line(timeout)
-        if not hello or not hello.get("ready"):
-            self.kill()
-            raise ZygoteError(f"sandbox did not start: {hello!r}")
-        self.ready = True
-
-    def launch(self) -> None:
-        """Start the zygote without waiting: it imports its libraries while the caller works."""
-        self.ready = False
-        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-I", "-B", str(self.script), *self.SCRIPT[1:],
-                 str(self.config_path)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                start_new_session=True, cwd=str(self.home),
-                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-            )
-        finally:
-            log.close()
-        self._buffer = b""
-
-    def _read_line(self, timeout: float) -> dict | None:
-        assert self.process is not None and self.process.stdout is not None
-        fd = self.process.stdout.fileno()
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self._buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
-                return None
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                return None
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        try:
-            return json.loads(line)
-        except ValueError:
-            return None
-
-    def run(self, request: dict, timeout: float) -> dict:
-        """Send one probe group; return the monitor's report (``grader-error`` if no answer).
-
-        A zygote that died is started again first."""
-        if not self.alive() or not self.ready:
-            try:
-                self.start()
-            except ZygoteError as error:
-                return {"status": "grader-error", "detail": str(error)}
-        assert self.process.stdin is not None
-        try:
-            self.process.stdin.write((json.dumps(request) + "\n").encode())
-            self.process.stdin.flush()
-        except (BrokenPipeError, OSError) as error:
-            return {"status": "grader-error", "detail": repr(error)}
-        reply = self._read_line(timeout)
-        if reply is None:
-            self.kill()
-            return {"status": "grader-error", "detail": "sandbox stopped answering"}
-        return reply
-
-    def close(self) -> None:
-        if self.process is None:
-            return
-        try:
-            if self.process.stdin:
-                self.process.stdin.close()
-            self.process.wait(timeout=10)
-        except (subprocess.TimeoutExpired, OSError):
-            pass
-        self.kill()
-
-    def kill(self) -> None:
-        if self.process is None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=10)
-        for stream in (self.process.stdin, self.process.stdout):
-            try:
-                if stream:
-                    stream.close()
-            except OSError:
-                pass
-
-
-class KernelServer(Zygote):
-    """Client of the kernel server (``grader/child/kernel_jail.py serve``): one per grading
-    worker. It loads PyTorch, IPython and ipykernel once and forks every notebook's sandboxed
-    kernel, so a notebook does not pay for importing them again."""
-
-    SCRIPT = ("kernel_jail.py", "serve")
-
-    @property
-    def socket_path(self) -> Path:
-        return self.home / "kernels.sock"
-
-    def config(self, cuda: bool) -> dict:
-        return {**super().config(cuda), "socket": str(self.socket_path)}
-
-    def ensure(self) -> None:
-        """Started and ready (started again if it died)."""
-        if not self.alive() or not self.ready:
-            self.start()
-
-
-def read_outputs(folder: Path, prefix: str, metas: object) -> list[dict]:
-    """Validate the output descriptions a child wrote and load their arrays safely.
-
-    Each returned dict has ``kind``, ``dtype``, ``shape``, ``device``, ``value`` (strings) and
-    ``array`` (a checked ndarray or ``None``); an output that is not plain, consistent data gets
-    ``kind = "invalid"`` and a ``problem``.
-    """
-    if not isinstance(metas, list):
-        return []
-    outputs = []
-    for index, meta in enumerate(metas[:16]):
-        outputs.append(_read_output(folder, f"{prefix}_{index}.npy", meta))
-    return outputs
-
-
-def _read_output(folder: Path, filename: str, meta: object) -> dict:
-    if not isinstance(meta, dict):
-        return {"kind": "invalid", "problem": "description is not an object"}
-    out = {
-        "kind": str(meta.get("kind", "unsupported"))[:32],
-        "dtype": str(meta.get("dtype", ""))[:32],
-        "device": str(meta.get("device", "cpu"))[:16],
-        "exact_type": bool(meta.get("exact_type", True)),
-        "type": str(meta.get("type", ""))[:64],
-        "value": str(meta["value"])[:4000] if "value" in meta else None,
-        "array": None,
-    }
-    shape = meta.get("shape", [])
-    if not (isinstance(shape, list) and len(shape) <= 8 and
-            all(isinstance(s, int) and 0 <= s < 2**40 for s in shape)):
-        return {**out, "kind": "invalid", "problem": "bad shape"}
-    out["shape"] = tuple(shape)
-    if "file" not in meta:
-        return out
-    try:
-        array = load_array(folder / filename)
-    except UnsafeData as error:
-        return {**out, "kind": "invalid", "problem": str(error)}
-    if array is None:
-        return {**out, "kind": "invalid", "problem": "array file missing"}
-    expected_shape = out["shape"] + ((2,) if meta.get("complex") else ())
-    if array.shape != expected_shape:
-        return {**out, "kind": "invalid", "problem": "array does not match its description"}
-    declared = out["dtype"]
-    if declared == "bfloat16":
-        ok = array.dtype == np.float32 and not np.any(array.view(np.uint32) & 0xFFFF)
-    elif meta.get("complex"):
-        ok = array.dtype.kind == "f"
-    else:
-        ok = array.dtype.name == declared or out["kind"] == "scalar" or declared not in (
-            "float16", "float32", "float64", "int64", "int32", "bool", "uint8", "int8", "int16")
-    if not ok:
-        return {**out, "kind": "invalid", "problem": "dtype does not match its description"}
-    out["array"] = array
-    return out
-
-
-def read_group(folder: Path, n_cases: int) -> dict:
-    """Everything one probe group's worker left: import error, cases, completion marker."""
-    result: dict = {"import_error": None, "cases": [None] * n_cases, "done": False,
-                    "problems": []}
-    try:
-        result["done"] = read_json(folder / "done.json") is not None
-        error = read_json(folder / "import_error.json")
-        if isinstance(error, dict):
-            result["import_error"] = _clean_error(error)
-    except UnsafeData as error:
-        result["problems"].append(str(error))
-    for index in range(n_cases):
-        prefix = f"case_{index:03d}"
-        try:
-            record = read_json(folder / f"{prefix}.json")
-        except UnsafeData as error:
-            result["problems"].append(str(error))
-            continue
-        if not isinstance(record, dict):
-            continue
-        case = {"ok": bool(record.get("ok")), "error": None, "outputs": []}
-        if case["ok"]:
-            case["outputs"] = read_outputs(folder, prefix, record.get("outputs"))
-        else:
-            case["error"] = _clean_error(record.get("error"))
-        result["cases"][index] = case
-    return result
-
-
-def _clean_error(error: object) -> dict:
-    if not isinstance(error, dict):
-        return {"type": "Error", "message": ""}
-    clean = {"type": str(error.get("type", "Error"))[:80],
-             "message": str(error.get("message", ""))[:4000]}
-    if isinstance(error.get("lineno"), int):
-        clean["lineno"] = error["lineno"]
-    if isinstance(error.get("file"), str):
-        clean["file"] = os.path.basename(error["file"])[:120]
-    return clean

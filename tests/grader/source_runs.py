@@ -4,7 +4,7 @@ Each source (the reference, a stub, or a copy of the reference with one mistake 
 written into a fresh temporary package, together with the course modules it imports (e.g. a
 student's rope.py next to their two_d.py: ``from minimodel.positional.rope import`` is pointed at
 the package), and every probe group runs through ``grader.child.probe_runner`` and
-``grader.sandbox.read_group`` as in a grading run, only without the sandbox (the sources here are
+``grader.safe_io.read_group`` as in a grading run, only without the sandbox (the sources here are
 the course's own). Device groups also run on PyTorch's ``meta`` device; CUDA is "not run".
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 from grader.child import probe_runner
 from grader.hidden import registry
 from grader.references import References
-from grader.sandbox import read_group
+from grader.safe_io import read_group
 from grader.sync import released_text
 from grader.verdicts import GroupOutcome, JudgeContext, Verdict
 from minimodel.implementation import REFERENCE_DIR, STUBS_DIR

@@ -15,7 +15,8 @@ import pytest
 
 from grader import nbexec
 from grader.budget import _children
-from grader.sandbox import KernelServer, Limits, Scratch, probe_capabilities
+from grader.forkservers import KernelServer
+from grader.sandbox import Limits, Scratch, probe_capabilities
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from grader.safe_io import UnsafeData, load_array, read_bytes, read_json
-from grader.sandbox import read_outputs
+from grader.safe_io import UnsafeData, load_array, read_bytes, read_json, read_outputs
 from grader.unpack import MAX_PY_BYTES, discover, unpack
 
 MODULE = "src/minimodel/positional/sinusoidal.py"

@@ -1,0 +1,70 @@
+"""Lines of checking code (self-check, hidden checks, the rest of the grader), prose aside.
+
+A line counts when it holds a token other than a string, a comment or layout: docstrings and the
+bilingual messages (string literals) do not count, nor blank lines. ``--at REV`` counts a commit
+instead of the working tree, so that a refactoring can be compared with what came before::
+
+    python benchmarks/code_size.py --at 72d9429
+    python benchmarks/code_size.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import subprocess
+import tokenize
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PARTS = {
+    "self-check": ("src/minimodel/selfcheck",),
+    "hidden checks": ("grader/hidden",),
+    "grader (the rest)": ("grader",),
+}
+PROSE = {tokenize.STRING, tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT,
+         tokenize.DEDENT, tokenize.ENDMARKER, tokenize.ENCODING}
+
+
+def code_lines(text: str) -> int:
+    """Lines with at least one token that is not prose or layout."""
+    lines = set()
+    for token in tokenize.tokenize(io.BytesIO(text.encode()).readline):
+        if token.type not in PROSE:
+            lines.update(range(token.start[0], token.end[0] + 1))
+    return len(lines)
+
+
+def files(rev: str | None) -> dict[str, str]:
+    """path -> text of every Python file under the parts' folders."""
+    if rev is None:
+        return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+                for folder in ("src/minimodel/selfcheck", "grader")
+                for p in sorted((ROOT / folder).rglob("*.py"))}
+    listed = subprocess.run(["git", "ls-tree", "-r", "--name-only", rev, "src/minimodel/selfcheck",
+                             "grader"], cwd=ROOT, capture_output=True, text=True, check=True)
+    return {path: subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, capture_output=True,
+                                 text=True, check=True).stdout
+            for path in listed.stdout.split() if path.endswith(".py")}
+
+
+def count(rev: str | None) -> dict[str, int]:
+    totals = dict.fromkeys(PARTS, 0)
+    for path, text in files(rev).items():
+        part = next(name for name, (folder,) in PARTS.items() if path.startswith(folder + "/"))
+        totals[part] += code_lines(text)
+    return totals
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--at", help="a git revision (default: the working tree)")
+    args = parser.parse_args()
+    totals = count(args.at)
+    for part, lines in totals.items():
+        print(f"{part:20s} {lines:6d}")
+    print(f"{'total':20s} {sum(totals.values()):6d}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+"""The long-lived sandbox processes of a grading worker, and their clients.
+
+- :class:`Zygote` (``grader/child/zygote.py``) loaded NumPy and PyTorch once and forks one
+  limited process per probe group, each in the sandbox of the submission it is given
+  (:func:`sandbox_config`);
+- :class:`KernelServer` (``grader/child/kernel_jail.py serve``) loaded PyTorch, matplotlib and
+  ipykernel once and forks every notebook's sandboxed kernel (``grader.nbexec``).
+
+Both run as root, are started while the worker waits for its first student, are charged to no
+student, die with the worker and are started again if they die.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from grader.sandbox import (
+    CHILD_DIR,
+    CHILD_FILES,
+    Capabilities,
+    Scratch,
+    filesystem_view,
+    sandbox_env,
+    sandbox_uid,
+)
+
+
+class ZygoteError(RuntimeError):
+    """The sandbox's zygote could not start or stopped answering."""
+
+
+def sandbox_config(scratch: Scratch, caps: Capabilities, *, extra_hide: list[Path],
+                   cuda: bool) -> dict:
+    """The sandbox of one submission, sent with each probe group to the zygote."""
+    view = filesystem_view(scratch.root, extra_hide)
+    return {
+        **view,
+        "namespaces": caps.namespaces,
+        "pid_namespace": caps.pid_namespace,
+        "drop_privileges": caps.drop_privileges,
+        "uid": sandbox_uid(),
+        "gid": sandbox_uid(),
+        "course_src": str(scratch.course_src),
+        "items_dir": str(scratch.items),
+        "env": sandbox_env(scratch.items, cuda=cuda),
+        "audit_guard": view["hide"] if not caps.namespaces else [],
+    }
+
+
+class Zygote:
+    """Client of ``grader/child/zygote.py``: one per grading worker, serving every submission.
+
+    The zygote imports NumPy and PyTorch once; each probe group it forks carries its own
+    submission's sandbox (see :func:`sandbox_config`).
+    """
+
+    SCRIPT = ("zygote.py",)  # the child script and the arguments before its configuration
+
+    def __init__(self, home: Path, log_path: Path, *, cuda: bool = False):
+        self.home = home
+        home.mkdir(parents=True, exist_ok=True)
+        os.chmod(home, 0o700)  # the kernel server's socket lives here: root only
+        runner = home / "runner"
+        runner.mkdir(exist_ok=True)
+        for name in CHILD_FILES:
+            shutil.copy2(CHILD_DIR / name, runner / name)
+        self.script = runner / self.SCRIPT[0]
+        self.config_path = home / f"{self.script.stem}.json"
+        self.config_path.write_text(json.dumps(self.config(cuda)))
+        self.log_path = log_path
+        self.process: subprocess.Popen | None = None
+        self._buffer = b""
+        self.ready = False
+
+    def config(self, cuda: bool) -> dict:
+        return {"env": sandbox_env(self.home, cuda=cuda)}
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def start(self, timeout: float = 120.0) -> None:
+        """Start the zygote (if :meth:`launch` did not already) and wait until it is ready."""
+        if self.process is None or self.process.poll() is not None:
+            self.launch()
+        hello = self._read_line(timeout)
+        if not hello or not hello.get("ready"):
+            self.kill()
+            raise ZygoteError(f"sandbox did not start: {hello!r}")
+        self.ready = True
+
+    def launch(self) -> None:
+        """Start the zygote without waiting: it imports its libraries while the caller works."""
+        self.ready = False
+        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-B", str(self.script), *self.SCRIPT[1:],
+                 str(self.config_path)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                start_new_session=True, cwd=str(self.home),
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            )
+        finally:
+            log.close()
+        self._buffer = b""
+
+    def _read_line(self, timeout: float) -> dict | None:
+        assert self.process is not None and self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            return json.loads(line)
+        except ValueError:
+            return None
+
+    def run(self, request: dict, timeout: float) -> dict:
+        """Send one probe group; return the monitor's report (``grader-error`` if no answer).
+
+        A zygote that died is started again first."""
+        if not self.alive() or not self.ready:
+            try:
+                self.start()
+            except ZygoteError as error:
+                return {"status": "grader-error", "detail": str(error)}
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write((json.dumps(request) + "\n").encode())
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError) as error:
+            return {"status": "grader-error", "detail": repr(error)}
+        reply = self._read_line(timeout)
+        if reply is None:
+            self.kill()
+            return {"status": "grader-error", "detail": "sandbox stopped answering"}
+        return reply
+
+    def close(self) -> None:
+        if self.process is None:
+            return
+        try:
+            if self.process.stdin:
+                self.process.stdin.close()
+            self.process.wait(timeout=10)
+        except (subprocess.TimeoutExpired, OSError):
+            pass
+        self.kill()
+
+    def kill(self) -> None:
+        if self.process is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
+
+
+class KernelServer(Zygote):
+    """Client of the kernel server (``grader/child/kernel_jail.py serve``): one per grading
+    worker. It loads PyTorch, IPython and ipykernel once and forks every notebook's sandboxed
+    kernel, so a notebook does not pay for importing them again."""
+
+    SCRIPT = ("kernel_jail.py", "serve")
+
+    @property
+    def socket_path(self) -> Path:
+        return self.home / "kernels.sock"
+
+    def config(self, cuda: bool) -> dict:
+        return {**super().config(cuda), "socket": str(self.socket_path)}
+
+    def ensure(self) -> None:
+        """Started and ready (started again if it died)."""
+        if not self.alive() or not self.ready:
+            self.start()
