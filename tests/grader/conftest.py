@@ -48,6 +48,17 @@ def graded_once(tmp_path_factory, name: str, build) -> dict:
 
 
 @pytest.fixture(scope="session")
+def released(tmp_path_factory) -> Path:
+    """The student repository, released once per worker from the last commit (read-only:
+    copy it to change it)."""
+    from grader.release import release
+
+    out = tmp_path_factory.mktemp("student-repo")
+    release(out, force=True)
+    return out
+
+
+@pytest.fixture(scope="session")
 def capabilities():
     return probe_capabilities()
 

@@ -17,13 +17,6 @@ from grader.sync import committed_text
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
 
 
-@pytest.fixture(scope="module")
-def released(tmp_path_factory):
-    out = tmp_path_factory.mktemp("student-repo")
-    release(out, force=True)
-    return out
-
-
 def run_visible_tests(repo):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MINIMODEL_", "PYTEST_"))}
     env["PYTHONPATH"] = str(repo / "src")

@@ -1,0 +1,291 @@
+"""Look for an implementation of a graded function in a released student repository (the child).
+
+Run by :mod:`grader.leaks` as ``python leak_search.py REQUEST.json`` from a folder that also
+holds ``probe_runner.py``, with ``PYTHONPATH`` at the release's ``src`` (so ``minimodel`` is the
+released package and ``minimodel.positional`` the student stubs) and a temporary working folder.
+Every candidate callable is called on the hidden inputs of each target (a graded function's cases
+in one probe group) whose arguments its signature binds; the first output that differs from the
+reference ends that candidate's try. A candidate that gives every reference output is written to
+the results file, one JSON line per event::
+
+    {"start": [candidate, target]}          before each try (the parent skips it after a crash)
+    {"leak": [candidate, target]}           it matched every case
+    {"slow": candidate}                     dropped after too many calls ran out of time
+    {"done": true}
+
+Candidates: every function found in a module of ``minimodel`` outside ``minimodel.positional``
+(module-level functions, wherever they come from except the standard library and installed
+packages, and classes' static and class methods), and every function defined in a lab
+notebook's code cells, executed after that notebook's import lines. A request looks like::
+
+    {"labs": "<release>/labs", "time_limit_s": 5, "memory_mb": 2048, "rtol": 1e-3, "atol": 1e-4,
+     "skip": [[candidate, target], ...], "results": "<path>.jsonl",
+     "targets": [{"id": "17.01/pe/sinusoidal_pe", "inputs": "<lab>.npz",
+                  "expected": "<target>.npz", "cases": [<Case.to_json()>, ...],
+                  "outputs": [[{"kind": "tensor", "array": "<key>"}, ...], ...]}]}
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import os
+import pkgutil
+import resource
+import signal
+import sys
+import sysconfig
+import warnings
+
+import numpy as np
+import probe_runner
+
+SLOW_CALLS = 2  # a candidate that runs out of time this often is dropped
+
+
+class OutOfTime(BaseException):
+    """A candidate ran past the per-call time limit."""
+
+
+def _ring(signum, frame):
+    raise OutOfTime
+
+
+def timed(limit_s: float, function, *args, **kwargs):
+    """``function(*args, **kwargs)``, stopped by ``OutOfTime`` after ``limit_s`` seconds (and
+    again every 0.2 s, should the candidate catch the first)."""
+    signal.setitimer(signal.ITIMER_REAL, limit_s, 0.2)
+    try:
+        return function(*args, **kwargs)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+LIBRARIES = tuple(os.path.realpath(sysconfig.get_paths()[key]) + os.sep
+                  for key in ("stdlib", "platstdlib", "purelib", "platlib"))
+
+
+def course_function(value) -> bool:
+    """Whether ``value`` is a Python function written outside the standard library and the
+    installed packages (PyTorch's, NumPy's...) and outside the student stubs."""
+    if not inspect.isfunction(value):
+        return False
+    module = getattr(value, "__module__", None) or ""
+    code = getattr(inspect.unwrap(value), "__code__", None)  # through functools.wraps
+    if module.startswith("minimodel.positional") or code is None:
+        return False
+    return not os.path.realpath(code.co_filename).startswith(LIBRARIES)
+
+
+def _static_members(owner, qualname: str):
+    for attribute, raw in vars(owner).items():
+        if isinstance(raw, (staticmethod, classmethod)):
+            yield f"{qualname}.{attribute}", getattr(owner, attribute)
+
+
+def package_candidates(limit_s: float) -> dict[str, object]:
+    """``"minimodel.compare.frequency_table"`` -> function: every course function found in a
+    module of ``minimodel`` outside ``minimodel.positional`` (named where it is defined when
+    that is a ``minimodel`` module, else where it was found), and the static and class methods
+    of the classes those modules define; a module that fails to import gives none."""
+    import minimodel
+
+    found: dict[str, object] = {}
+    seen: set[int] = set()
+    names = ["minimodel"] + [info.name for info in pkgutil.walk_packages(
+        minimodel.__path__, "minimodel.", onerror=lambda name: None)]
+    for name in names:
+        if name.startswith("minimodel.positional") or name.endswith("__main__"):
+            continue
+        try:
+            module = timed(limit_s * 4, __import__, name, fromlist=["_"])
+        except BaseException:
+            continue
+        for attribute, value in list(vars(module).items()):
+            if course_function(value) and id(value) not in seen:
+                seen.add(id(value))
+                where = value.__module__ or ""
+                found[f"{where}.{value.__qualname__}" if where.startswith("minimodel.")
+                      else f"{name}.{attribute}"] = value
+            elif inspect.isclass(value) and getattr(value, "__module__", None) == name:
+                for qualname, member in _static_members(value, f"{name}.{attribute}"):
+                    found.setdefault(qualname, member)
+    return found
+
+
+def _code_lines(cell: dict) -> str:
+    source = cell.get("source", "")
+    source = "".join(source) if isinstance(source, list) else source
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                     for line in source.splitlines())
+
+
+def notebook_candidates(labs: str, limit_s: float) -> dict[str, object]:
+    """``"labs/18_02_rope_scaling.ipynb:frequency_ratios"`` -> function: every function (and
+    static method) a notebook's code cells define, in a namespace holding what the notebook's
+    import lines import."""
+    found: dict[str, object] = {}
+    for file in sorted(os.listdir(labs)) if os.path.isdir(labs) else []:
+        if not file.endswith(".ipynb"):
+            continue
+        try:
+            with open(os.path.join(labs, file), encoding="utf-8") as handle:
+                cells = json.load(handle).get("cells", [])
+        except (OSError, ValueError):
+            continue
+        imports, definitions = [], []
+        for cell in cells:
+            if cell.get("cell_type") != "code":
+                continue
+            try:
+                tree = ast.parse(_code_lines(cell))
+            except SyntaxError:
+                continue
+            for node in tree.body:
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    imports.append(node)
+                elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                    definitions.append(node)
+        namespace = {"__name__": "notebook_" + file.split(".")[0]}
+        for node in imports + definitions:
+            try:
+                code = compile(ast.Module(body=[node], type_ignores=[]), file, "exec")
+                timed(limit_s * 4, exec, code, namespace)
+            except BaseException:
+                continue
+            if isinstance(node, ast.FunctionDef) and node.name in namespace:
+                found[f"labs/{file}:{node.name}"] = namespace[node.name]
+            elif isinstance(node, ast.ClassDef) and node.name in namespace:
+                found.update(_static_members(namespace[node.name], f"labs/{file}:{node.name}"))
+    return found
+
+
+def _values(outputs: list[dict], arrays) -> tuple[np.ndarray, list]:
+    """All numbers of one case's outputs, raveled into one float64 vector (containers and
+    dtypes do not matter), and the other outputs (strings, ``None``) in order."""
+    numbers, others = [], []
+    for output in outputs:
+        array = output.get("array")
+        if isinstance(array, str):
+            array = arrays[array]
+        if array is not None:
+            numbers.append(np.asarray(array, dtype=np.float64).ravel())
+        else:
+            others.append((output.get("kind"), output.get("value")))
+    vector = np.concatenate(numbers) if numbers else np.zeros(0)
+    return vector, others
+
+
+def same(got: tuple, want: tuple, rtol: float, atol: float) -> bool:
+    (numbers, others), (expected, expected_others) = got, want
+    if others != expected_others or numbers.shape != expected.shape:
+        return False
+    return bool(np.allclose(numbers, expected, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def plain_outputs(value) -> list[dict]:
+    """``probe_runner``'s description of a result, with the arrays kept in memory."""
+    flat: list = []
+    probe_runner._flatten(value, flat)
+    outputs = []
+    for element in flat[:probe_runner.MAX_OUTPUTS]:
+        meta, array = probe_runner.to_plain(element)
+        outputs.append({**meta, "array": array})
+    return outputs
+
+
+def _reset(folder: str) -> None:
+    """Undo what an earlier candidate may have changed that changes the next one's values."""
+    import torch
+
+    torch.set_default_dtype(torch.float32)
+    torch.set_grad_enabled(True)
+    os.chdir(folder)
+
+
+def _arguments(case: dict, inputs) -> tuple[list, dict]:
+    return (probe_runner._resolve(case.get("args", []), inputs, "cpu"),
+            probe_runner._resolve(case.get("kwargs", {}), inputs, "cpu"))
+
+
+def binds(function, args: list, kwargs: dict) -> bool:
+    """Whether ``function``'s signature accepts ``function(*args, **kwargs)``."""
+    try:
+        inspect.signature(function).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def try_candidate(function, cases: list[dict], wanted: list[tuple], inputs, request) -> str:
+    """``"match"``, ``"differs"`` or ``"slow"``: ``function`` on every case, in order."""
+    folder = os.getcwd()
+    for case, want in zip(cases, wanted, strict=True):
+        args, kwargs = _arguments(case, inputs)
+        if not binds(function, args, kwargs):
+            return "differs"
+        try:
+            value = timed(request["time_limit_s"], function, *args, **kwargs)
+            got = _values(plain_outputs(value), {})
+        except OutOfTime:
+            return "slow"
+        except BaseException:
+            return "differs"
+        finally:
+            _reset(folder)
+        if not same(got, want, request["rtol"], request["atol"]):
+            return "differs"
+    return "match"
+
+
+def main(path: str) -> None:
+    with open(path, encoding="utf-8") as handle:
+        request = json.load(handle)
+    # only the release is importable: not the instructor's editable install (its grader)
+    sys.meta_path[:] = [finder for finder in sys.meta_path
+                        if not str(getattr(finder, "__module__", "")).startswith("__editable__")]
+    memory = request["memory_mb"] << 20  # a huge allocation fails at once instead of paging
+    resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+    signal.signal(signal.SIGALRM, _ring)
+    warnings.simplefilter("ignore")
+    results = open(request["results"], "a", encoding="utf-8")  # noqa: SIM115 - kept open
+
+    def say(**event) -> None:
+        results.write(json.dumps(event) + "\n")
+        results.flush()
+
+    limit = request["time_limit_s"]
+    candidates = {**package_candidates(limit), **notebook_candidates(request["labs"], limit)}
+    skip = {tuple(pair) for pair in request.get("skip", [])}
+    slow = {name: 0 for name in candidates}
+    inputs_cache: dict[str, dict] = {}
+    for target in request["targets"]:
+        if target["inputs"] not in inputs_cache:
+            with np.load(target["inputs"], allow_pickle=False) as stored:
+                inputs_cache[target["inputs"]] = {k: stored[k] for k in stored.files}
+        with np.load(target["expected"], allow_pickle=False) as stored:
+            arrays = {k: stored[k] for k in stored.files}
+        wanted = [_values(outputs, arrays) for outputs in target["outputs"]]
+        first = _arguments(target["cases"][0], inputs_cache[target["inputs"]])
+        for name, function in candidates.items():
+            if slow[name] >= SLOW_CALLS or (name, target["id"]) in skip or \
+                    not binds(function, *first):
+                continue
+            say(start=[name, target["id"]])
+            verdict = try_candidate(function, target["cases"], wanted,
+                                    inputs_cache[target["inputs"]], request)
+            if verdict == "match":
+                say(leak=[name, target["id"]])
+            elif verdict == "slow":
+                slow[name] += 1
+                if slow[name] == SLOW_CALLS:
+                    say(slow=name)
+    say(done=True)
+    results.close()
+    os._exit(0)  # no interpreter shutdown: a candidate may have left threads or handlers
+
+
+if __name__ == "__main__":
+    sys.setrecursionlimit(10000)
+    main(sys.argv[1])

@@ -1,0 +1,92 @@
+"""The student repository holds no implementation of a graded function.
+
+Every callable of the released package (outside the stubs) and of the released lab notebooks
+whose signature binds a graded function's hidden arguments is called on the hidden inputs in a
+child process and compared with the reference outputs (``grader.leaks``); one that gives them
+all would earn a student the points without the work.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from grader.hidden import registry
+from grader.leaks import Leak, search, targets, trivial
+from minimodel.implementation import REFERENCE_DIR
+
+SHORTCUT = f'''"""Tables."""
+import importlib.util
+
+import torch
+
+_spec = importlib.util.spec_from_file_location("answers", {str(REFERENCE_DIR / "sinusoidal.py")!r})
+_answers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_answers)
+sinusoidal_pe = _answers.sinusoidal_pe
+
+
+class Heads:
+    @staticmethod
+    def slopes(n_heads):
+        import math
+
+        def powers(n):
+            start = 2.0 ** (-8.0 / n)
+            return [start ** (i + 1) for i in range(n)]
+
+        closest = 2 ** math.floor(math.log2(n_heads))
+        extra = powers(2 * closest)[0::2][: n_heads - closest]
+        return torch.tensor(powers(closest) + extra)
+'''
+NOTEBOOK_CELL = '''def frequencies(rotary_dim, base=10000.0):
+    return 1.0 / base ** (torch.arange(0, rotary_dim, 2).float() / rotary_dim)
+'''
+
+
+def test_the_release_holds_no_implementation_of_a_graded_function(released):
+    found = search(released)
+    assert found.targets == len(targets())
+    assert not found.leaks, "a student could call these for full marks:\n" + "\n".join(
+        map(str, found.leaks))
+    print(f"searched {found.targets} targets in {found.seconds:.1f} s; killed the child: "
+          f"{found.crashed or 'none'}; dropped as slow: {found.slow or 'none'}")
+
+
+def test_every_graded_function_is_searched():
+    graded = {(lab, case.name) for lab, checks in registry().items() for group in checks.groups
+              for case in group.cases if case.call == "function"}
+    searched = {(target.lab, target.function) for target in targets()}
+    assert searched == graded
+    assert trivial([[{"array": [0.0, 0.0]}], [{"array": []}, {"kind": "none"}]])
+    assert not trivial([[{"array": [0.0, 0.0]}], [{"array": [1.0]}]])
+
+
+@pytest.fixture(scope="module")
+def planted(released, tmp_path_factory) -> Path:
+    """The release with three answers planted: the reference ``sinusoidal_pe`` imported by a
+    new module, ALiBi's slopes rewritten as a static method and RoPE's frequencies rewritten
+    in a notebook cell."""
+    repo = tmp_path_factory.mktemp("planted") / "repo"
+    shutil.copytree(released, repo)
+    (repo / "src" / "minimodel" / "shortcut.py").write_text(SHORTCUT, encoding="utf-8")
+    lab = repo / "labs" / "17_03_rope.ipynb"
+    notebook = json.loads(lab.read_text(encoding="utf-8"))
+    notebook["cells"].append({"cell_type": "code", "execution_count": None, "id": "planted",
+                              "metadata": {}, "outputs": [], "source": NOTEBOOK_CELL})
+    lab.write_text(json.dumps(notebook), encoding="utf-8")
+    return repo
+
+
+def test_the_search_finds_planted_implementations(planted):
+    found = search(planted, labs=["17.01", "17.03", "17.04"])
+    assert set(found.leaks) >= {
+        Leak("minimodel.shortcut.sinusoidal_pe", "17.01/pe/sinusoidal_pe"),
+        Leak("minimodel.shortcut.Heads.slopes", "17.04/slopes/alibi_slopes"),
+        Leak("labs/17_03_rope.ipynb:frequencies", "17.03/freq/rope_frequencies"),
+    }, found.leaks
+    assert "minimodel.shortcut.sinusoidal_pe computes sinusoidal_pe (lab 17.01" in \
+        "\n".join(map(str, found.leaks))
