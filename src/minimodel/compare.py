@@ -24,7 +24,7 @@ import torch.nn.functional as F
 
 from minimodel.data import load_data
 from minimodel.device import resolve_device
-from minimodel.evaluate import FACTORS, evaluate_lengths, retrieval_by_depth
+from minimodel.evaluate import FACTORS, bucket_losses, evaluate_lengths, retrieval_by_depth
 from minimodel.messages import LANGUAGES, bilingual, pick, split_bilingual
 from minimodel.model import ENCODINGS, GPT, GPTConfig
 from minimodel.train import TrainConfig, add_model_arguments, configs_from_args, train
@@ -104,11 +104,12 @@ def compare(
     and ``train_config``. Returns the rows written to ``results.csv``.
     """
     require_encodings(model_config, encodings)
+    T = model_config.block_size
+    bucket_losses(torch.zeros(1, max(factors) * T), T)  # lab 18.01's functions, before training
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     device = resolve_device(device)
     rows, curves, retrieval = [], {}, []
-    T = model_config.block_size
     for seed in seeds:
         for encoding in encodings:
             label = f"[{encoding} seed {seed}] "

@@ -3,7 +3,9 @@
 A mean over a long window hides where a model breaks: an encoding that fails past position 128
 still looks fine averaged over 256 tokens. So the loss is kept per position (averaged over
 sequences), then summarised in buckets ``[0, T)``, ``[T, 2T)``, ``[2T, 4T)``, ``[4T, 8T)`` for a
-model trained at length ``T``.
+model trained at length ``T``: the buckets and their means come from the student's
+``doubling_buckets`` and ``bucket_means`` (``minimodel.positional.extrapolation``, lab 18.01),
+as the model's encodings come from the student's files.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import torch.nn.functional as F
 from minimodel.checkpoint import load_model
 from minimodel.data import load_data
 from minimodel.device import DEVICES, autocast, resolve_device
+from minimodel.hooks import encoding_module, student_function
 from minimodel.messages import bilingual
 from minimodel.model import GPT
 
@@ -68,8 +71,6 @@ def allow_length(model: GPT, length: int, seed: int = 0) -> GPT:
     limit = model.hooks.max_positions
     if model.config.positional != "learned" or limit is None or length <= limit:
         return model
-    from minimodel.hooks import encoding_module
-
     longer = copy.deepcopy(model)
     old = model.hooks.input
     new = encoding_module("learned").LearnedPositionalEmbedding(length, model.config.n_embd)
@@ -85,12 +86,22 @@ def allow_length(model: GPT, length: int, seed: int = 0) -> GPT:
     return longer
 
 
+SUMMARY = ("La evaluación por posición resume la pérdida",
+           "Evaluating by position summarises the loss")
+
+
 def buckets(block_size: int, length: int) -> list[tuple[int, int]]:
-    """Position buckets ``[0, T), [T, 2T), [2T, 4T), ...`` that fit in ``length``."""
-    edges = [0, block_size]
-    while edges[-1] < length:
-        edges.append(min(2 * edges[-1], length))
-    return list(zip(edges[:-1], edges[1:], strict=False))
+    """The doubling buckets ``[0, T), [T, 2T), [2T, 4T), ...`` of ``0 .. length - 1``: the
+    student's ``doubling_buckets`` (lab 18.01)."""
+    return student_function("extrapolation", "doubling_buckets", SUMMARY, block_size, length)
+
+
+def bucket_losses(loss: torch.Tensor, block_size: int) -> dict[tuple[int, int], float]:
+    """``{(start, end): mean loss}`` of ``loss`` ``(N, L)`` over ``buckets(block_size, L)``,
+    NaN (no target) skipped: the student's ``bucket_means`` (lab 18.01)."""
+    spans = buckets(block_size, loss.shape[-1])
+    means = student_function("extrapolation", "bucket_means", SUMMARY, loss, spans)
+    return dict(zip(spans, (float(m) for m in means), strict=True))
 
 
 def evaluate_lengths(model: GPT, data, factors=FACTORS, n: int = 16, device="cpu") -> list[dict]:
@@ -113,7 +124,7 @@ def evaluate_lengths(model: GPT, data, factors=FACTORS, n: int = 16, device="cpu
                 "eval_length": length,
                 "mean_loss": float(loss.nanmean()),
                 "mean_loss_se": float(per_sequence.std() / math.sqrt(n)) if n > 1 else math.nan,
-                "buckets": {(a, b): float(loss[:, a:b].nanmean()) for a, b in buckets(T, length)},
+                "buckets": bucket_losses(loss, T),
                 "per_position": loss.nanmean(dim=0),
                 "accuracy": float(correct[y >= 0].float().mean()),
             }

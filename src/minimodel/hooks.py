@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from minimodel.encodings import ENCODINGS
-from minimodel.messages import bilingual
+from minimodel.messages import bilingual, split_bilingual
 
 
 def encoding_module(name: str):
@@ -43,17 +43,58 @@ def encoding_module(name: str):
         ) from error
 
 
+def student_function(module: str, name: str, why: tuple[str, str], *args, **kwargs):
+    """``minimodel.positional.<module>.<name>(*args, **kwargs)``: given code that needs what a
+    student computes in a lab calls the student's function, never a copy of its own.
+
+    ``why`` says, in Spanish and English, what needs it ("La evaluación ... resume la pérdida").
+    When the function fails (still a stub, or a bug), the error says that, the file and lab to
+    complete and what the function said, in both languages; a stub's ``NotImplementedError``
+    stays one, anything else becomes a ``RuntimeError``.
+    """
+    from minimodel.course import LABS
+
+    function = getattr(encoding_module(module), name)
+    try:
+        return function(*args, **kwargs)
+    except Exception as error:  # noqa: BLE001 - whatever the student's code raises
+        lab = next((lab.id for lab in LABS if module in lab.modules), "?")
+        es, en = split_bilingual(str(error))
+        if isinstance(error, NotImplementedError):
+            kind, state_es, state_en = NotImplementedError, "aún no está completa", \
+                "is not complete yet"
+        else:
+            kind, state_es, state_en = RuntimeError, f"falló ({type(error).__name__})", \
+                f"failed ({type(error).__name__})"
+        raise kind(
+            bilingual(
+                f"{why[0]} con tu función {name} de {module}.py (laboratorio {lab}), que "
+                f"{state_es}: {es}\nComplétala o corrígela (make check LAB={lab}).",
+                f"{why[1]} with your {name} of {module}.py (lab {lab}), which {state_en}: "
+                f"{en}\nComplete or fix it (make check LAB={lab}).",
+            )
+        ) from error
+
+
+CHUNK_MASK = ("Un trozo de varios tokens tras la caché KV se enmascara",
+              "A chunk of several tokens after a KV cache is masked")
+
+
 def causal_mask(q_len: int, k_len: int, device: torch.device | None = None) -> torch.Tensor:
     """Float mask ``(q_len, k_len)``: 0 where query ``i`` may see key ``j``, ``-inf`` elsewhere.
 
     Queries are aligned to the END of the keys (query ``i`` sits at position
     ``k_len - q_len + i``), as they are after a KV cache. SDPA's ``is_causal=True`` aligns them to
-    the start instead, which is only right when ``q_len == k_len``.
+    the start instead, which is only right when ``q_len == k_len``. The square mask (training, a
+    prompt) and one new token's row (nothing in its future) are built here; a chunk of several
+    tokens after a cache is lab 18.03's ``causal_mask_after_cache``, the student's.
     """
-    q_pos = torch.arange(k_len - q_len, k_len, device=device)[:, None]
-    k_pos = torch.arange(k_len, device=device)[None, :]
-    mask = torch.zeros(q_len, k_len, device=device)
-    return mask.masked_fill_(k_pos > q_pos, float("-inf"))
+    if q_len == k_len:
+        return torch.full((q_len, k_len), float("-inf"), device=device).triu(1)
+    if q_len == 1:
+        return torch.zeros(1, k_len, device=device)
+    return student_function("cache_positions", "causal_mask_after_cache", CHUNK_MASK,
+                            k_len - q_len, q_len, device=device)
 
 
 class PositionalHooks(nn.Module):

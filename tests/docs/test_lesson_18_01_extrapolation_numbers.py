@@ -16,7 +16,6 @@ from docs_pages import LANGS, decimals, normalise_math, pages
 from page_numbers import check_all_statements, run_code_blocks
 
 from minimodel.data.tasks import PasskeyTask
-from minimodel.evaluate import buckets as evaluate_buckets
 from minimodel.model import GPT, GPTConfig
 from minimodel.positional.extrapolation import (
     bucket_means,
@@ -132,8 +131,6 @@ def test_what_is_new_for_t5(page):
 
 def test_buckets(page):
     assert doubling_buckets(64, 512) == [(0, 64), (64, 128), (128, 256), (256, 512)]
-    for T, L in [(64, 512), (128, 1024), (100, 350)]:
-        assert doubling_buckets(T, L) == evaluate_buckets(T, L), "same as minimodel.evaluate"
 
 
 def test_published_table(page):

@@ -1,8 +1,13 @@
 """Tiny Mini-GPTs for the model's tests: every test runs in well under a second."""
 
+import sys
+import types
+
 import pytest
 import torch
 
+from grader.sync import released_text
+from minimodel.implementation import STUBS_DIR
 from minimodel.model import ENCODINGS, GPT, GPTConfig
 
 # Tiny models gain nothing from threads, and two test workers with two threads each on two cores
@@ -24,3 +29,11 @@ def tiny_model(positional: str, seed: int = 0, **overrides) -> GPT:
 @pytest.fixture(params=ENCODINGS)
 def encoding(request) -> str:
     return request.param
+
+
+def use_released_stub(monkeypatch, module: str) -> None:
+    """Make ``minimodel.positional.<module>`` the stub as released: nothing implemented."""
+    stub = types.ModuleType(f"minimodel.positional.{module}")
+    exec(compile(released_text(STUBS_DIR / f"{module}.py"), f"{module}.py", "exec"),
+         stub.__dict__)
+    monkeypatch.setitem(sys.modules, stub.__name__, stub)
