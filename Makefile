@@ -7,28 +7,30 @@ STAMP := $(VENV)/.installed-stamp
 JOBS ?= 2
 LAB ?= 17.01
 
-.PHONY: help install demo demo-full test lint sync lab docs check submit clean
+.PHONY: help install demo demo-full test test-quick lint sync lab docs check submit clean
 
 help:
 	@echo "Órdenes del curso:"
 	@echo "make demo   - instala y ejecuta cada laboratorio con la referencia y califica los ejemplos"
 	@echo "make demo-full - lo mismo con los modelos de tamaño completo (más lento)"
 	@echo "make test   - instala y ejecuta todas las pruebas (referencia, labs, copias, docs, estilo)"
+	@echo "make test-quick - las pruebas rápidas, mientras desarrollas (unos 2 minutos)"
 	@echo "make lab    - abre JupyterLab en la carpeta del curso (labs/, src/ y un terminal)"
 	@echo "make check LAB=17.01 - autocomprueba tu implementación de un laboratorio"
 	@echo "make submit - prepara el archivo que entregas"
 	@echo "make docs   - construye los sitios en español e inglés en site/"
-	@echo "make sync   - regenera plantillas, cuadernos y salidas de referencia desde solutions/"
+	@echo "make sync   - regenera plantillas, cuadernos, salidas de referencia y respuestas guardadas desde solutions/"
 	@echo "Idioma de los mensajes: MINIMODEL_LANG=es|en (p. ej. make check LAB=17.01 MINIMODEL_LANG=en)"
 	@echo "Course commands:"
 	@echo "make demo   - install, then run every lab against the reference and grade the samples"
 	@echo "make demo-full - the same with the full-size models (slower)"
 	@echo "make test   - install, then run all tests (reference, labs, drift, docs, lint)"
+	@echo "make test-quick - the fast tests, while you develop (about 2 minutes)"
 	@echo "make lab    - open JupyterLab on the course folder (labs/, src/ and a terminal)"
 	@echo "make check LAB=17.01 - self-check your implementation for one lab"
 	@echo "make submit - build the archive you hand in"
 	@echo "make docs   - build the Spanish and English sites into site/"
-	@echo "make sync   - regenerate stubs, student notebooks and reference outputs from solutions/"
+	@echo "make sync   - regenerate stubs, notebooks, reference outputs and stored answers from solutions/"
 	@echo "Language of the messages: MINIMODEL_LANG=es|en (e.g. make check LAB=17.01 MINIMODEL_LANG=en)"
 
 # Reinstall only when the dependency list changes.
@@ -54,6 +56,9 @@ demo-full: install
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n $(JOBS) tests
+
+test-quick: install
+	$(BIN)/python -m pytest -n $(JOBS) -m "not slow and not browser" tests
 
 lint: install
 	$(BIN)/ruff check .

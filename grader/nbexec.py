@@ -245,6 +245,7 @@ def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str
         error_on_timeout={"ename": "CellTimeout", "evalue": "cell timed out",
                           "traceback": []},
         allow_errors=True, startup_timeout=90, iopub_timeout=10, record_timing=True,
+        shutdown_kernel="immediate",
         resources={"metadata": {"path": str(folder)}}, on_cell_executed=on_executed)
     client._output_sizes, client._output_total = {}, 0
     stop = threading.Event()
