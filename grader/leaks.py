@@ -32,10 +32,10 @@ from grader.references import References
 
 CHILD_DIR = Path(__file__).resolve().parent / "child"
 TIME_LIMIT_S = 5.0  # per call; the graded functions take milliseconds on the hidden inputs
-STALL_S = 4 * TIME_LIMIT_S  # a child silent this long is stuck in C code: killed, and restarted
+STALL_S = 4 * TIME_LIMIT_S  # a searching child silent this long is stuck in C code: killed
 MEMORY_MB = 1024  # the child's data limit: the hidden inputs are small
 RTOL, ATOL = 1e-3, 1e-4  # loose: an implementation in float32 where the reference uses float64
-MAX_RESTARTS = 20  # a candidate that kills the child is skipped and the search goes on
+MAX_RESTARTS = 20  # a candidate that kills the child is dropped and the search goes on
 
 
 @dataclass(frozen=True)
@@ -66,9 +66,11 @@ class Leak:
 @dataclass
 class Search:
     leaks: list[Leak] = field(default_factory=list)
-    crashed: list[str] = field(default_factory=list)  # killed the child; skipped there
+    crashed: list[str] = field(default_factory=list)  # killed the child; dropped from then on
     slow: list[str] = field(default_factory=list)  # dropped after running out of time
     targets: int = 0
+    candidates: int = 0  # callables found in the release
+    notebook_candidates: int = 0  # of which defined in the lab notebooks
     seconds: float = 0.0
 
 
@@ -125,8 +127,7 @@ def _request(found: list[Target], release: Path, work: Path) -> dict:
         np.savez(expected, **arrays)
         entries.append({"id": target.id, "inputs": inputs[target.lab], "expected": str(expected),
                         "cases": [c.to_json() for c in target.cases], "outputs": described})
-    return {"labs": str(release / "labs"), "time_limit_s": TIME_LIMIT_S,
-            "memory_mb": MEMORY_MB, "rtol": RTOL,
+    return {"labs": str(release / "labs"), "memory_mb": MEMORY_MB, "rtol": RTOL,
             "atol": ATOL, "skip": [], "results": str(work / "results.jsonl"),
             "targets": entries}
 
@@ -142,17 +143,19 @@ def _child_env(release: Path, home: Path) -> dict[str, str]:
 def _run_child(command: list[str], cwd: Path, env: dict, results: Path,
                deadline: float) -> None:
     """Run the child until it exits, or kill it when ``results`` stops growing for
-    :data:`STALL_S` (a call stuck where no signal reaches it) or past ``deadline``."""
+    :data:`STALL_S` once it grew (a call stuck where no signal reaches it; importing the
+    candidates, before that, takes what it takes) or past ``deadline``."""
     results.touch()
     child = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    size, changed = -1, time.perf_counter()
+    size, changed = results.stat().st_size, time.perf_counter()
+    first = size
     try:
         while child.poll() is None:
             now = time.perf_counter()
             if results.stat().st_size != size:
                 size, changed = results.stat().st_size, now
-            if now - changed > STALL_S:
+            if size != first and now - changed > STALL_S:
                 break
             if now > deadline:
                 raise TimeoutError("the leak search ran past its time limit")
@@ -163,9 +166,10 @@ def _run_child(command: list[str], cwd: Path, env: dict, results: Path,
         child.wait()
 
 
-def search(release: Path, labs: list[str] | None = None, timeout_s: float = 600) -> Search:
+def search(release: Path, labs: list[str] | None = None, timeout_s: float = 600,
+           time_limit_s: float = TIME_LIMIT_S) -> Search:
     """Search the released repository ``release`` for implementations of graded functions
-    (those of ``labs``, default all)."""
+    (those of ``labs``, default all), each call stopped after ``time_limit_s``."""
     start = time.perf_counter()
     found = targets(labs)
     result = Search(targets=len(found))
@@ -176,7 +180,7 @@ def search(release: Path, labs: list[str] | None = None, timeout_s: float = 600)
             folder.mkdir()
         for name in ("probe_runner.py", "leak_search.py"):
             shutil.copy2(CHILD_DIR / name, runner / name)
-        request = _request(found, release, work)
+        request = {**_request(found, release, work), "time_limit_s": time_limit_s}
         results = Path(request["results"])
         for _ in range(MAX_RESTARTS):
             (work / "request.json").write_text(json.dumps(request), encoding="utf-8")
@@ -188,14 +192,17 @@ def search(release: Path, labs: list[str] | None = None, timeout_s: float = 600)
             if events and events[-1].get("done"):
                 break
             started = [e["start"] for e in events if "start" in e]
-            if not started or started[-1] in request["skip"]:
+            if not started or started[-1][0] in request["skip"]:
                 raise RuntimeError(f"the leak search's child died before searching "
                                    f"({len(events)} events)")
-            request["skip"].append(started[-1])
+            request["skip"].append(started[-1][0])
             result.crashed.append(started[-1][0])
         else:
             raise RuntimeError("the leak search's child died too often")
         result.leaks = list(dict.fromkeys(Leak(*e["leak"]) for e in events if "leak" in e))
         result.slow = [e["slow"] for e in events if "slow" in e]
+        found_in = [e for e in events if "candidates" in e][-1]
+        result.candidates, result.notebook_candidates = found_in["candidates"], \
+            found_in["notebooks"]
     result.seconds = time.perf_counter() - start
     return result

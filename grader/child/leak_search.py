@@ -8,7 +8,8 @@ in one probe group) whose arguments its signature binds; the first output that d
 reference ends that candidate's try. A candidate that gives every reference output is written to
 the results file, one JSON line per event::
 
-    {"start": [candidate, target]}          before each try (the parent skips it after a crash)
+    {"candidates": 234, "notebooks": 56}    how many were found (the notebooks' among them)
+    {"start": [candidate, target]}          before each try (the parent drops it after a crash)
     {"leak": [candidate, target]}           it matched every case
     {"slow": candidate}                     dropped after too many calls ran out of time
     {"done": true}
@@ -19,7 +20,7 @@ packages, and classes' static and class methods), and every function defined in 
 notebook's code cells, executed after that notebook's import lines. A request looks like::
 
     {"labs": "<release>/labs", "time_limit_s": 5, "memory_mb": 2048, "rtol": 1e-3, "atol": 1e-4,
-     "skip": [[candidate, target], ...], "results": "<path>.jsonl",
+     "skip": [candidate, ...], "results": "<path>.jsonl",
      "targets": [{"id": "17.01/pe/sinusoidal_pe", "inputs": "<lab>.npz",
                   "expected": "<target>.npz", "cases": [<Case.to_json()>, ...],
                   "outputs": [[{"kind": "tensor", "array": "<key>"}, ...], ...]}]}
@@ -42,6 +43,7 @@ import numpy as np
 import probe_runner
 
 SLOW_CALLS = 2  # a candidate that runs out of time this often is dropped
+IMPORT_LIMIT_S = 120.0  # importing a module or running a notebook's import line (a busy machine)
 
 
 class OutOfTime(BaseException):
@@ -84,7 +86,7 @@ def _static_members(owner, qualname: str):
             yield f"{qualname}.{attribute}", getattr(owner, attribute)
 
 
-def package_candidates(limit_s: float) -> dict[str, object]:
+def package_candidates() -> dict[str, object]:
     """``"minimodel.compare.frequency_table"`` -> function: every course function found in a
     module of ``minimodel`` outside ``minimodel.positional`` (named where it is defined when
     that is a ``minimodel`` module, else where it was found), and the static and class methods
@@ -99,7 +101,7 @@ def package_candidates(limit_s: float) -> dict[str, object]:
         if name.startswith("minimodel.positional") or name.endswith("__main__"):
             continue
         try:
-            module = timed(limit_s * 4, __import__, name, fromlist=["_"])
+            module = timed(IMPORT_LIMIT_S, __import__, name, fromlist=["_"])
         except BaseException:
             continue
         for attribute, value in list(vars(module).items()):
@@ -121,7 +123,7 @@ def _code_lines(cell: dict) -> str:
                      for line in source.splitlines())
 
 
-def notebook_candidates(labs: str, limit_s: float) -> dict[str, object]:
+def notebook_candidates(labs: str) -> dict[str, object]:
     """``"labs/18_02_rope_scaling.ipynb:frequency_ratios"`` -> function: every function (and
     static method) a notebook's code cells define, in a namespace holding what the notebook's
     import lines import."""
@@ -151,7 +153,7 @@ def notebook_candidates(labs: str, limit_s: float) -> dict[str, object]:
         for node in imports + definitions:
             try:
                 code = compile(ast.Module(body=[node], type_ignores=[]), file, "exec")
-                timed(limit_s * 4, exec, code, namespace)
+                timed(IMPORT_LIMIT_S, exec, code, namespace)
             except BaseException:
                 continue
             if isinstance(node, ast.FunctionDef) and node.name in namespace:
@@ -255,9 +257,10 @@ def main(path: str) -> None:
         results.write(json.dumps(event) + "\n")
         results.flush()
 
-    limit = request["time_limit_s"]
-    candidates = {**package_candidates(limit), **notebook_candidates(request["labs"], limit)}
-    skip = {tuple(pair) for pair in request.get("skip", [])}
+    notebooks = notebook_candidates(request["labs"])
+    candidates = {**package_candidates(), **notebooks}
+    say(candidates=len(candidates), notebooks=len(notebooks))
+    skip = set(request.get("skip", []))
     slow = {name: 0 for name in candidates}
     inputs_cache: dict[str, dict] = {}
     for target in request["targets"]:
@@ -269,7 +272,7 @@ def main(path: str) -> None:
         wanted = [_values(outputs, arrays) for outputs in target["outputs"]]
         first = _arguments(target["cases"][0], inputs_cache[target["inputs"]])
         for name, function in candidates.items():
-            if slow[name] >= SLOW_CALLS or (name, target["id"]) in skip or \
+            if slow[name] >= SLOW_CALLS or name in skip or \
                     not binds(function, *first):
                 continue
             say(start=[name, target["id"]])

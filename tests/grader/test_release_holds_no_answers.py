@@ -20,6 +20,8 @@ from minimodel.implementation import REFERENCE_DIR
 
 SHORTCUT = f'''"""Tables."""
 import importlib.util
+import os
+import signal
 
 import torch
 
@@ -41,6 +43,15 @@ class Heads:
         closest = 2 ** math.floor(math.log2(n_heads))
         extra = powers(2 * closest)[0::2][: n_heads - closest]
         return torch.tensor(powers(closest) + extra)
+
+
+def crash(n_heads):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def spin(n_heads):
+    while True:
+        pass
 '''
 NOTEBOOK_CELL = '''def frequencies(rotary_dim, base=10000.0):
     return 1.0 / base ** (torch.arange(0, rotary_dim, 2).float() / rotary_dim)
@@ -50,9 +61,11 @@ NOTEBOOK_CELL = '''def frequencies(rotary_dim, base=10000.0):
 def test_the_release_holds_no_implementation_of_a_graded_function(released):
     found = search(released)
     assert found.targets == len(targets())
+    assert found.candidates > found.notebook_candidates > 0
     assert not found.leaks, "a student could call these for full marks:\n" + "\n".join(
         map(str, found.leaks))
-    print(f"searched {found.targets} targets in {found.seconds:.1f} s; killed the child: "
+    print(f"{found.candidates} callables ({found.notebook_candidates} in notebooks) on "
+          f"{found.targets} targets in {found.seconds:.1f} s; killed the child: "
           f"{found.crashed or 'none'}; dropped as slow: {found.slow or 'none'}")
 
 
@@ -69,7 +82,7 @@ def test_every_graded_function_is_searched():
 def planted(released, tmp_path_factory) -> Path:
     """The release with three answers planted: the reference ``sinusoidal_pe`` imported by a
     new module, ALiBi's slopes rewritten as a static method and RoPE's frequencies rewritten
-    in a notebook cell."""
+    in a notebook cell; and two functions that kill the search's child and never return."""
     repo = tmp_path_factory.mktemp("planted") / "repo"
     shutil.copytree(released, repo)
     (repo / "src" / "minimodel" / "shortcut.py").write_text(SHORTCUT, encoding="utf-8")
@@ -82,7 +95,7 @@ def planted(released, tmp_path_factory) -> Path:
 
 
 def test_the_search_finds_planted_implementations(planted):
-    found = search(planted, labs=["17.01", "17.03", "17.04"])
+    found = search(planted, labs=["17.01", "17.03", "17.04"], time_limit_s=1.0)
     assert set(found.leaks) >= {
         Leak("minimodel.shortcut.sinusoidal_pe", "17.01/pe/sinusoidal_pe"),
         Leak("minimodel.shortcut.Heads.slopes", "17.04/slopes/alibi_slopes"),
@@ -90,3 +103,5 @@ def test_the_search_finds_planted_implementations(planted):
     }, found.leaks
     assert "minimodel.shortcut.sinusoidal_pe computes sinusoidal_pe (lab 17.01" in \
         "\n".join(map(str, found.leaks))
+    assert "minimodel.shortcut.crash" in found.crashed, "skipped, and the search went on"
+    assert "minimodel.shortcut.spin" in found.slow
