@@ -118,7 +118,7 @@ def _request(found: list[Target], release: Path, work: Path) -> dict:
         for k, case in enumerate(target.outputs):
             described.append([])
             for j, output in enumerate(case):
-                entry = {key: output.get(key) for key in ("kind", "value")}
+                entry = {key: output.get(key) for key in ("kind", "dtype", "value")}
                 if output.get("array") is not None:
                     arrays[f"c{k}_{j}"] = output["array"]
                     entry["array"] = f"c{k}_{j}"
