@@ -45,6 +45,16 @@ class Heads:
         return torch.tensor(powers(closest) + extra)
 
 
+def bias(q_len, k_len, slopes, causal=True):  # with NumPy arrays only (astype)
+    import numpy as np
+
+    distance = np.arange(k_len - q_len, k_len)[:, None] - np.arange(k_len)[None, :]
+    m = slopes.astype(np.float64)[:, None, None]
+    if not causal:
+        return -m * np.abs(distance)
+    return np.where(distance < 0, -np.inf, -m * distance)
+
+
 def crash(n_heads):
     os.kill(os.getpid(), signal.SIGKILL)
 
@@ -80,9 +90,10 @@ def test_every_graded_function_is_searched():
 
 @pytest.fixture(scope="module")
 def planted(released, tmp_path_factory) -> Path:
-    """The release with three answers planted: the reference ``sinusoidal_pe`` imported by a
-    new module, ALiBi's slopes rewritten as a static method and RoPE's frequencies rewritten
-    in a notebook cell; and two functions that kill the search's child and never return."""
+    """The release with four answers planted: the reference ``sinusoidal_pe`` imported by a
+    new module, ALiBi's slopes rewritten as a static method and its biases with NumPy, RoPE's
+    frequencies rewritten in a notebook cell; and two functions that kill the search's child
+    and never return."""
     repo = tmp_path_factory.mktemp("planted") / "repo"
     shutil.copytree(released, repo)
     (repo / "src" / "minimodel" / "shortcut.py").write_text(SHORTCUT, encoding="utf-8")
@@ -99,6 +110,7 @@ def test_the_search_finds_planted_implementations(planted):
     assert set(found.leaks) >= {
         Leak("minimodel.shortcut.sinusoidal_pe", "17.01/pe/sinusoidal_pe"),
         Leak("minimodel.shortcut.Heads.slopes", "17.04/slopes/alibi_slopes"),
+        Leak("minimodel.shortcut.bias", "17.04/bias/alibi_bias"),
         Leak("labs/17_03_rope.ipynb:frequencies", "17.03/freq/rope_frequencies"),
     }, found.leaks
     assert "minimodel.shortcut.sinusoidal_pe computes sinusoidal_pe (lab 17.01" in \
