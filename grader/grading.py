@@ -241,7 +241,8 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
             gpu = runs.get("cuda") or GroupOutcome.absent("cuda", "not-run", n)
             meta = runs.get("meta") or GroupOutcome.absent("meta", runs["cpu"].status, n)
         judge_ctx = JudgeContext(item, group, runs["cpu"], gpu, refs.group(item.group), arrays,
-                                 f"{group.module}.py", limits, ctx.cuda, meta, ctx.gpu_scores)
+                                 f"{group.module}.py", limits, ctx.cuda, meta, ctx.gpu_scores,
+                                 refs.mistakes(item.group))
         items.append(_judged(item.judge, judge_ctx, item.key, item.title_es, item.title_en,
                              item.points, problems))
     notebook_info: dict = {}

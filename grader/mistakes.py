@@ -2,21 +2,32 @@
 
 Each mistake is a wrong version of one function (or method) of the module, with its code and its
 explanation in both languages: what a student who makes that mistake would have written. Where a
-student's value matches what the wrong version gives, the explanation is shown. The wrong
-versions are instructor material: they run only where the course is built (the self-check's
-stored answers, ``grader.snapshots``), and only their outputs on the visible inputs reach the
-student's repository.
+student's value matches what the wrong version gives, the explanation is shown, by the self-check
+and by the grader alike, with the same code and the same words. The wrong versions are
+instructor material: they run only where the course is built, on the visible inputs for the
+self-check's stored answers (``grader.snapshots``) and on the hidden inputs for the grader's
+reference outputs (:func:`hidden_outputs`, stored by ``grader.references``); only their outputs
+on the visible inputs reach the student's repository.
+
+A catalogue file binds the right functions it starts from at import
+(``from minimodel.positional.sinusoidal import sinusoidal_pe as right``): while a mistake runs,
+the module's attribute is the wrong version.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
+import pickle
+import subprocess
+import sys
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minimodel.implementation import REPO_ROOT
+from minimodel.implementation import ENV_VAR, REPO_ROOT
 
 CATALOGUE_DIR = REPO_ROOT / "solutions" / "mistakes"
 
@@ -80,3 +91,73 @@ def made(item: Mistake) -> Iterator[None]:
         yield
     finally:
         setattr(owner, attribute, original)
+
+
+def forked(function, *args) -> dict:
+    """``function(*args)`` in a forked child; its result comes back pickled."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        try:
+            result = {"ok": function(*args)}
+        except BaseException:  # noqa: BLE001
+            result = {"error": traceback.format_exc()}
+        with os.fdopen(write_fd, "wb") as out:
+            pickle.dump(result, out)
+        os._exit(0)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as data:
+        payload = data.read()
+    os.waitpid(pid, 0)
+    result = pickle.loads(payload) if payload else {"error": "the pass died"}
+    if "error" in result:
+        raise RuntimeError(result["error"])
+    return result["ok"]
+
+
+def _run_groups(item: Mistake | None, requests: list[dict], out_dir: str) -> None:
+    """In the forked child: the lab's probe groups with ``item`` made (``None``: as it is)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "child"))
+    import probe_runner
+    import torch
+
+    torch.set_num_threads(1)  # as in the sandbox
+
+    with made(item) if item else contextlib.nullcontext():
+        for request in requests:
+            folder = os.path.join(out_dir, request["dir"])
+            os.makedirs(folder)
+            probe_runner.run(request, folder)
+
+
+def hidden_outputs(lab_id: str, requests: list[dict], out_dir: Path) -> list[Mistake]:
+    """Run every mistake of the lab's modules on the lab's probe groups (``requests``, as the
+    grader sends them to the sandbox): ``out_dir/<mistake key>/<request dir>/`` gets what the
+    probe runner writes. Runs in a child process where ``minimodel.positional`` is the reference;
+    returns the mistakes."""
+    subprocess.run([sys.executable, "-m", "grader.mistakes", lab_id, str(out_dir)],
+                   input=pickle.dumps(requests), check=True,
+                   env={**os.environ, ENV_VAR: "reference", "PYTHONDONTWRITEBYTECODE": "1"})
+    return lab_mistakes(lab_id)
+
+
+def lab_mistakes(lab_id: str) -> list[Mistake]:
+    """The mistakes of a lab's own modules."""
+    from minimodel.course import find_lab
+
+    return [item for module in find_lab(lab_id).modules for item in catalogue(module)]
+
+
+def main() -> int:
+    lab_id, out_dir = sys.argv[1], Path(sys.argv[2])
+    requests = pickle.loads(sys.stdin.buffer.read())
+    for item in lab_mistakes(lab_id):
+        forked(_run_groups, item, requests, str(out_dir / item.key))
+    return 0
+
+
+if __name__ == "__main__":  # the catalogue files import grader.mistakes: run that one's main
+    from grader.mistakes import main as catalogue_main
+
+    sys.exit(catalogue_main())

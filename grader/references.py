@@ -32,7 +32,7 @@ from grader.hidden.spec import LabChecks
 from grader.safe_io import read_group
 from grader.sandbox import Limits, Scratch, matplotlib_cache, probe_capabilities
 from grader.verdicts import Tolerance, values_close
-from minimodel.course import encoding_modules
+from minimodel.course import encoding_modules, find_lab
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
 
 REFERENCES_DIR = Path(__file__).resolve().parent / "references"
@@ -40,6 +40,7 @@ ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 # ulp-level differences between CPUs and thread counts; atol covers float32 rounding of values
 # that are themselves rounding noise (17.00's equivariance gaps, about 5e-7)
 DRIFT_TOLERANCE = Tolerance(rtol=1e-6, atol=1e-6)
+MISTAKE_SAMPLE = 512  # values kept of each output of a classic mistake
 
 
 class ReferenceError(RuntimeError):
@@ -77,7 +78,10 @@ def lab_modules(checks: LabChecks) -> list[str]:
 
 def source_hashes(checks: LabChecks) -> dict[str, str]:
     """Hashes of everything a lab's references are computed from."""
+    from grader.mistakes import CATALOGUE_DIR
+
     files = [REFERENCE_DIR / f"{m}.py" for m in lab_modules(checks)]
+    files += [CATALOGUE_DIR / f"{m}.py" for m in find_lab(checks.lab_id).modules]
     files.append(Path(__file__).resolve().parent / "hidden" / f"{module_name(checks.lab_id)}.py")
     if checks.notebook:
         files.append(nbexec.source_path(checks.notebook.slug))
@@ -106,6 +110,7 @@ def compute(checks: LabChecks, work: Path, log_path: Path) -> tuple[dict, dict]:
     zygote = Zygote(work / "zygote", log_path)
     sandbox = sandbox_config(scratch, caps, extra_hide=[], cuda=False)
     zygote.start()
+    requests = []
     try:
         limits = Limits(wall_s=120, cpu_s=120).group()
         for group in checks.groups:
@@ -113,6 +118,7 @@ def compute(checks: LabChecks, work: Path, log_path: Path) -> tuple[dict, dict]:
                        "variant": "cpu", "inputs": str(inputs_path),
                        "cases": [c.to_json() for c in group.cases], "limits": limits,
                        "sandbox": sandbox}
+            requests.append(request)
             report = zygote.run(request, timeout=200)
             data = read_group(scratch.items / request["dir"], len(group.cases))
             if data["import_error"] or report.get("status") != "exited":
@@ -127,6 +133,7 @@ def compute(checks: LabChecks, work: Path, log_path: Path) -> tuple[dict, dict]:
             meta["groups"][group.key] = described
     finally:
         zygote.close()
+    meta["mistakes"] = _mistakes(checks, requests, arrays, work)
     if checks.notebook:
         source = nbexec.source_notebook(checks.notebook.slug)
         folder_name = checks.notebook.slug
@@ -163,7 +170,7 @@ def compute(checks: LabChecks, work: Path, log_path: Path) -> tuple[dict, dict]:
 def _store(arrays: dict, prefix: str, outputs: list[dict]) -> list[dict]:
     described = []
     for position, output in enumerate(outputs):
-        entry = {k: output.get(k) for k in ("kind", "dtype", "device", "value", "type")
+        entry = {k: output.get(k) for k in ("kind", "dtype", "device", "value", "type", "stride")
                  if output.get(k) not in (None, "")}
         entry["shape"] = list(output.get("shape", ()))
         if output.get("array") is not None:
@@ -172,6 +179,62 @@ def _store(arrays: dict, prefix: str, outputs: list[dict]) -> list[dict]:
             entry["array"] = key
         described.append(entry)
     return described
+
+
+def _mistakes(checks: LabChecks, requests: list[dict], arrays: dict, work: Path) -> dict:
+    """What each classic mistake of the lab's modules (``grader.mistakes``) gives on the hidden
+    inputs, where it differs from the reference: key -> texts and group -> {case: outputs}."""
+    from grader.mistakes import hidden_outputs, lab_mistakes
+
+    found: dict = {}
+    if not requests or not lab_mistakes(checks.lab_id):
+        return found
+    for item in hidden_outputs(checks.lab_id, requests, work / "mistakes"):
+        groups = {}
+        for group, request in zip(checks.groups, requests, strict=True):
+            data = read_group(work / "mistakes" / item.key / request["dir"], len(group.cases))
+            right = meta_arrays(arrays, f"g/{group.key}")
+            cases = {}
+            for index, case in enumerate(data["cases"]):
+                if case is None or not case["ok"]:
+                    continue
+                outputs = [o.get("array") for o in case["outputs"]]
+                if all(o is not None for o in outputs) and not _same(outputs, right.get(index)):
+                    cases[str(index)] = _store(arrays, f"m/{item.key}/{group.key}/{index}",
+                                               [_sample(o) for o in case["outputs"]])
+            if cases:
+                groups[group.key] = cases
+        if groups:
+            found[item.key] = {"target": item.target, "es": item.es, "en": item.en,
+                               "groups": groups}
+    return found
+
+
+def _sample(output: dict) -> dict:
+    """A mistake's output as stored: every ``stride``-th value of the flattened array, enough
+    to recognise the mistake (``JudgeContext.named_mistakes``) without storing it whole."""
+    array = output["array"]
+    stride = max(1, -(-array.size // MISTAKE_SAMPLE))
+    return {**output, "array": array.reshape(-1)[::stride].copy(), "stride": stride}
+
+
+def meta_arrays(arrays: dict, prefix: str) -> dict[int, list[np.ndarray]]:
+    """case index -> the stored output arrays of ``prefix/<index>/<position>``."""
+    cases: dict[int, list] = {}
+    for key in sorted(arrays):
+        if key.startswith(prefix + "/"):
+            index, position = key[len(prefix) + 1:].split("/")
+            cases.setdefault(int(index), []).append((int(position), arrays[key]))
+    return {i: [a for _, a in sorted(v)] for i, v in cases.items()}
+
+
+def _same(outputs: list[np.ndarray], right: list[np.ndarray] | None) -> bool:
+    """Whether a mistake's outputs are the reference's (up to rounding noise)."""
+    return right is not None and len(outputs) == len(right) and all(
+        a.shape == b.shape and a.dtype == b.dtype and np.allclose(
+            a.astype(np.float64), b.astype(np.float64), rtol=DRIFT_TOLERANCE.rtol,
+            atol=DRIFT_TOLERANCE.atol, equal_nan=True)
+        for a, b in zip(outputs, right, strict=True))
 
 
 def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
@@ -236,6 +299,18 @@ class References:
 
     def group(self, key: str) -> list[list[dict]]:
         return [self._outputs(case) for case in self.meta["groups"].get(key, [])]
+
+    def mistakes(self, key: str) -> list[dict]:
+        """The classic mistakes that change group ``key``'s outputs: each with its ``code``
+        (``<module>.<name>``), texts and ``cases`` (case index -> outputs, as ``group`` gives)."""
+        found = []
+        for code, item in sorted(self.meta.get("mistakes", {}).items()):
+            cases = item["groups"].get(key)
+            if cases:
+                found.append({"code": code, "target": item["target"], "es": item["es"],
+                              "en": item["en"],
+                              "cases": {int(i): self._outputs(d) for i, d in cases.items()}})
+        return found
 
     def cell(self, grade_id: str) -> dict[str, list[dict]]:
         values = self.meta.get("notebook", {}).get(grade_id, {})

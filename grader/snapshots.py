@@ -18,7 +18,6 @@ import contextlib
 import importlib
 import json
 import os
-import pickle
 import subprocess
 import sys
 import tempfile
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from grader.mistakes import forked
 from grader.references import DRIFT_TOLERANCE, _sha, write_npz
 from minimodel.course import LABS, Lab, find_lab
 from minimodel.implementation import ENV_VAR, REFERENCE_DIR, REPO_ROOT
@@ -94,35 +94,12 @@ def _run_pass(lab: Lab, mistake) -> dict:
     return {"values": recorder.values, "failures": failures}
 
 
-def _forked(function, *args) -> dict:
-    """``function(*args)`` in a forked child; its result comes back pickled."""
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_fd)
-        try:
-            result = {"ok": function(*args)}
-        except BaseException:  # noqa: BLE001
-            result = {"error": traceback.format_exc()}
-        with os.fdopen(write_fd, "wb") as out:
-            pickle.dump(result, out)
-        os._exit(0)
-    os.close(write_fd)
-    with os.fdopen(read_fd, "rb") as data:
-        payload = data.read()
-    os.waitpid(pid, 0)
-    result = pickle.loads(payload) if payload else {"error": "the pass died"}
-    if "error" in result:
-        raise RuntimeError(result["error"])
-    return result["ok"]
-
-
 def compute(lab: Lab) -> tuple[dict[str, np.ndarray], dict]:
     """A lab's snapshots: (arrays, description). Run where ``minimodel.positional`` is the
     reference (``compute_all`` arranges it)."""
     from grader.mistakes import catalogue
 
-    right = _forked(_run_pass, lab, None)
+    right = forked(_run_pass, lab, None)
     if right["failures"]:
         raise RuntimeError(f"lab {lab.id}: the reference fails its own checks:\n"
                            + "\n".join(right["failures"]))
@@ -134,7 +111,7 @@ def compute(lab: Lab) -> tuple[dict[str, np.ndarray], dict]:
             "mistakes": {}, "wrong": {}, "sources": sources(lab)}
     for module in lab.modules:
         for item in catalogue(module):
-            values = _forked(_run_pass, lab, item)["values"]
+            values = forked(_run_pass, lab, item)["values"]
             changed = [n for n in names if n in values and not _same(values[n][0],
                                                                      right["values"][n][0])]
             if not any(values[n][0].size <= WRONG_SIZE for n in changed):

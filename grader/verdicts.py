@@ -55,6 +55,9 @@ TOLERANCES: dict[str, Tolerance] = {
 DEFAULT_TOLERANCE = TOLERANCES["float32"]
 
 
+MISTAKE_TOLERANCE = Tolerance(rtol=1e-3, atol=2e-3)  # to recognise a known mistake, not to grade
+
+
 @dataclass
 class Finding:
     """One thing the student should know, in both languages. ``scoring=False``: a note only."""
@@ -501,6 +504,32 @@ class JudgeContext:
     gpu_available: bool = False
     meta_run: GroupOutcome | None = None  # device groups: the run on the meta device
     gpu_scores: bool = False  # graded with --device cuda: the CUDA run counts
+    mistakes: list[dict] = field(default_factory=list)  # grader.references.References.mistakes
+
+    def named_mistakes(self, failing: list[int], prefix: str = "") -> list[Finding]:
+        """The classic mistakes (``solutions/mistakes/``) whose outputs on the hidden inputs the
+        student's match on every case of ``failing``: a finding each, code ``prefix + name``,
+        with the catalogue's texts (the ones the self-check shows)."""
+        findings = []
+        for item in self.mistakes if failing else ():
+            if all(k in item["cases"] and self._matches(k, item["cases"][k]) for k in failing):
+                findings.append(Finding(prefix + item["code"].split(".", 1)[1], item["es"],
+                                        item["en"]))
+        return findings
+
+    def _matches(self, index: int, outputs: list[dict]) -> bool:
+        """Whether the student's outputs of case ``index`` are a mistake's (stored as every
+        ``stride``-th value, ``grader.references``)."""
+        for position, wrong in enumerate(outputs):
+            got = self.out(index, position)
+            if got is None or got.get("array") is None or wrong.get("array") is None or \
+                    tuple(np.shape(got["array"])) != tuple(wrong["shape"]):
+                return False
+            sample = np.asarray(got["array"]).reshape(-1)[::wrong.get("stride", 1)]
+            if sample.shape != wrong["array"].shape or \
+                    not values_close(sample, wrong["array"], MISTAKE_TOLERANCE)[0]:
+                return False
+        return True
 
     def out(self, index: int, position: int = 0, run: GroupOutcome | None = None) -> dict | None:
         return (run or self.run).output(index, position)

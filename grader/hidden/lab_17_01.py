@@ -9,9 +9,10 @@ every floating dtype. Tolerance of the table: ``atol = 2e-4`` (angles computed i
 accepted choice and lose up to ~1e-4 at the longest hidden length, 1000); the tight float32
 tolerance would reject them. A note (no points) tells students whose angles look like float32.
 
-Known mistakes diagnosed (each tested in ``tests/grader``): concatenated layout ``[sin | cos]``,
-exponent ``i/d`` instead of ``2i/d``, sine and cosine swapped, ``base`` ignored, positions from 1,
-float64 (or a tensor) returned, ``offset`` ignored or off by one, ``x``'s dtype not kept, rows not
+Known mistakes diagnosed (each tested in ``tests/grader``): the table's, from the catalogue
+``solutions/mistakes/sinusoidal.py`` (concatenated layout ``[sin | cos]``, exponent ``i/d``
+instead of ``2i/d``, sine and cosine swapped, ``base`` ignored, positions from 1); float64 (or a
+tensor) returned, ``offset`` ignored or off by one, ``x``'s dtype not kept, rows not
 moved to ``x``'s device (caught on the ``meta`` device without a GPU).
 """
 
@@ -26,7 +27,6 @@ from grader.verdicts import (
     Finding,
     JudgeContext,
     Tolerance,
-    values_close,
 )
 
 MODULE = "sinusoidal"
@@ -37,7 +37,6 @@ SUM_TOLERANCES = {  # x + table rows, in x's dtype
     "float16": Tolerance(2e-3, 3e-3),
     "bfloat16": Tolerance(1.6e-2, 2e-2),
 }
-LOOSE = Tolerance(rtol=1e-3, atol=2e-3)  # to recognise a known mistake, not to grade
 
 # (T, d, base): one position, odd widths of pairs, another base, long tables, an empty one.
 PE_CASES = [(1, 2, 10000.0), (9, 6, 10000.0), (37, 24, 10000.0), (100, 10, 500.0),
@@ -99,87 +98,15 @@ GROUPS = (
 )
 
 
-# --- the formula and its usual mistakes (computed here, in the parent) --------------------------
+# --- the formula, for the offset diagnoses (the table's mistakes come from the catalogue) --------
 
-def _interleave(even: np.ndarray, odd: np.ndarray) -> np.ndarray:
-    table = np.empty((even.shape[0], even.shape[1] * 2))
-    table[:, 0::2], table[:, 1::2] = even, odd
-    return table
-
-
-def table(T: int, d: int, base: float, *, start: int = 0, exponent: str = "2i/d") -> np.ndarray:
+def table(T: int, d: int, base: float, *, start: int = 0) -> np.ndarray:
     """The sinusoidal table from its formula (float64), rows ``start .. start+T-1``."""
     pairs = np.arange(d // 2)
-    power = 2 * pairs / d if exponent == "2i/d" else pairs / d
-    angles = np.arange(start, start + T, dtype=np.float64)[:, None] * base ** -power
-    return _interleave(np.sin(angles), np.cos(angles))
-
-
-def table_mistakes(T: int, d: int, base: float) -> dict[str, np.ndarray]:
-    right = table(T, d, base)
-    half = d // 2
-    mistakes = {
-        "concatenated": np.concatenate([right[:, 0::2], right[:, 1::2]], axis=1),
-        "exponent": table(T, d, base, exponent="i/d"),
-        "swapped": _interleave(right[:, 1::2], right[:, 0::2]),
-        "from-one": table(T, d, base, start=1),
-    }
-    if base != 10000.0:
-        mistakes["base-ignored"] = table(T, d, 10000.0)
-    if half == 1:  # with one pair, the concatenated table is the interleaved one
-        mistakes.pop("concatenated")
-    return mistakes
-
-
-TABLE_DIAGNOSES = {
-    "concatenated": (
-        "Tu tabla pone todos los senos en la primera mitad de las columnas y todos los cosenos en "
-        "la segunda (disposición concatenada, [sin | cos]). Este curso usa la intercalada: la "
-        "columna 2i lleva sin(p·ω_i) y la 2i+1 lleva cos(p·ω_i).",
-        "Your table puts all the sines in the first half of the columns and all the cosines in "
-        "the second (concatenated layout, [sin | cos]). This course uses the interleaved layout: "
-        "column 2i holds sin(p·ω_i) and column 2i+1 holds cos(p·ω_i)."),
-    "exponent": (
-        "Las frecuencias usan el exponente i/d en lugar de 2i/d: debe ser ω_i = base^(−2i/d), "
-        "con i = 0 … d/2 − 1 numerando las parejas de columnas. Con i/d las frecuencias bajan "
-        "solo hasta base^(−1/2) y la tabla no llega a las longitudes de onda largas.",
-        "The frequencies use the exponent i/d instead of 2i/d: it must be ω_i = base^(−2i/d), "
-        "with i = 0 … d/2 − 1 counting the pairs of columns. With i/d the frequencies only go "
-        "down to base^(−1/2) and the table never reaches the long wavelengths."),
-    "swapped": (
-        "Seno y coseno están intercambiados: la columna par (2i) lleva el seno y la impar "
-        "(2i+1) el coseno, de modo que PE(0) = [0, 1, 0, 1, …].",
-        "Sine and cosine are swapped: the even column (2i) holds the sine and the odd one "
-        "(2i+1) the cosine, so that PE(0) = [0, 1, 0, 1, …]."),
-    "from-one": (
-        "Las posiciones empiezan en 1; deben empezar en 0 (la primera fila es PE(0)).",
-        "Positions start at 1; they must start at 0 (the first row is PE(0))."),
-    "base-ignored": (
-        "Tu función no usa el argumento base: con otra base sigue calculando la tabla de 10000.",
-        "Your function ignores the base argument: with another base it still builds the table "
-        "for 10000."),
-}
-
-
-def _diagnose_tables(pairs: list[tuple[np.ndarray, tuple[int, int, float], np.ndarray]],
-                     code_prefix: str = "") -> list[Finding]:
-    """Name the known mistake that explains every failing table, when one does.
-
-    ``pairs``: (student table, (T, d, base), rows offset) for the failing cases; the student
-    table is compared with each mistaken formula at a loose tolerance.
-    """
-    explained: dict[str, int] = {}
-    for student, (T, d, base), start in pairs:
-        for name, wrong in table_mistakes(T + start, d, base).items():
-            candidate = wrong[start:]
-            if candidate.shape == student.shape and values_close(student, candidate, LOOSE)[0]:
-                explained[name] = explained.get(name, 0) + 1
-    findings = []
-    for name, count in explained.items():
-        if count == len(pairs):
-            es, en = TABLE_DIAGNOSES[name]
-            findings.append(Finding(code_prefix + name, es, en))
-    return findings
+    angles = np.arange(start, start + T, dtype=np.float64)[:, None] * base ** (-2 * pairs / d)
+    out = np.empty((T, 2 * len(pairs)))
+    out[:, 0::2], out[:, 1::2] = np.sin(angles), np.cos(angles)
+    return out
 
 
 def _array(out: dict | None) -> np.ndarray | None:
@@ -191,15 +118,10 @@ def _array(out: dict | None) -> np.ndarray | None:
 # --- judges ------------------------------------------------------------------------------------
 
 def judge_pe_values(ctx: JudgeContext):
-    checks, failing = [], []
-    for k in VALUE_CASES:
-        check = ctx.compare(k, tol=TABLE_TOL, check_dtype=False, check_kind=False)
-        checks.append(check)
-        student = _array(ctx.out(k))
-        if not check.ok and student is not None and student.ndim == 2:
-            failing.append((student, PE_CASES[k], 0))
-    diagnoses = _diagnose_tables(failing) if failing and len(failing) == sum(
-        not c.ok for c in checks) else []
+    checks = [ctx.compare(k, tol=TABLE_TOL, check_dtype=False, check_kind=False)
+              for k in VALUE_CASES]
+    diagnoses = ctx.named_mistakes([k for k, c in zip(VALUE_CASES, checks, strict=True)
+                                    if not c.ok])
     notes = []
     long_case = max(VALUE_CASES, key=lambda k: PE_CASES[k][0])
     long_check = checks[list(VALUE_CASES).index(long_case)]
@@ -309,7 +231,7 @@ def judge_module_values(ctx: JudgeContext):
     checks = [ctx.compare(k, tolerances=SUM_TOLERANCES) for k in range(len(MODULE_CASES))]
     failing = [k for k, c in enumerate(checks) if not c.ok]
     diagnoses: list[Finding] = []
-    tables, offsets = [], {"ignored": 0, "off-by-one": 0, "with-offset": 0}
+    offsets = {"ignored": 0, "off-by-one": 0, "with-offset": 0}
     for k in failing:
         d, _, base, shape, offset = MODULE_CASES[k]
         rows = _module_rows(k, MODULE_CASES, ctx, "m")
@@ -325,8 +247,6 @@ def judge_module_values(ctx: JudgeContext):
             elif same and any(np.allclose(added[0], table(T, d, base, start=offset + s),
                                           atol=1e-3) for s in (-1, 1)):
                 offsets["off-by-one"] += 1
-        if same:
-            tables.append((added[0], (T, d, base), offset))
     all_offset = failing and offsets["with-offset"] == len(failing)
     if all_offset and offsets["ignored"] == len(failing):
         diagnoses.append(Finding(
@@ -344,9 +264,8 @@ def judge_module_values(ctx: JudgeContext):
             "exactamente offset … offset+T−1.",
             "forward is off by one with offset: the rows added must be exactly "
             "offset … offset+T−1."))
-    elif tables and len(tables) == len(failing):
-        found = _diagnose_tables(tables, code_prefix="module-")
-        for finding in found:
+    else:
+        for finding in ctx.named_mistakes(failing, prefix="module-"):
             diagnoses.append(Finding(
                 finding.code,
                 "Las filas que suma forward heredan un error de la tabla. " + finding.es,

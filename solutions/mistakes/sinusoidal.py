@@ -10,34 +10,62 @@ from grader.mistakes import mistake
 from minimodel.positional.sinusoidal import sinusoidal_pe as right
 
 
-def _angles(T: int, d: int, base: float, exponent: float) -> np.ndarray:
+def _table(T: int, d: int, base: float, *, exponent: float = 2.0, start: int = 0) -> np.ndarray:
+    """An interleaved table with frequencies base^(-exponent i / d), positions from ``start``."""
     pairs = np.arange(d // 2)
-    return np.arange(T, dtype=np.float64)[:, None] * base ** (-exponent * pairs / d)
+    angles = np.arange(start, start + T, dtype=np.float64)[:, None] * base ** (-exponent * pairs
+                                                                                / d)
+    table = np.empty((T, 2 * (d // 2)))
+    table[:, 0::2], table[:, 1::2] = np.sin(angles), np.cos(angles)
+    return table.astype(np.float32)
 
 
 @mistake("sinusoidal_pe", "concatenated",
-         es="Parece la disposición concatenada [sin | cos]; aquí va intercalada: columnas pares "
-            "= sin, impares = cos.",
-         en="It looks like the concatenated layout [sin | cos]; this course interleaves: even "
-            "columns = sin, odd columns = cos.")
+         es="Tu tabla pone todos los senos en la primera mitad de las columnas y todos los cosenos "
+            "en la segunda (disposición concatenada, [sin | cos]). Este curso usa la intercalada: "
+            "la columna 2i lleva sin(p·ω_i) y la 2i+1 lleva cos(p·ω_i).",
+         en="Your table puts all the sines in the first half of the columns and all the cosines "
+            "in the second (concatenated layout, [sin | cos]). This course uses the interleaved "
+            "layout: column 2i holds sin(p·ω_i) and column 2i+1 holds cos(p·ω_i).")
 def concatenated(T: int, d: int, base: float = 10000.0) -> np.ndarray:
     table = right(T, d, base)
     return np.concatenate([table[:, 0::2], table[:, 1::2]], axis=1)
 
 
 @mistake("sinusoidal_pe", "exponent",
-         es="Parece que usaste el exponente i/d; la frecuencia del par i es base^(-2i/d).",
-         en="It looks like you used the exponent i/d; pair i has frequency base^(-2i/d).")
+         es="Las frecuencias usan el exponente i/d en lugar de 2i/d: debe ser ω_i = base^(−2i/d), "
+            "con i = 0 … d/2 − 1 numerando las parejas de columnas. Con i/d las frecuencias bajan "
+            "solo hasta base^(−1/2) y la tabla no llega a las longitudes de onda largas.",
+         en="The frequencies use the exponent i/d instead of 2i/d: it must be ω_i = base^(−2i/d), "
+            "with i = 0 … d/2 − 1 counting the pairs of columns. With i/d the frequencies only go "
+            "down to base^(−1/2) and the table never reaches the long wavelengths.")
 def exponent(T: int, d: int, base: float = 10000.0) -> np.ndarray:
-    angles = _angles(T, d, base, exponent=1.0)
-    return np.stack([np.sin(angles), np.cos(angles)], axis=-1).reshape(T, d).astype(np.float32)
+    return _table(T, d, base, exponent=1.0)
 
 
 @mistake("sinusoidal_pe", "swapped",
-         es="Parece que seno y coseno están intercambiados: la columna 2i es el seno.",
-         en="Sine and cosine look swapped: column 2i holds the sine.")
+         es="Seno y coseno están intercambiados: la columna par (2i) lleva el seno y la impar "
+            "(2i+1) el coseno, de modo que PE(0) = [0, 1, 0, 1, …].",
+         en="Sine and cosine are swapped: the even column (2i) holds the sine and the odd one "
+            "(2i+1) the cosine, so that PE(0) = [0, 1, 0, 1, …].")
 def swapped(T: int, d: int, base: float = 10000.0) -> np.ndarray:
     table = right(T, d, base)
     out = np.empty_like(table)
     out[:, 0::2], out[:, 1::2] = table[:, 1::2], table[:, 0::2]
     return out
+
+
+@mistake("sinusoidal_pe", "from-one",
+         es="Las posiciones empiezan en 1; deben empezar en 0 (la primera fila es PE(0)).",
+         en="Positions start at 1; they must start at 0 (the first row is PE(0)).")
+def from_one(T: int, d: int, base: float = 10000.0) -> np.ndarray:
+    return _table(T, d, base, start=1)
+
+
+@mistake("sinusoidal_pe", "base-ignored",
+         es="Tu función no usa el argumento base: con otra base sigue calculando la tabla de "
+            "10000.",
+         en="Your function ignores the base argument: with another base it still builds the table "
+            "for 10000.")
+def base_ignored(T: int, d: int, base: float = 10000.0) -> np.ndarray:
+    return right(T, d)

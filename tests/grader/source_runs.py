@@ -85,7 +85,7 @@ def grade_sources(lab_id: str, sources: dict[str, str], folder: Path) -> dict[st
         meta = runs[item.group].get("meta")
         context = JudgeContext(item, group, cpu, gpu, refs.group(item.group), arrays,
                                f"{module}.py", {"wall_s": 5}, False,
-                               meta)
+                               meta, mistakes=refs.mistakes(item.group))
         verdicts[item.key] = item.judge(context)
     return verdicts
 
@@ -132,6 +132,7 @@ def judge_garbage(lab_id: str) -> list[Verdict]:
             gpu = GroupOutcome.absent("cuda", "not-run", n) if group.device else None
             context = JudgeContext(item, group, run, gpu, refs.group(item.group), arrays,
                                    "x.py", {"wall_s": 5}, False,
-                                   run if group.device else None)
+                                   run if group.device else None,
+                                   mistakes=refs.mistakes(item.group))
             verdicts.append(item.judge(context))
     return verdicts

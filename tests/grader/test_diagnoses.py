@@ -1,13 +1,16 @@
-"""The judges of lab 17.01 on synthetic outputs: scores, and each known mistake diagnosed.
+"""The judges of lab 17.01: scores, and each known mistake diagnosed.
 
-No sandbox here: the student's outputs are built in the test (the reference formula with a known
-mistake) and handed to the judges as if a child had returned them.
+No sandbox here. The table's classic mistakes are written into copies of the reference source and
+run through the probes (``source_runs``); the other outputs are built in the test (the formula,
+another dtype, a kind of object) and handed to the judges as if a child had returned them.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from mistaken_sources import MISTAKEN as SOURCES
+from source_runs import grade_source, mutated
 
 from grader.hidden import lab_17_01 as lab
 from grader.hidden import registry
@@ -69,26 +72,29 @@ def test_reference_formula_scores_full_marks():
         assert verdict.status == "passed"
 
 
-@pytest.mark.parametrize("mistake", ["concatenated", "exponent", "swapped", "from-one"])
-def test_table_mistakes_are_named(mistake):
-    def make(T, d, base):
-        table = lab.table_mistakes(T, d, base).get(mistake, lab.table(T, d, base))
-        return table.astype(np.float32)
+MISTAKEN = SOURCES["17.01"]  # the table's classic mistakes, written into the reference
 
-    verdict = judge("pe.values", outcome(pe_outputs(make)))
+
+@pytest.fixture(scope="module")
+def mistaken(tmp_path_factory):
+    """mistake -> the verdicts of the reference with that mistake written in."""
+    folder = tmp_path_factory.mktemp("mistaken")
+    return {name: grade_source("17.01", mutated("sinusoidal", edit), folder)
+            for name, edit in MISTAKEN.items()}
+
+
+@pytest.mark.parametrize("mistake", sorted(MISTAKEN))
+def test_table_mistakes_are_named(mistake, mistaken):
+    verdict = mistaken[mistake]["pe.values"]
     assert verdict.score < verdict.points
     assert mistake in codes(verdict)
     finding = next(f for f in verdict.findings if f.code == mistake)
     assert finding.es and finding.en and finding.es != finding.en
 
 
-def test_ignored_base_is_named():
-    def make(T, d, base):
-        return lab.table(T, d, 10000.0).astype(np.float32)
-
-    verdict = judge("pe.values", outcome(pe_outputs(make)))
-    assert "base-ignored" in codes(verdict)
-    assert 0 < verdict.score < verdict.points  # only the case with another base fails
+def test_ignored_base_costs_only_the_case_with_another_base(mistaken):
+    verdict = mistaken["base-ignored"]["pe.values"]
+    assert 0 < verdict.score < verdict.points
 
 
 def test_float32_angles_pass_with_a_note():
@@ -148,12 +154,12 @@ def test_module_offset_mistakes():
     assert "offset-off-by-one" in codes(shifted)
 
 
-def test_module_inherits_a_table_mistake():
-    def rows(T, d, base, offset):
-        return lab.table_mistakes(T + offset, d, base)["concatenated"][offset:]
-
-    verdict = judge("module.values", outcome(module_outputs(rows)))
-    assert "module-concatenated" in codes(verdict)
+@pytest.mark.parametrize("mistake", sorted(MISTAKEN))
+def test_module_inherits_a_table_mistake(mistake, mistaken):
+    verdict = mistaken[mistake]["module.values"]
+    assert f"module-{mistake}" in codes(verdict)
+    assert next(f for f in verdict.findings if f.code == f"module-{mistake}").en.startswith(
+        "The rows forward adds inherit a mistake of the table.")
 
 
 def dtype_outputs(out_dtype):
