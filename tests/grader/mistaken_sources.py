@@ -1,19 +1,41 @@
 """Each classic mistake of the catalogue (``solutions/mistakes/``) written into the reference,
 as a student would write it: lab -> mistake code -> ``(old, new)`` edits of the lab's module.
 
-The labs listed here are those whose grader names the catalogue's mistakes.
+Each lab whose grader names the catalogue's mistakes has its dictionary here (an empty one: not
+yet); ``tests/grader/test_mistakes_shared.py`` checks each listed lab's mistakes with both tools.
 """
 
+LAB_17_01 = {
+    "concatenated": (
+        "pe[:, 0::2] = np.sin(angles)\n    pe[:, 1::2] = np.cos(angles)",
+        "pe[:, : d // 2] = np.sin(angles)\n    pe[:, d // 2 :] = np.cos(angles)",
+    ),
+    "exponent": (
+        "inv_freq = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)",
+        "inv_freq = base ** (-np.arange(0, d // 2, dtype=np.float64) / d)",
+    ),
+    "swapped": (
+        "pe[:, 0::2] = np.sin(angles)\n    pe[:, 1::2] = np.cos(angles)",
+        "pe[:, 0::2] = np.cos(angles)\n    pe[:, 1::2] = np.sin(angles)",
+    ),
+    "from-one": (
+        "angles = np.arange(T, dtype=np.float64)[:, None]",
+        "angles = np.arange(1, T + 1, dtype=np.float64)[:, None]",
+    ),
+    "base-ignored": ("inv_freq = base ** (", "inv_freq = 10000.0 ** ("),
+}
+LAB_17_00 = {}
+LAB_17_02 = {}
+LAB_17_03 = {}
+LAB_17_04 = {}
+LAB_17_05 = {}
+LAB_17_06 = {}
+LAB_18_01 = {}
+LAB_18_02 = {}
+LAB_18_03 = {}
+
 MISTAKEN = {
-    "17.01": {
-        "concatenated": ("pe[:, 0::2] = np.sin(angles)\n    pe[:, 1::2] = np.cos(angles)",
-                         "pe[:, : d // 2] = np.sin(angles)\n    pe[:, d // 2 :] = np.cos(angles)"),
-        "exponent": ("inv_freq = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)",
-                     "inv_freq = base ** (-np.arange(0, d // 2, dtype=np.float64) / d)"),
-        "swapped": ("pe[:, 0::2] = np.sin(angles)\n    pe[:, 1::2] = np.cos(angles)",
-                    "pe[:, 0::2] = np.cos(angles)\n    pe[:, 1::2] = np.sin(angles)"),
-        "from-one": ("angles = np.arange(T, dtype=np.float64)[:, None]",
-                     "angles = np.arange(1, T + 1, dtype=np.float64)[:, None]"),
-        "base-ignored": ("inv_freq = base ** (", "inv_freq = 10000.0 ** ("),
-    },
+    name.removeprefix("LAB_").replace("_", "."): edits
+    for name, edits in sorted(globals().items())
+    if name.startswith("LAB_") and edits
 }
