@@ -268,3 +268,22 @@ def install_audit_guard(deny: list[str], allow: list[str]) -> None:
                 raise PermissionError(errno.EACCES, "network is off while grading")
 
     sys.addaudithook(hook)
+
+
+def start_server(config_path: str):
+    """The start of a long-lived sandbox server (the zygote, the kernel server), as root:
+    ``(its configuration, the protocol channel)``. The channel is the original stdout; anything
+    the libraries print goes to stderr (the log). The server dies with the grader, starts with
+    the scrubbed environment and never writes a core file."""
+    import json
+
+    with open(config_path, encoding="utf-8") as handle:
+        config = json.load(handle)
+    channel = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    set_parent_death_signal()
+    os.umask(0o022)
+    os.environ.clear()
+    os.environ.update(config["env"])
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    return config, channel

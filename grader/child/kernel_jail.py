@@ -165,19 +165,9 @@ def _jail(conn: socket.socket) -> int:
 
 def serve(config_path: str) -> int:
     """The server: load the libraries once, then fork a jail for every kernel asked for."""
-    import resource
-
     import isolation
 
-    with open(config_path, encoding="utf-8") as handle:
-        config = json.load(handle)
-    channel = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)  # anything the libraries print goes to the log, not the protocol
-    isolation.set_parent_death_signal()
-    os.umask(0o022)
-    os.environ.clear()
-    os.environ.update(config["env"])
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    config, channel = isolation.start_server(config_path)
     try:
         import numpy  # noqa: F401
         import torch

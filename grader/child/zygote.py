@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import select
 import signal
 import sys
@@ -221,15 +220,7 @@ def run_group(request: dict) -> dict:
 
 
 def main() -> int:
-    with open(sys.argv[1], encoding="utf-8") as handle:
-        config = json.load(handle)
-    channel = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)  # anything the libraries print goes to the log, not the protocol
-    isolation.set_parent_death_signal()
-    os.umask(0o022)
-    os.environ.clear()
-    os.environ.update(config["env"])
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    config, channel = isolation.start_server(sys.argv[1])
     try:
         import numpy  # noqa: F401
         import torch
