@@ -183,7 +183,8 @@ def _store(arrays: dict, prefix: str, outputs: list[dict]) -> list[dict]:
 
 def _mistakes(checks: LabChecks, requests: list[dict], arrays: dict, work: Path) -> dict:
     """What each classic mistake of the lab's modules (``grader.mistakes``) gives on the hidden
-    inputs, where it differs from the reference: key -> texts and group -> {case: outputs}."""
+    inputs, where it differs from the reference: key -> texts and group -> {case: outputs, or
+    ``{"error": type}`` where the mistake raises}."""
     from grader.mistakes import hidden_outputs, lab_mistakes
 
     found: dict = {}
@@ -197,6 +198,8 @@ def _mistakes(checks: LabChecks, requests: list[dict], arrays: dict, work: Path)
             cases = {}
             for index, case in enumerate(data["cases"]):
                 if case is None or not case["ok"]:
+                    if case is not None and index in right:  # raises where the reference doesn't
+                        cases[str(index)] = {"error": (case.get("error") or {}).get("type")}
                     continue
                 outputs = [o.get("array") for o in case["outputs"]]
                 if all(o is not None for o in outputs) and not _same(outputs, right.get(index)):
@@ -302,14 +305,16 @@ class References:
 
     def mistakes(self, key: str) -> list[dict]:
         """The classic mistakes that change group ``key``'s outputs: each with its ``code``
-        (``<module>.<name>``), texts and ``cases`` (case index -> outputs, as ``group`` gives)."""
+        (``<module>.<name>``), texts and ``cases`` (case index -> outputs, as ``group`` gives, or
+        ``{"error": type}`` where the mistake raises)."""
         found = []
         for code, item in sorted(self.meta.get("mistakes", {}).items()):
             cases = item["groups"].get(key)
             if cases:
                 found.append({"code": code, "target": item["target"], "es": item["es"],
                               "en": item["en"],
-                              "cases": {int(i): self._outputs(d) for i, d in cases.items()}})
+                              "cases": {int(i): d if isinstance(d, dict) else self._outputs(d)
+                                        for i, d in cases.items()}})
         return found
 
     def cell(self, grade_id: str) -> dict[str, list[dict]]:

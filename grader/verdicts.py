@@ -517,9 +517,12 @@ class JudgeContext:
                                         item["en"]))
         return findings
 
-    def _matches(self, index: int, outputs: list[dict]) -> bool:
+    def _matches(self, index: int, outputs: list[dict] | dict) -> bool:
         """Whether the student's outputs of case ``index`` are a mistake's (stored as every
-        ``stride``-th value, ``grader.references``)."""
+        ``stride``-th value, ``grader.references``), or raise as the mistake does."""
+        if isinstance(outputs, dict):
+            return self.out(index) is None and (self.error(index) or {}).get("type") == \
+                outputs["error"]
         for position, wrong in enumerate(outputs):
             got = self.out(index, position)
             if got is None or got.get("array") is None or wrong.get("array") is None or \

@@ -14,10 +14,10 @@ rounding noise; every non-zero hidden gap is above 0.1). The value may come back
 tensor for the gap item; the contract item wants a Python float and a computation without
 gradients (a layer that gives NaN when gradients are on must give a number).
 
-Known mistakes diagnosed: the output not permuted, the inverse permutation, the batch axis
-permuted instead of the positions, the signed maximum (no absolute value), the mean or the norm
-instead of the maximum, a tensor returned instead of a float (``.item()`` missing), gradients
-left on.
+Known mistakes diagnosed: the gap's, from the catalogue ``solutions/mistakes/equivariance.py``
+(the output not permuted, the inverse permutation, the batch axis permuted instead of the
+positions, the signed maximum (no absolute value), the mean or the norm instead of the maximum);
+a tensor returned instead of a float (``.item()`` missing), gradients left on.
 """
 
 from __future__ import annotations
@@ -36,11 +36,10 @@ from grader.hidden.spec import (
     LabChecks,
     NotebookChecks,
 )
-from grader.verdicts import Check, Finding, JudgeContext, Tolerance, values_close
+from grader.verdicts import Check, Finding, JudgeContext, Tolerance
 
 MODULE = "equivariance"
 GAP_TOL = Tolerance(1e-5, 1e-5)
-NEAR = Tolerance(1e-4, 1e-5)  # to recognise a mistake's value
 
 ATTENTION = ("lambda z: torch.softmax((z @ wq) @ (z @ wk).transpose(-1, -2) / 2.0, dim=-1) "
              "@ (z @ wv)")
@@ -102,80 +101,6 @@ GROUPS = (
 )
 
 
-# --- the same layers on the trusted side, and the usual mistakes ------------------------------
-
-def build(k: int, inputs: dict[str, np.ndarray]):
-    """Case ``k``'s layer, input and permutation, as the child builds them (torch)."""
-    import torch
-
-    layer, x, dtype, perm = CASES[k]
-    source, env = LAYERS[layer]
-    namespace = {"torch": torch, **{name: torch.from_numpy(inputs[key].copy()).to(
-        getattr(torch, kind)) for name, (key, kind) in env.items()}}
-    return (eval(source, namespace),  # noqa: S307 - source written in this file
-            torch.from_numpy(inputs[x].copy()).to(getattr(torch, dtype)),
-            torch.from_numpy(inputs[perm].copy()))
-
-
-def gap(k: int, inputs, kind: str = "right") -> float | None:
-    """The gap of case ``k``, or what a usual mistake returns (``None``: it raises)."""
-    import torch
-
-    f, x, perm = build(k, inputs)
-    inverse = torch.argsort(perm)
-    with torch.no_grad():
-        if kind == "batch-axis":
-            if x.shape[0] <= int(perm.max()):
-                return None
-            diff = f(x[perm]) - f(x)[perm]
-        elif kind == "not-permuted":
-            diff = f(x[:, perm]) - f(x)
-        elif kind == "inverse":
-            diff = f(x[:, perm]) - f(x)[:, inverse]
-        elif kind == "inverse-both":
-            diff = f(x[:, inverse]) - f(x)[:, inverse]
-        else:
-            diff = f(x[:, perm]) - f(x)[:, perm]
-    if kind == "no-abs":
-        return diff.max().item()
-    if kind == "mean":
-        return diff.abs().mean().item()
-    if kind == "norm":
-        return diff.norm().item()
-    return diff.abs().max().item()
-
-
-TEXTS = {
-    "not-permuted": ("Compara f(x[:, perm]) con la salida permutada igual, f(x)[:, perm]: tu "
-                     "código la compara con f(x) sin permutar, y así ninguna capa parece "
-                     "equivariante.",
-                     "Compare f(x[:, perm]) with the output permuted the same way, "
-                     "f(x)[:, perm]: your code compares it with f(x) unpermuted, and then no "
-                     "layer looks equivariant."),
-    "inverse": ("Usas la permutación inversa: x[:, perm] pone en la fila t la fila perm[t] de x; "
-                "permuta la salida igual, f(x)[:, perm], sin invertir perm.",
-                "You use the inverse permutation: x[:, perm] puts row perm[t] of x in row t; "
-                "permute the output the same way, f(x)[:, perm], without inverting perm."),
-    "batch-axis": ("Las posiciones están en el eje 1: x[:, perm] y f(x)[:, perm]. Tu código "
-                   "permuta el eje 0 (el lote), que ninguna capa mezcla, y el desvío sale 0 (o "
-                   "falla si el lote es más corto que la secuencia).",
-                   "Positions are along axis 1: x[:, perm] and f(x)[:, perm]. Your code permutes "
-                   "axis 0 (the batch), which no layer mixes, so the gap comes out 0 (or it "
-                   "fails when the batch is shorter than the sequence)."),
-    "no-abs": ("Falta el valor absoluto: el desvío es max |f(x[:, perm]) − f(x)[:, perm]|; sin "
-               "abs, una diferencia negativa grande se pierde.",
-               "The absolute value is missing: the gap is max |f(x[:, perm]) − f(x)[:, perm]|; "
-               "without abs, a large negative difference is lost."),
-    "mean": ("El desvío es el MÁXIMO de la diferencia absoluta, no su media: una sola entrada "
-             "distinta basta para romper la equivarianza.",
-             "The gap is the MAXIMUM of the absolute difference, not its mean: a single "
-             "different entry is enough to break equivariance."),
-    "norm": ("El desvío es el máximo de la diferencia absoluta, no su norma.",
-             "The gap is the maximum of the absolute difference, not its norm."),
-}
-CANDIDATES = ("not-permuted", "inverse", "inverse-both", "batch-axis", "no-abs", "mean", "norm")
-
-
 def _value(ctx: JudgeContext, k: int) -> float | None:
     out = ctx.out(k)
     if out is None or out.get("array") is None or np.size(out["array"]) != 1:
@@ -183,28 +108,11 @@ def _value(ctx: JudgeContext, k: int) -> float | None:
     return float(np.asarray(out["array"], dtype=np.float64).reshape(()))
 
 
-def _close(a: float | None, b: float | None, tol: Tolerance = NEAR) -> bool:
-    return a is not None and b is not None and values_close(np.array(a), np.array(b), tol)[0]
-
-
 def judge_gap(ctx: JudgeContext):
     checks = [ctx.compare(k, tol=GAP_TOL, check_kind=False, check_dtype=False)
               for k in GAP_CASES]
-    failing = [k for k in GAP_CASES if not checks[k].ok]
-    names = []
-    for kind in CANDIDATES:
-        hits = 0
-        for k in failing:
-            right, wrong = gap(k, ctx.inputs), gap(k, ctx.inputs, kind)
-            error = ctx.error(k) or {}
-            if wrong is None:  # the mistake raises here (the batch is too short)
-                hits += kind == "batch-axis" and error.get("type") == "IndexError"
-            elif not _close(wrong, right, GAP_TOL) and _close(_value(ctx, k), wrong):
-                hits += 1
-        if failing and hits == len(failing):
-            names.append("inverse" if kind == "inverse-both" else kind)
-    diagnoses = [Finding(name, *TEXTS[name]) for name in dict.fromkeys(names)]
-    return ctx.verdict(checks, diagnoses=diagnoses)
+    return ctx.verdict(checks, diagnoses=ctx.named_mistakes(
+        [k for k in GAP_CASES if not checks[k].ok]))
 
 
 def judge_contract(ctx: JudgeContext):

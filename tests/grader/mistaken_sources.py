@@ -24,7 +24,25 @@ LAB_17_01 = {
     ),
     "base-ignored": ("inv_freq = base ** (", "inv_freq = 10000.0 ** ("),
 }
-LAB_17_00 = {}
+LAB_17_00 = {
+    "not-permuted": ("permuted_after = layer(x)[:, perm]", "permuted_after = layer(x)"),
+    "inverse": ("permuted_after = layer(x)[:, perm]",
+                "permuted_after = layer(x)[:, perm.argsort()]"),
+    "inverse-both": (
+        "layer(x[:, perm])  # f(P x)\n        permuted_after = layer(x)[:, perm]",
+        "layer(x[:, perm.argsort()])\n        permuted_after = layer(x)[:, perm.argsort()]",
+    ),
+    "batch-axis": (
+        "layer(x[:, perm])  # f(P x)\n        permuted_after = layer(x)[:, perm]",
+        "layer(x[perm])\n        permuted_after = layer(x)[perm]",
+    ),
+    "no-abs": ("(permuted_first - permuted_after).abs().max()",
+               "(permuted_first - permuted_after).max()"),
+    "mean": ("(permuted_first - permuted_after).abs().max()",
+             "(permuted_first - permuted_after).abs().mean()"),
+    "norm": ("(permuted_first - permuted_after).abs().max()",
+             "(permuted_first - permuted_after).norm()"),
+}
 LAB_17_02 = {}
 LAB_17_03 = {}
 LAB_17_04 = {}

@@ -10,31 +10,23 @@ equivariant layers give 0 unless the output is compared unpermuted or with the i
 from __future__ import annotations
 
 import pytest
+from mistaken_sources import MISTAKEN as SOURCES
 from source_runs import codes, grade_sources, mutated, points, reference, scoring, stub
 
 from grader.hidden import lab_17_00 as lab
 from grader.hidden import registry
+from grader.references import References
 
 RETURN = "return (permuted_first - permuted_after).abs().max().item()"
-AFTER = "permuted_after = layer(x)[:, perm]"
 
-MISTAKES = [
+# the gap's mistakes (the catalogue's, written as in mistaken_sources): {item: score left}
+SCORES = {"not-permuted": {"gap": 0.5}, "inverse": {"gap": 0.5},
+          "inverse-both": {"gap": 1.5},  # the inverse displaces as far as perm: the ramp's and
+          "batch-axis": {"gap": 0.75},   # table's gaps stay
+          "no-abs": {"gap": 1.5}, "mean": {"gap": 1.0}, "norm": {"gap": 1.0}}
+MISTAKES = [(name, [SOURCES["17.00"][name]], scores, name) for name, scores in SCORES.items()]
+MISTAKES += [
     # (name, replacements, {item: score left}, diagnosis)
-    ("not-permuted", [(AFTER, "permuted_after = layer(x)")], {"gap": 0.5}, "not-permuted"),
-    ("inverse", [(AFTER, "permuted_after = layer(x)[:, perm.argsort()]")], {"gap": 0.5},
-     "inverse"),
-    ("inverse-both", [("permuted_first = layer(x[:, perm])",
-                       "permuted_first = layer(x[:, perm.argsort()])"),
-                      (AFTER, "permuted_after = layer(x)[:, perm.argsort()]")], {"gap": 1.5},
-     "inverse"),  # the inverse displaces as far as perm: the ramp's and table's gaps stay
-    ("batch-axis", [("permuted_first = layer(x[:, perm])", "permuted_first = layer(x[perm])"),
-                    (AFTER, "permuted_after = layer(x)[perm]")], {"gap": 0.75}, "batch-axis"),
-    ("no-abs", [(RETURN, "return (permuted_first - permuted_after).max().item()")],
-     {"gap": 1.5}, "no-abs"),
-    ("mean", [(RETURN, "return (permuted_first - permuted_after).abs().mean().item()")],
-     {"gap": 1.0}, "mean"),
-    ("norm", [(RETURN, "return (permuted_first - permuted_after).norm().item()")],
-     {"gap": 1.0}, "norm"),
     ("returns-tensor", [(RETURN, "return (permuted_first - permuted_after).abs().max()")],
      {"contract": 0.5}, "returns-tensor"),
     ("gradients-on", [("with torch.no_grad():", "if True:")], {"contract": 0.5},
@@ -42,10 +34,14 @@ MISTAKES = [
 ]
 
 
+def test_every_mistake_of_the_catalogue_is_scored():
+    assert sorted(SCORES) == sorted(SOURCES["17.00"])
+
+
 def test_item_points_and_layers():
     assert {i.key: i.points for i in registry()["17.00"].items} == {"gap": 2, "contract": 1}
-    inputs = lab.inputs()
-    gaps = [lab.gap(k, inputs) for k in lab.GAP_CASES]
+    outputs = References("17.00").group("gap")
+    gaps = [float(outputs[k][0]["array"]) for k in lab.GAP_CASES]
     assert all(g < 1e-6 for g in gaps[:2]) and all(g > 0.1 for g in gaps[2:6])
     assert gaps[6] == gaps[7] == 0  # identity permutation, T = 1
 

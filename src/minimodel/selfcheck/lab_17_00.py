@@ -77,7 +77,8 @@ def position_ramp() -> None:
 
 @checks.add(TARGET, "usa perm y no su inversa", "uses perm, not its inverse")
 def direction_of_perm() -> None:
-    x = torch.tensor([1.0, 2.0, 3.0, 4.0]).reshape(1, 4, 1)
+    # four equal sequences: permuting the batch axis instead of the positions changes nothing
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0]).reshape(1, 4, 1).repeat(4, 1, 1)
     weights = torch.tensor([1.0, 10.0, 100.0, 1000.0])[:, None]  # f(z)[t] = w_t * z[t]
     perm = torch.tensor([1, 2, 3, 0])  # a cycle: its inverse [3, 0, 1, 2] is another permutation
     # |f(Px)[t] - (Pf(x))[t]| = x[perm[t]] * |w_t - w_perm[t]|: 18, 270, 3600, 999 -> 3600.
