@@ -45,7 +45,27 @@ LAB_17_00 = {
 }
 LAB_17_02 = {}
 LAB_17_03 = {}
-LAB_17_04 = {}
+LAB_17_04 = {
+    "geometric": (
+        "slopes = power_of_two(closest) + power_of_two(2 * closest)[0::2][: n_heads - closest]",
+        "slopes = power_of_two(n_heads)",
+    ),
+    "odd-half": ("power_of_two(2 * closest)[0::2]", "power_of_two(2 * closest)[1::2]"),
+    "sorted": (
+        "return torch.tensor(slopes, dtype=torch.float32, device=device)",
+        "return torch.tensor(sorted(slopes, reverse=True), dtype=torch.float32, device=device)",
+    ),
+    "off-by-one": ("for k in range(1, n + 1)]", "for k in range(n)]"),
+    "sign": ("bias = m * -distance  #", "bias = m * distance  #"),
+    "no-mask": ('return bias.masked_fill(distance < 0, float("-inf"))', "return bias"),
+    "row-constant": ("bias = m * -distance  #", "bias = (m * key).expand(-1, q_len, -1)  #"),
+    "start-aligned": (
+        "query = torch.arange(k_len - q_len, k_len, device=device)[:, None]",
+        "query = torch.arange(q_len, device=device)[:, None]",
+    ),
+    "masked": ("    if not causal:\n        return m * -distance.abs()  # negate", "    # negate"),
+    "signed": ("return m * -distance.abs()", "return m * -distance"),
+}
 LAB_17_05 = {}
 LAB_17_06 = {}
 LAB_18_01 = {}

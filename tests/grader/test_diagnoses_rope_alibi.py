@@ -1,12 +1,16 @@
-"""Judges of labs 17.03 (RoPE) and 17.04 (ALiBi) on synthetic outputs: each mistake is named."""
+"""Judges of labs 17.03 (RoPE) and 17.04 (ALiBi): each mistake is named.
+
+RoPE's on synthetic outputs; ALiBi's mistakes are written into copies of the reference source and
+run through the probes (``source_runs``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from mistaken_sources import MISTAKEN
+from source_runs import grade_source, mutated
 
 from grader.hidden import lab_17_03 as rope
-from grader.hidden import lab_17_04 as alibi
 from grader.hidden import registry
 from grader.hidden.common import bf16
 from grader.references import References
@@ -85,34 +89,32 @@ def test_rope_offset_ignored():
     assert "offset-ignored" in codes and 0 < verdict.score < verdict.points
 
 
-AL_INPUTS = alibi.inputs()
+ALIBI = MISTAKEN["17.04"]  # ALiBi's classic mistakes, written into the reference
 
 
-@pytest.mark.parametrize("rule", ["geometric", "odd-half", "sorted"])
-def test_alibi_slope_rules(rule):
-    right = [[output(alibi.slopes(n), "float32")] for n in alibi.HEADS]
-    assert judge("17.04", "slopes", right)[0].score == 2
-    verdict, codes = judge("17.04", "slopes",
-                           [[output(alibi.slopes(n, rule), "float32")] for n in alibi.HEADS])
-    assert rule in codes and verdict.score < 2
+@pytest.fixture(scope="module")
+def alibi_graded(tmp_path_factory):
+    """mistake -> the verdicts of the reference with that mistake written in ("": none)."""
+    folder = tmp_path_factory.mktemp("alibi")
+    edits = {**ALIBI, "finite-mask": ('masked_fill(distance < 0, float("-inf"))',
+                                      "masked_fill(distance < 0, -1e9)")}
+    graded = {name: grade_source("17.04", mutated("alibi", edit), folder)
+              for name, edit in edits.items()}
+    return {**graded, "": grade_source("17.04", mutated("alibi"), folder)}
 
 
-@pytest.mark.parametrize("mistake, options", [
-    ("sign", {"sign": 1}), ("start-aligned", {"align": "start"}), ("no-mask", {"mask": "none"}),
-    ("row-constant", {"form": "row"})])
-def test_alibi_bias_mistakes(mistake, options):
-    def cases(**chosen):
-        return [[output(alibi.bias(q, k, AL_INPUTS[s], causal, **chosen), "float32")]
-                for q, k, s, causal in alibi.BIAS_CASES]
-
-    assert judge("17.04", "bias", cases())[0].score == 2
-    verdict, codes = judge("17.04", "bias", cases(**options))
-    assert mistake in codes and verdict.score < 2
+def test_alibi_reference_scores_full_marks(alibi_graded):
+    assert all(v.score == v.points for v in alibi_graded[""].values())
 
 
-def test_alibi_finite_mask():
-    cases = []
-    for q, k, s, causal in alibi.BIAS_CASES:
-        values = alibi.bias(q, k, AL_INPUTS[s], causal)
-        cases.append([output(np.where(np.isinf(values), -1e9, values), "float32")])
-    assert "finite-mask" in judge("17.04", "bias", cases)[1]
+@pytest.mark.parametrize("rule", ["geometric", "odd-half", "sorted", "off-by-one"])
+def test_alibi_slope_rules(rule, alibi_graded):
+    verdict = alibi_graded[rule]["slopes"]
+    assert rule in {f.code for f in verdict.findings} and verdict.score < 2
+
+
+@pytest.mark.parametrize("mistake", ["sign", "start-aligned", "no-mask", "row-constant",
+                                     "masked", "signed", "finite-mask"])
+def test_alibi_bias_mistakes(mistake, alibi_graded):
+    verdict = alibi_graded[mistake]["bias"]
+    assert mistake in {f.code for f in verdict.findings} and verdict.score < 2
