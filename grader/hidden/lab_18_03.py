@@ -10,13 +10,14 @@ that size; every function on PyTorch's ``meta`` device (and on CUDA when there i
 Tolerances: integer outputs must be exact; masks must hold exactly ``0`` and ``-inf``; bias rows
 the per-dtype defaults (they are a slice, so they come out exact).
 
-Known mistakes diagnosed: positions that restart at 0, the chunk starting at ``cache_len + 1``
-(off by one), the new tokens' positions restarted at 0 while the cached keys keep theirs, the sign
-of the relative position, the cached keys left out, positions that are not int64; the mask
-aligned top-left (SDPA's ``is_causal=True``), the diagonal masked, ``-1e9`` instead of ``-inf``,
-a boolean mask, ``dtype`` ignored; the bias rows taken from the start of the table (not aligned to
-the end of the keys), from the end of a table larger than the keys, one row too far, with every
-column of the table or only the new keys' columns; tensors created off the input's device.
+Known mistakes diagnosed: those of the values, from the catalogue
+``solutions/mistakes/cache_positions.py`` (positions that restart at 0, the chunk starting at
+``cache_len + 1``, the new tokens' positions restarted at 0 while the cached keys keep theirs, the
+sign of the relative position, the cached keys left out; the mask aligned top-left (SDPA's
+``is_causal=True``), the diagonal masked; the bias rows taken from the start of the table, from the
+end of a table larger than the keys, one row too far, with every column of the table or only the
+new keys' columns); positions that are not int64, ``-1e9`` instead of ``-inf``, a boolean mask,
+``dtype`` ignored, bias rows not in the table's dtype, tensors created off the input's device.
 
 Notebook: ``test-positions`` records the visible and hidden values of the four functions (exact;
 the mistakes above recognised from them). ``test-chunk-bias`` records ALiBi's bias and the zero
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden.common import bf16, device_judge, explained, loose_for, student, whole_case
+from grader.hidden.common import device_judge, student, whole_case
 from grader.hidden.nbjudge import Mistake, Property, cell_judge, value
 from grader.hidden.spec import (
     Case,
@@ -88,91 +89,13 @@ GROUPS = (
 )
 
 
-# --- the right answers and the usual mistakes ----------------------------------------------------
-
-def positions(cache_len: int, q_len: int, mistake: str | None = None) -> np.ndarray:
-    start = {"restart": 0, "chunk-restart": 0, "off-by-one": cache_len + 1}.get(mistake,
-                                                                                cache_len)
-    return np.arange(start, start + q_len)
-
-
-def relative(cache_len: int, q_len: int, mistake: str | None = None) -> np.ndarray:
-    k_len = cache_len + q_len
-    keys = np.arange(cache_len if mistake == "new-keys-only" else 0, k_len)
-    if mistake == "chunk-restart":  # the cached keys keep 0 .. c-1, the new ones restart at 0
-        keys = np.concatenate([np.arange(cache_len), np.arange(q_len)])
-    rel = keys[None, :] - positions(cache_len, q_len, mistake)[:, None]
-    return -rel if mistake == "sign" else rel
-
-
-def mask(cache_len: int, q_len: int, mistake: str | None = None) -> np.ndarray:
-    rel = relative(cache_len, q_len, "restart" if mistake == "top-left" else None)
-    blocked = rel >= 0 if mistake == "strict" else rel > (1 if mistake == "off-by-one" else 0)
-    return np.where(blocked, -np.inf, 0.0)
-
-
-def rows(table: np.ndarray, cache_len: int, q_len: int, mistake: str | None = None) -> np.ndarray:
-    k_len, M = cache_len + q_len, table.shape[-1]
-    if mistake == "first-rows":
-        return table[..., :q_len, :k_len]
-    if mistake == "last-rows":
-        return table[..., M - q_len:, :k_len]
-    if mistake == "off-by-one":
-        return table[..., cache_len + 1 : k_len + 1, :k_len]
-    if mistake == "all-columns":
-        return table[..., cache_len:k_len, :]
-    if mistake == "new-keys-only":
-        return table[..., cache_len:k_len, cache_len:k_len]
-    return table[..., cache_len:k_len, :k_len]
-
-
-def _changed(wrong: np.ndarray, right: np.ndarray) -> np.ndarray | None:
-    """``wrong``, or ``None`` where the mistake makes no difference."""
-    same = wrong.shape == right.shape and np.array_equal(wrong, right, equal_nan=True)
-    return None if same else wrong
-
-
 # --- judges --------------------------------------------------------------------------------------
 
-POSITION_DIAGNOSES = {
-    "restart": ("Las posiciones vuelven a empezar en 0: es el error clásico de la caché. Los "
-                "tokens nuevos van detrás de los cache_len guardados, en cache_len … "
-                "cache_len + q_len − 1.",
-                "The positions restart at 0: the classic cache bug. The new tokens come after "
-                "the cache_len cached ones, at cache_len … cache_len + q_len − 1."),
-    "off-by-one": ("Sobra un 1: con cache_len tokens guardados (posiciones 0 … cache_len − 1), el "
-                   "primero nuevo está en la posición cache_len, no en cache_len + 1.",
-                   "Off by one: with cache_len cached tokens (positions 0 … cache_len − 1), the "
-                   "first new one is at position cache_len, not cache_len + 1."),
-    "chunk-restart": ("Los tokens nuevos vuelven a empezar en 0 (consultas y claves nuevas) "
-                      "mientras las claves guardadas conservan 0 … cache_len − 1: todas las "
-                      "posiciones siguen una sola numeración, y la de los nuevos empieza en "
-                      "cache_len.",
-                      "The new tokens restart at 0 (queries and new keys) while the cached keys "
-                      "keep 0 … cache_len − 1: every position follows one numbering, and the new "
-                      "tokens' starts at cache_len."),
-    "sign": ("El signo está al revés: la posición relativa es clave − consulta, negativa para "
-             "las claves anteriores (el convenio de T5).",
-             "The sign is reversed: the relative position is key − query, negative for earlier "
-             "keys (T5's convention)."),
-    "new-keys-only": ("Faltan las claves guardadas: las columnas son TODAS las claves, "
-                      "0 … cache_len + q_len − 1, no solo las de los tokens nuevos.",
-                      "The cached keys are missing: the columns are ALL the keys, "
-                      "0 … cache_len + q_len − 1, not only those of the new tokens."),
-}
-
-
-def _integer_judge(cases, make, names):
+def _integer_judge(cases):
     def judge(ctx: JudgeContext):
         checks = [whole_case(ctx, k, tol=EXACT) for k in range(len(cases))]
         failing = [k for k, c in enumerate(checks) if not c.ok]
-
-        def variant(name):
-            return lambda k: _changed(make(*cases[k], name), make(*cases[k]))
-
-        found = explained(failing, {n: variant(n) for n in names}, lambda k: student(ctx, k),
-                          lambda k: EXACT)
-        diagnoses = [Finding(n, *POSITION_DIAGNOSES[n]) for n in found]
+        diagnoses = ctx.named_mistakes(failing)
         if any((out := ctx.out(k)) is not None and out.get("dtype") != "int64"
                for k in failing):
             diagnoses.append(Finding(
@@ -182,32 +105,10 @@ def _integer_judge(cases, make, names):
     return judge
 
 
-MASK_DIAGNOSES = {
-    "top-left": ("Es la máscara alineada arriba a la izquierda, la de SDPA con is_causal=True: "
-                 "la consulta i solo ve las claves 0 … i. Tras la caché está en cache_len + i y "
-                 "ve las claves 0 … cache_len + i (alineación abajo a la derecha).",
-                 "This is the top-left aligned mask, SDPA's with is_causal=True: query i only "
-                 "sees keys 0 … i. After the cache it sits at cache_len + i and sees keys "
-                 "0 … cache_len + i (bottom-right alignment)."),
-    "strict": ("Tapas también la diagonal: cada consulta debe ver su propia clave (rel = 0).",
-               "You also mask the diagonal: each query must see its own key (rel = 0)."),
-    "off-by-one": ("Cada consulta ve una clave de más, la siguiente a la suya: la consulta i está "
-                   "en cache_len + i, no en cache_len + i + 1.",
-                   "Each query sees one key too many, the one after its own: query i sits at "
-                   "cache_len + i, not at cache_len + i + 1."),
-}
-
-
 def judge_mask(ctx: JudgeContext):
     checks = [whole_case(ctx, k) for k in range(len(MASK_CASES))]
     failing = [k for k, c in enumerate(checks) if not c.ok]
-
-    def variant(name):
-        return lambda k: _changed(mask(*MASK_CASES[k][:2], name), mask(*MASK_CASES[k][:2]))
-
-    names = explained(failing, {n: variant(n) for n in MASK_DIAGNOSES}, lambda k: student(ctx, k),
-                      lambda k: EXACT)
-    diagnoses = [Finding(n, *MASK_DIAGNOSES[n]) for n in names]
+    diagnoses = ctx.named_mistakes(failing)
     overflow = [k for k in failing if ctx.out(k) is None and  # -1e9 does not fit in float16
                 "overflow" in (ctx.error(k) or {}).get("message", "")]
     wrong_values = [k for k in failing if k not in overflow and
@@ -247,6 +148,128 @@ def judge_mask(ctx: JudgeContext):
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 
+def judge_rows(ctx: JudgeContext):
+    checks = [whole_case(ctx, k) for k in range(len(ROWS_CASES))]
+    failing = [k for k, c in enumerate(checks) if not c.ok]
+    diagnoses = ctx.named_mistakes(failing)
+    if any((out := ctx.out(k)) is not None and out.get("dtype") != ROWS_CASES[k][1]
+           for k in failing):
+        diagnoses.append(Finding(
+            "dtype-not-kept", "Las filas conservan el dtype de table: basta con indexarla.",
+            "The rows keep the dtype of table: indexing it is enough."))
+    return ctx.verdict(checks, diagnoses=diagnoses)
+
+
+judge_device = device_judge(
+    "Los tensores se crean en device (o en el dispositivo de table), no en la CPU: se "
+    "comprueba con el dispositivo «meta» de PyTorch, sin GPU. Pasa device=device a "
+    "torch.arange y torch.zeros.",
+    "The tensors are created on device (or on table's device), not on the CPU: checked with "
+    "PyTorch's 'meta' device, without a GPU. Pass device=device to torch.arange and "
+    "torch.zeros.")
+
+
+ITEMS = (
+    Item("chunk", "chunk", 1, "chunk_positions: los tokens nuevos van detrás de la caché",
+         "chunk_positions: the new tokens come after the cache",
+         _integer_judge(CHUNK_CASES)),
+    Item("relative", "relative", 1, "relative_positions: clave − consulta con todas las claves",
+         "relative_positions: key − query against every key",
+         _integer_judge(RELATIVE_CASES)),
+    Item("mask", "mask", 2, "causal_mask_after_cache: alineada abajo a la derecha, −inf, dtype",
+         "causal_mask_after_cache: bottom-right aligned, −inf, dtype", judge_mask),
+    Item("rows", "rows", 1, "bias_rows_after_cache: las filas de las consultas nuevas",
+         "bias_rows_after_cache: the rows of the new queries", judge_rows),
+    Item("device", "device", 1, "Caché KV: conserva el dispositivo", "KV cache: keeps the device",
+         judge_device),
+)
+
+
+# --- the notebook --------------------------------------------------------------------------------
+
+# The test cell's mistakes, modelled here (the module items name the catalogue's,
+# solutions/mistakes/cache_positions.py; ``mask`` also gives judge_mask the exact mask).
+
+def positions(cache_len: int, q_len: int, mistake: str | None = None) -> np.ndarray:
+    start = {"restart": 0, "chunk-restart": 0, "off-by-one": cache_len + 1}.get(mistake,
+                                                                                cache_len)
+    return np.arange(start, start + q_len)
+
+
+def relative(cache_len: int, q_len: int, mistake: str | None = None) -> np.ndarray:
+    k_len = cache_len + q_len
+    keys = np.arange(cache_len if mistake == "new-keys-only" else 0, k_len)
+    if mistake == "chunk-restart":  # the cached keys keep 0 .. c-1, the new ones restart at 0
+        keys = np.concatenate([np.arange(cache_len), np.arange(q_len)])
+    rel = keys[None, :] - positions(cache_len, q_len, mistake)[:, None]
+    return -rel if mistake == "sign" else rel
+
+
+def mask(cache_len: int, q_len: int, mistake: str | None = None) -> np.ndarray:
+    rel = relative(cache_len, q_len, "restart" if mistake == "top-left" else None)
+    blocked = rel >= 0 if mistake == "strict" else rel > (1 if mistake == "off-by-one" else 0)
+    return np.where(blocked, -np.inf, 0.0)
+
+
+def rows(table: np.ndarray, cache_len: int, q_len: int, mistake: str | None = None) -> np.ndarray:
+    k_len, M = cache_len + q_len, table.shape[-1]
+    if mistake == "first-rows":
+        return table[..., :q_len, :k_len]
+    if mistake == "last-rows":
+        return table[..., M - q_len:, :k_len]
+    if mistake == "off-by-one":
+        return table[..., cache_len + 1 : k_len + 1, :k_len]
+    if mistake == "all-columns":
+        return table[..., cache_len:k_len, :]
+    if mistake == "new-keys-only":
+        return table[..., cache_len:k_len, cache_len:k_len]
+    return table[..., cache_len:k_len, :k_len]
+
+
+POSITION_DIAGNOSES = {
+    "restart": ("Las posiciones vuelven a empezar en 0: es el error clásico de la caché. Los "
+                "tokens nuevos van detrás de los cache_len guardados, en cache_len … "
+                "cache_len + q_len − 1.",
+                "The positions restart at 0: the classic cache bug. The new tokens come after "
+                "the cache_len cached ones, at cache_len … cache_len + q_len − 1."),
+    "off-by-one": ("Sobra un 1: con cache_len tokens guardados (posiciones 0 … cache_len − 1), el "
+                   "primero nuevo está en la posición cache_len, no en cache_len + 1.",
+                   "Off by one: with cache_len cached tokens (positions 0 … cache_len − 1), the "
+                   "first new one is at position cache_len, not cache_len + 1."),
+    "chunk-restart": ("Los tokens nuevos vuelven a empezar en 0 (consultas y claves nuevas) "
+                      "mientras las claves guardadas conservan 0 … cache_len − 1: todas las "
+                      "posiciones siguen una sola numeración, y la de los nuevos empieza en "
+                      "cache_len.",
+                      "The new tokens restart at 0 (queries and new keys) while the cached keys "
+                      "keep 0 … cache_len − 1: every position follows one numbering, and the new "
+                      "tokens' starts at cache_len."),
+    "sign": ("El signo está al revés: la posición relativa es clave − consulta, negativa para "
+             "las claves anteriores (el convenio de T5).",
+             "The sign is reversed: the relative position is key − query, negative for earlier "
+             "keys (T5's convention)."),
+    "new-keys-only": ("Faltan las claves guardadas: las columnas son TODAS las claves, "
+                      "0 … cache_len + q_len − 1, no solo las de los tokens nuevos.",
+                      "The cached keys are missing: the columns are ALL the keys, "
+                      "0 … cache_len + q_len − 1, not only those of the new tokens."),
+}
+
+
+MASK_DIAGNOSES = {
+    "top-left": ("Es la máscara alineada arriba a la izquierda, la de SDPA con is_causal=True: "
+                 "la consulta i solo ve las claves 0 … i. Tras la caché está en cache_len + i y "
+                 "ve las claves 0 … cache_len + i (alineación abajo a la derecha).",
+                 "This is the top-left aligned mask, SDPA's with is_causal=True: query i only "
+                 "sees keys 0 … i. After the cache it sits at cache_len + i and sees keys "
+                 "0 … cache_len + i (bottom-right alignment)."),
+    "strict": ("Tapas también la diagonal: cada consulta debe ver su propia clave (rel = 0).",
+               "You also mask the diagonal: each query must see its own key (rel = 0)."),
+    "off-by-one": ("Cada consulta ve una clave de más, la siguiente a la suya: la consulta i está "
+                   "en cache_len + i, no en cache_len + i + 1.",
+                   "Each query sees one key too many, the one after its own: query i sits at "
+                   "cache_len + i, not at cache_len + i + 1."),
+}
+
+
 ROWS_DIAGNOSES = {
     "first-rows": ("Tomas las primeras filas (alineación arriba a la izquierda): las consultas "
                    "nuevas son las filas cache_len … cache_len + q_len − 1, alineadas con el "
@@ -271,66 +294,6 @@ ROWS_DIAGNOSES = {
                       "0 … cache_len + q_len − 1, not only cache_len … cache_len + q_len − 1."),
 }
 
-
-def _table(ctx: JudgeContext, k: int) -> np.ndarray:
-    key, dtype, _, _ = ROWS_CASES[k]
-    table = ctx.inputs[key]
-    if dtype == "bfloat16":
-        return bf16(table).astype(np.float64)
-    return table.astype(dtype).astype(np.float64)
-
-
-def judge_rows(ctx: JudgeContext):
-    checks = [whole_case(ctx, k) for k in range(len(ROWS_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-
-    def variant(name):
-        def make(k):
-            _, _, c, q = ROWS_CASES[k]
-            table = _table(ctx, k)
-            return _changed(rows(table, c, q, name), rows(table, c, q))
-        return make
-
-    names = explained(failing, {n: variant(n) for n in ROWS_DIAGNOSES}, lambda k: student(ctx, k),
-                      lambda k: loose_for(ROWS_CASES[k][1]))
-    diagnoses = [Finding(n, *ROWS_DIAGNOSES[n]) for n in names]
-    if any((out := ctx.out(k)) is not None and out.get("dtype") != ROWS_CASES[k][1]
-           for k in failing):
-        diagnoses.append(Finding(
-            "dtype-not-kept", "Las filas conservan el dtype de table: basta con indexarla.",
-            "The rows keep the dtype of table: indexing it is enough."))
-    return ctx.verdict(checks, diagnoses=diagnoses)
-
-
-judge_device = device_judge(
-    "Los tensores se crean en device (o en el dispositivo de table), no en la CPU: se "
-    "comprueba con el dispositivo «meta» de PyTorch, sin GPU. Pasa device=device a "
-    "torch.arange y torch.zeros.",
-    "The tensors are created on device (or on table's device), not on the CPU: checked with "
-    "PyTorch's 'meta' device, without a GPU. Pass device=device to torch.arange and "
-    "torch.zeros.")
-
-
-ITEMS = (
-    Item("chunk", "chunk", 1, "chunk_positions: los tokens nuevos van detrás de la caché",
-         "chunk_positions: the new tokens come after the cache",
-         _integer_judge(CHUNK_CASES, lambda c, q, m=None: positions(c, q, m),
-                        ("restart", "off-by-one"))),
-    Item("relative", "relative", 1, "relative_positions: clave − consulta con todas las claves",
-         "relative_positions: key − query against every key",
-         _integer_judge(RELATIVE_CASES, relative,
-                        ("restart", "chunk-restart", "off-by-one", "sign",
-                         "new-keys-only"))),
-    Item("mask", "mask", 2, "causal_mask_after_cache: alineada abajo a la derecha, −inf, dtype",
-         "causal_mask_after_cache: bottom-right aligned, −inf, dtype", judge_mask),
-    Item("rows", "rows", 1, "bias_rows_after_cache: las filas de las consultas nuevas",
-         "bias_rows_after_cache: the rows of the new queries", judge_rows),
-    Item("device", "device", 1, "Caché KV: conserva el dispositivo", "KV cache: keeps the device",
-         judge_device),
-)
-
-
-# --- the notebook --------------------------------------------------------------------------------
 
 NB_CASES = [(0, 1), (0, 6), (7, 1), (4, 3), (30, 2)]  # the test cell's hidden (cache_len, q_len)
 BIAS_CASES = ((5, 3), (0, 7), (20, 1), (9, 4))

@@ -70,7 +70,56 @@ LAB_17_05 = {}
 LAB_17_06 = {}
 LAB_18_01 = {}
 LAB_18_02 = {}
-LAB_18_03 = {}
+LAB_18_03 = {
+    "restart": (
+        "torch.arange(cache_len, cache_len + q_len, dtype=torch.long, device=device)",
+        "torch.arange(q_len, dtype=torch.long, device=device)",
+    ),
+    "off-by-one": (
+        "torch.arange(cache_len, cache_len + q_len, dtype=torch.long, device=device)",
+        "torch.arange(cache_len + 1, cache_len + q_len + 1, dtype=torch.long, device=device)",
+    ),
+    "sign": ("    return key - query\n", "    return query - key\n"),
+    "chunk-restart": (
+        "query = chunk_positions(cache_len, q_len, device=device)[:, None]  # (q_len, 1)\n"
+        "    key = torch.arange(cache_len + q_len, dtype=torch.long, device=device)[None, :]",
+        "query = chunk_positions(0, q_len, device=device)[:, None]  # (q_len, 1)\n"
+        "    key = torch.cat([torch.arange(cache_len), torch.arange(q_len)]).to(device)[None, :]",
+    ),
+    "new-keys-only": (
+        "key = torch.arange(cache_len + q_len, dtype=torch.long, device=device)[None, :]",
+        "key = torch.arange(cache_len, cache_len + q_len, dtype=torch.long,\n"
+        "                   device=device)[None, :]",
+    ),
+    "top-left": (
+        "future = relative_positions(cache_len, q_len, device=device) > 0",
+        "future = torch.ones(q_len, cache_len + q_len, dtype=torch.bool, device=device).triu(1)",
+    ),
+    "strict": (
+        "future = relative_positions(cache_len, q_len, device=device) > 0",
+        "future = relative_positions(cache_len, q_len, device=device) >= 0",
+    ),
+    "first-rows": (
+        "return table[..., cache_len:k_len, :k_len]",
+        "return table[..., :q_len, :k_len]",
+    ),
+    "last-rows": (
+        "return table[..., cache_len:k_len, :k_len]",
+        "return table[..., -q_len:, :k_len]",
+    ),
+    "rows-off-by-one": (
+        "return table[..., cache_len:k_len, :k_len]",
+        "return table[..., cache_len + 1 : k_len + 1, :k_len]",
+    ),
+    "all-columns": (
+        "return table[..., cache_len:k_len, :k_len]",
+        "return table[..., cache_len:k_len, :]",
+    ),
+    "rows-new-keys-only": (
+        "return table[..., cache_len:k_len, :k_len]",
+        "return table[..., cache_len:k_len, cache_len:k_len]",
+    ),
+}
 
 MISTAKEN = {
     name.removeprefix("LAB_").replace("_", "."): edits

@@ -65,11 +65,13 @@ def expect_array(
             f"{name} debe devolver un {kind}; devolvió {type(actual).__name__}.",
             f"{name} must return a {kind}; it returned {type(actual).__name__}.",
         )
-    if tuple(actual.shape) != tuple(expected.shape):
-        raise CheckFailure(
+    if tuple(actual.shape) != tuple(expected.shape):  # a mistake may change the shape
+        raise CheckFailure(*_explained(
+            _as_numpy(actual),
             f"{name}: forma {tuple(actual.shape)}, se esperaba {tuple(expected.shape)}.",
             f"{name}: shape {tuple(actual.shape)}, expected {tuple(expected.shape)}.",
-        )
+            mistakes, atol, rtol,
+        ))
     if check_dtype and actual.dtype != expected.dtype:
         raise CheckFailure(
             f"{name}: dtype {actual.dtype}, se esperaba {expected.dtype}.",
@@ -94,11 +96,16 @@ def expect_array(
             f"{name}: {int((~close).sum())} of {close.size} values differ; the first at "
             f"{index}: {got[index]:.6g} instead of {want[index]:.6g} (tolerance {atol:g})."
         )
+    raise CheckFailure(*_explained(got, es, en, mistakes, atol, rtol))
+
+
+def _explained(got: np.ndarray, es: str, en: str, mistakes: dict | None, atol: float,
+               rtol: float) -> tuple[str, str]:
+    """``(es, en)`` followed by the explanation of the first mistake whose values ``got`` has."""
     for wrong, why_es, why_en in (mistakes or {}).values():
         if wrong.shape == got.shape and np.allclose(got, wrong, atol=10 * atol, rtol=rtol):
-            es, en = f"{es} {why_es}", f"{en} {why_en}"
-            break
-    raise CheckFailure(es, en)
+            return f"{es} {why_es}", f"{en} {why_en}"
+    return es, en
 
 
 @dataclass(frozen=True)

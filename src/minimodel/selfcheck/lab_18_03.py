@@ -74,7 +74,7 @@ def mask_one_token() -> None:
     value, name = _student().causal_mask_after_cache(5, 1), "causal_mask_after_cache(5, 1)"
     expected, mistakes = snap.answer(value, name)
     mistakes = {
-        code: (wrong, *ONE_TOKEN_TOP_LEFT) if code == "cache_positions.top_left" else (wrong, *why)
+        code: (wrong, *ONE_TOKEN_TOP_LEFT) if code == "cache_positions.top-left" else (wrong, *why)
         for code, (wrong, *why) in mistakes.items()
     }
     expect_array(value, expected, name=name, mistakes=mistakes)
