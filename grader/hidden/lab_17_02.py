@@ -12,10 +12,11 @@ dtypes. The child cannot set the table's random weights, so ``forward`` runs wit
 (a zero table): it judges the rows taken (their number at every offset) and the dtype, not the
 values of the rows. Tolerances: the per-dtype defaults.
 
-Known mistakes diagnosed: rows placed at cell centres (``align_corners=False``) instead of
-keeping the first and last rows, the nearest row copied instead of blending two, the dtype of
-the table not kept; in ``forward``, a slice that ignores or misplaces the offset
-(``weight[offset:T]``) and the result left in the table's dtype.
+Known mistakes diagnosed: the interpolation's, from the catalogue ``solutions/mistakes/
+learned.py`` (rows placed at cell centres, ``align_corners=False``, instead of keeping the first
+and last rows; the nearest row copied instead of blending two); the dtype of the table not
+kept; in ``forward``, a slice that ignores or misplaces the offset (``weight[offset:T]``) and
+the result left in the table's dtype.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden import nbcells
-from grader.hidden.common import explained, loose_for, resembles, student, whole_case
+from grader.hidden.common import resembles, whole_case
 from grader.hidden.nbcells import arr, outputs, prop
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
 from grader.verdicts import Finding, JudgeContext
@@ -63,56 +64,10 @@ GROUPS = (
 )
 
 
-def resize(table: np.ndarray, new_len: int, convention: str = "corners") -> np.ndarray:
-    """Linear resize with ``align_corners=True``, or one of the usual mistakes (float64)."""
-    table = np.asarray(table, dtype=np.float64)
-    L = table.shape[0]
-    if convention == "centres":
-        where = np.clip((np.arange(new_len) + 0.5) * L / new_len - 0.5, 0, L - 1)
-    else:
-        step = (L - 1) / (new_len - 1) if new_len > 1 else 0.0
-        where = np.arange(new_len) * step
-    if convention == "nearest":
-        return table[np.rint(where).astype(int)]
-    lo = np.minimum(np.floor(where).astype(int), L - 1)
-    hi = np.minimum(lo + 1, L - 1)
-    frac = (where - lo)[:, None]
-    return (1 - frac) * table[lo] + frac * table[hi]
-
-
-INTERP_DIAGNOSES = {
-    "centres": (
-        "Colocas las filas nuevas en los centros de celda (align_corners=False). Aquí la primera "
-        "y la última fila se conservan tal cual: la fila nueva j se lee en la posición "
-        "j·(L − 1)/(new_len − 1).",
-        "You place the new rows at cell centres (align_corners=False). Here the first and last "
-        "rows are kept as they are: new row j is read at position j·(L − 1)/(new_len − 1)."),
-    "nearest": (
-        "Copias la fila más cercana en lugar de mezclar linealmente las dos vecinas.",
-        "You copy the nearest row instead of blending the two neighbours linearly."),
-}
-
-
-def _input_table(ctx, k):
-    key, dtype, _ = INTERP_CASES[k]
-    table = np.asarray(ctx.inputs[key], dtype=np.float64)
-    return table.astype(np.float16).astype(np.float64) if dtype == "float16" else table
-
-
 def judge_interpolate(ctx: JudgeContext):
     checks = [whole_case(ctx, k) for k in range(len(INTERP_CASES))]
     failing = [k for k, c in enumerate(checks) if not c.ok]
-
-    def variant(convention):
-        def make(k):
-            table, n = _input_table(ctx, k), INTERP_CASES[k][2]
-            wrong = resize(table, n, convention)
-            return None if np.allclose(wrong, resize(table, n)) else wrong
-        return make
-
-    names = explained(failing, {c: variant(c) for c in INTERP_DIAGNOSES},
-                      lambda k: student(ctx, k), lambda k: loose_for(INTERP_CASES[k][1]))
-    diagnoses = [Finding(n, *INTERP_DIAGNOSES[n]) for n in names]
+    diagnoses = ctx.named_mistakes(failing)
     if _dtype_changed(ctx, failing, [c[1] for c in INTERP_CASES]):
         diagnoses.append(Finding(
             "dtype-not-kept",

@@ -43,7 +43,16 @@ LAB_17_00 = {
     "norm": ("(permuted_first - permuted_after).abs().max()",
              "(permuted_first - permuted_after).norm()"),
 }
-LAB_17_02 = {}
+LAB_17_02 = {
+    "centres": (
+        "step = (L - 1) / (new_len - 1) if new_len > 1 else 0.0\n"
+        "    where = torch.arange(new_len, device=table.device, dtype=torch.float64) * step",
+        "where = torch.arange(new_len, device=table.device, dtype=torch.float64)\n"
+        "    where = ((where + 0.5) * L / new_len - 0.5).clamp(0, L - 1)",
+    ),
+    "nearest": ("return torch.lerp(rows[lo], rows[hi], frac).to(table.dtype)",
+                "return table[where.round().long()]"),
+}
 LAB_17_03 = {}
 LAB_17_04 = {
     "geometric": (

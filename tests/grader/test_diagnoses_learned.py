@@ -1,8 +1,16 @@
-"""Judges of lab 17.02 (learned positions) on synthetic outputs: each mistake is named."""
+"""Judges of lab 17.02 (learned positions): each mistake is named.
+
+The interpolation's mistakes are written into copies of the reference source and run through the
+probes (``source_runs``); ``forward``'s outputs are built in the test (a zero table: the rows of
+``x`` itself, or no output where an offset breaks the slice) and handed to the judge.
+"""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
+from mistaken_sources import MISTAKEN
+from source_runs import codes, grade_source, mutated, reference
 
 from grader.hidden import lab_17_02 as learned
 from grader.hidden import registry
@@ -11,6 +19,8 @@ from grader.references import References
 from grader.verdicts import GroupOutcome, JudgeContext
 
 INPUTS = learned.inputs()
+NOT_CAST_BACK = ("return torch.lerp(rows[lo], rows[hi], frac).to(table.dtype)",
+                 "return torch.lerp(rows[lo], rows[hi], frac)")
 
 
 def output(array, dtype):
@@ -34,30 +44,30 @@ def judge(key, cases):
     return verdict, {f.code for f in verdict.findings}
 
 
-def interpolated(convention="corners", dtype_of=lambda d: d):
-    cases = []
-    for key, dtype, n in learned.INTERP_CASES:
-        table = INPUTS[key].astype(dtype).astype(np.float64)
-        cases.append([output(learned.resize(table, n, convention), dtype_of(dtype))])
-    return cases
+def test_interpolate_reference_scores_full_marks(tmp_path):
+    verdict = grade_source("17.02", reference("learned"), tmp_path)["interpolate"]
+    assert verdict.score == verdict.points and not codes(verdict)
 
 
-def test_interpolate_reference_and_mistakes():
-    verdict, codes = judge("interpolate", interpolated())
-    assert verdict.score == verdict.points and not codes
-    verdict, codes = judge("interpolate", interpolated("centres"))
-    assert "centres" in codes and verdict.score < verdict.points
-    assert "nearest" in judge("interpolate", interpolated("nearest"))[1]
-    assert "dtype-not-kept" in judge("interpolate", interpolated(dtype_of=lambda d: "float32"))[1]
+@pytest.mark.parametrize("mistake", sorted(MISTAKEN["17.02"]))
+def test_interpolate_mistakes_are_named(mistake, tmp_path):
+    verdict = grade_source("17.02", mutated("learned", MISTAKEN["17.02"][mistake]),
+                           tmp_path)["interpolate"]
+    assert mistake in codes(verdict) and verdict.score < verdict.points
+
+
+def test_interpolate_dtype_not_kept(tmp_path):
+    verdict = grade_source("17.02", mutated("learned", NOT_CAST_BACK), tmp_path)["interpolate"]
+    assert "dtype-not-kept" in codes(verdict)
 
 
 def test_forward_offset_and_dtype():
     right = [[output(INPUTS[f"x{k}"], dtype)]
              for k, (_, _, _, dtype, _) in enumerate(learned.FORWARD_CASES)]
-    verdict, codes = judge("forward", right)
-    assert verdict.score == verdict.points and not codes
+    verdict, found = judge("forward", right)
+    assert verdict.score == verdict.points and not found
     broken = [None if learned.FORWARD_CASES[k][4] else case for k, case in enumerate(right)]
-    verdict, codes = judge("forward", broken)
-    assert "offset" in codes and verdict.score < verdict.points
+    verdict, found = judge("forward", broken)
+    assert "offset" in found and verdict.score < verdict.points
     widened = [[output(INPUTS[f"x{k}"], "float32")] for k in range(len(right))]
     assert "dtype-not-kept" in judge("forward", widened)[1]
