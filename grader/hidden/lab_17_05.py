@@ -12,26 +12,26 @@ copies a hidden table with distinct values into ``bias.weight``, the attribute i
 ``__init__`` creates), so every output is a known lookup and is compared value by value.
 Tolerances: integer outputs must be exact; the bias, the float32 default (it is a lookup).
 
-Known mistakes diagnosed: the sign of the relative position (``query - key``), num_buckets not
-halved in bidirectional mode, the causal mode with ``|rel|`` (future keys not sent to bucket 0);
-in ``RelativePositionBias``, queries aligned to the start of the keys, the sign, ``.reshape``
+Known mistakes diagnosed: from the catalogue ``solutions/mistakes/relative_bias.py``, the sign
+of the relative position (``query - key``), num_buckets not halved in bidirectional mode, the
+causal mode with ``|rel|`` (future keys not sent to bucket 0), which ``RelativePositionBias``
+inherits; in ``RelativePositionBias``, queries aligned to the start of the keys, ``.reshape``
 instead of ``.permute(2, 0, 1)``, the axes ``(H, k_len, q_len)``, ``bidirectional`` not passed,
-the default bucket count and distance used instead of the module's; Swin's index with T5's sign
-(key minus query) or with the row stride of the window (``window_w``) instead of the table's
-(``2 window_w - 1``).
+the default bucket count and distance used instead of the module's (a bucket past the table is
+named only when every such case has fewer than 32 rows); Swin's index with T5's sign (key minus
+query) or with the row stride ``window_w`` or ``2 window_h - 1`` instead of the table's
+(``2 window_w - 1``). The notebook's cells leave those to the module's items.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from grader.hidden import nbcells
-from grader.hidden.common import explained, resembles, student, whole_case
-from grader.hidden.nbcells import arr, outputs, ref
+from grader.hidden.common import resembles, whole_case
+from grader.hidden.nbcells import arr, ref
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
-from grader.verdicts import Finding, JudgeContext, Tolerance
+from grader.verdicts import JudgeContext, Tolerance
 
 MODULE = "relative_bias"
 EXACT = Tolerance(0.0, 0.0)
@@ -81,152 +81,21 @@ GROUPS = (
 )
 
 
-def bucket(rel, bidirectional: bool, num_buckets: int = 32, max_distance: int = 128, *,
-           halve: bool = True, causal_abs: bool = False) -> np.ndarray:
-    """T5's buckets (float32 log, as the reference), or one of the usual mistakes."""
-    rel = np.asarray(rel, dtype=np.int64)
-    out = np.zeros_like(rel)
-    if bidirectional:
-        if halve:
-            num_buckets //= 2
-        out = out + (rel > 0) * num_buckets
-        n = np.abs(rel)
-    else:
-        n = np.abs(rel) if causal_abs else np.maximum(-rel, 0)
-    exact = num_buckets // 2
-    ratio = np.maximum(n, exact).astype(np.float32) / np.float32(exact)
-    scaled = (np.log(ratio) / np.float32(math.log(max_distance / exact))).astype(np.float32)
-    large = np.minimum(exact + (scaled * np.float32(num_buckets - exact)).astype(np.int64),
-                       num_buckets - 1)
-    return out + np.where(n < exact, n, large)
-
-
-BUCKET_DIAGNOSES = {
-    "sign": ("La posición relativa es clave − consulta, tal como llega: no le cambies el signo. "
-             "En modo causal, las claves pasadas (rel < 0) son las que reciben cubetas distintas.",
-             "The relative position is key − query, as it comes: do not flip its sign. In causal "
-             "mode the past keys (rel < 0) are the ones that get distinct buckets."),
-    "not-halved": ("En modo bidireccional cada lado usa la mitad de las cubetas: divide "
-                   "num_buckets entre 2 antes de calcular las exactas y las logarítmicas.",
-                   "In bidirectional mode each side uses half the buckets: divide num_buckets "
-                   "by 2 before computing the exact and the logarithmic ones."),
-    "causal-abs": ("En modo causal n = max(−rel, 0): todas las claves futuras van a la cubeta 0, "
-                   "no a la cubeta de |rel|.",
-                   "In causal mode n = max(−rel, 0): every future key goes to bucket 0, not to "
-                   "the bucket of |rel|."),
-}
-
-
-def _bucket_args(k):
-    key, bi, nb, md = BUCKET_CASES[k]
-    return key, bi, (nb or 32), (md or 128)
-
-
 def judge_buckets(ctx: JudgeContext):
     checks = [whole_case(ctx, k, tol=EXACT) for k in range(len(BUCKET_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-
-    def variant(kind):
-        def make(k):
-            key, bi, nb, md = _bucket_args(k)
-            rel = ctx.inputs[key]
-            if kind == "sign":
-                wrong = bucket(-rel, bi, nb, md)
-            elif kind == "not-halved":
-                wrong = bucket(rel, bi, nb, md, halve=False) if bi else None
-            else:
-                wrong = None if bi else bucket(rel, bi, nb, md, causal_abs=True)
-            return None if wrong is None or np.array_equal(wrong, bucket(rel, bi, nb, md)) \
-                else wrong
-        return make
-
-    names = explained(failing, {kind: variant(kind) for kind in BUCKET_DIAGNOSES},
-                      lambda k: student(ctx, k), lambda k: EXACT)
-    return ctx.verdict(checks, diagnoses=[Finding(n, *BUCKET_DIAGNOSES[n]) for n in names])
-
-
-def bias_buckets(k: int, *, align: str = "end", sign: int = 1, bidirectional=None,
-                 defaults: bool = False) -> np.ndarray:
-    """The bucket of every (query, key) of bias case ``k``, ``(q_len, k_len)``: the right one, or
-    one of the usual mistakes."""
-    _, nb, md, bi, q, kl = BIAS_CASES[k]
-    query = np.arange(kl - q, kl) if align == "end" else np.arange(q)
-    rel = np.arange(kl)[None, :] - query[:, None]
-    nb, md = (32, 128) if defaults else (nb, md)
-    return bucket(sign * rel, bi if bidirectional is None else bidirectional, nb, md)
-
-
-def bias_values(table: np.ndarray, buckets: np.ndarray, layout: str = "permute") -> np.ndarray:
-    """``table[buckets]`` as ``(H, q_len, k_len)``; ``layout`` names a usual mistake."""
-    rows = table.astype(np.float64)[buckets]  # (q_len, k_len, H)
-    if layout == "reshape":
-        return rows.reshape(rows.shape[2], rows.shape[0], rows.shape[1])
-    if layout == "transposed":
-        return rows.transpose(2, 1, 0)
-    return rows.transpose(2, 0, 1)
-
-
-BIAS_DIAGNOSES = {
-    "start-aligned": (
-        "Con menos consultas que claves, las consultas son las ÚLTIMAS q_len posiciones: la "
-        "consulta i está en k_len − q_len + i y su posición relativa es j − (k_len − q_len + i).",
-        "With fewer queries than keys, the queries are the LAST q_len positions: query i sits at "
-        "k_len − q_len + i and its relative position is j − (k_len − q_len + i)."),
-    "sign": BUCKET_DIAGNOSES["sign"],
-    "reshape": (
-        "self.bias(cubetas) tiene forma (q_len, k_len, H): reordenar sus ejes exige "
-        ".permute(2, 0, 1); .reshape o .view a (H, q_len, k_len) dan la forma correcta pero "
-        "mezclan los valores de cabezas y posiciones.",
-        "self.bias(buckets) has shape (q_len, k_len, H): moving its axes takes "
-        ".permute(2, 0, 1); .reshape or .view to (H, q_len, k_len) give the right shape but mix "
-        "up the values of heads and positions."),
-    "transposed": (
-        "El resultado tiene los ejes (H, k_len, q_len): la forma pedida es (H, q_len, k_len), "
-        "es decir, .permute(2, 0, 1) y no .permute(2, 1, 0) ni .transpose(0, 2).",
-        "The result has axes (H, k_len, q_len): the required shape is (H, q_len, k_len), that "
-        "is, .permute(2, 0, 1), not .permute(2, 1, 0) or .transpose(0, 2)."),
-    "bidirectional-ignored": (
-        "Las cubetas no usan self.bidirectional: pásalo a relative_position_bucket (True en "
-        "codificadores, False en decodificadores causales).",
-        "The buckets do not use self.bidirectional: pass it to relative_position_bucket (True "
-        "in encoders, False in causal decoders)."),
-    "defaults": (
-        "Las cubetas se calculan con los valores por defecto (32 cubetas, distancia 128): pasa "
-        "self.num_buckets y self.max_distance a relative_position_bucket. Con menos cubetas, "
-        "el índice se sale de la tabla.",
-        "The buckets are computed with the defaults (32 buckets, distance 128): pass "
-        "self.num_buckets and self.max_distance to relative_position_bucket. With fewer "
-        "buckets, the index falls outside the table."),
-}
+    return ctx.verdict(checks, diagnoses=ctx.named_mistakes(
+        [k for k, c in enumerate(checks) if not c.ok]))
 
 
 def judge_bias(ctx: JudgeContext):
     checks = [whole_case(ctx, k) for k in range(len(BIAS_CASES))]
     failing = [k for k, c in enumerate(checks) if not c.ok]
-
-    def variant(kind):
-        def make(k):
-            table = ctx.inputs[f"w{k}"]
-            n_heads, nb, md, bi, q, kl = BIAS_CASES[k]
-            options = {"start-aligned": {"align": "start"}, "sign": {"sign": -1},
-                       "bidirectional-ignored": {"bidirectional": not bi},
-                       "defaults": {"defaults": True}}.get(kind, {})
-            layout = kind if kind in ("reshape", "transposed") else "permute"
-            if kind == "defaults" and nb < 32:
-                return None  # an index outside the table: the case raises (see below)
-            wrong = bias_values(table, bias_buckets(k, **options), layout)
-            right = bias_values(table, bias_buckets(k))
-            return None if wrong.shape == right.shape and np.array_equal(wrong, right) \
-                else wrong
-        return make
-
     raised = [k for k in failing if _out_of_table(ctx, k)]
-    names = explained([k for k in failing if k not in raised],
-                      {kind: variant(kind) for kind in BIAS_DIAGNOSES}, lambda k: student(ctx, k))
+    found = ctx.named_mistakes([k for k in failing if k not in raised])
     if raised:  # only the defaults explain a bucket past the table (fewer than 32 rows)
-        names = ["defaults"] if "defaults" in names and all(
+        found = [f for f in found if f.code == "defaults"] if all(
             BIAS_CASES[k][1] < 32 for k in raised) else []
-    return ctx.verdict(checks, diagnoses=[Finding(n, *BIAS_DIAGNOSES[n]) for n in names])
+    return ctx.verdict(checks, diagnoses=found)
 
 
 def _out_of_table(ctx: JudgeContext, k: int) -> bool:
@@ -236,41 +105,10 @@ def _out_of_table(ctx: JudgeContext, k: int) -> bool:
         "index" in error.get("message", "").lower()
 
 
-def swin_index(h: int, w: int, *, sign: int = 1, stride: int | None = None) -> np.ndarray:
-    """Swin's index (query − key), or one of the usual mistakes."""
-    rows, cols = np.divmod(np.arange(h * w), w)
-    d_row = sign * (rows[:, None] - rows[None, :]) + (h - 1)
-    d_col = sign * (cols[:, None] - cols[None, :]) + (w - 1)
-    return d_row * (stride or (2 * w - 1)) + d_col
-
-
-SWIN_DIAGNOSES = {
-    "t5-sign": ("Swin indexa su tabla con consulta − clave (el signo contrario al de T5): la "
-                "fila de la consulta a y la clave b usa posición(a) − posición(b).",
-                "Swin indexes its table with query − key (the opposite sign to T5): query a and "
-                "key b use position(a) − position(b)."),
-    "stride": ("El desplazamiento de fila se multiplica por el ancho de la tabla, 2·window_w − 1, "
-               "no por window_w: si no, dos desplazamientos distintos comparten índice.",
-               "The row offset is multiplied by the table's width, 2·window_w − 1, not by "
-               "window_w: otherwise two different offsets share an index."),
-}
-
-
 def judge_swin(ctx: JudgeContext):
     checks = [whole_case(ctx, k, tol=EXACT) for k in range(len(WINDOWS))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-
-    def variant(kind):
-        def make(k):
-            h, w = WINDOWS[k]
-            wrong = swin_index(h, w, sign=-1) if kind == "t5-sign" else swin_index(h, w,
-                                                                                  stride=w)
-            return None if np.array_equal(wrong, swin_index(h, w)) else wrong
-        return make
-
-    names = explained(failing, {kind: variant(kind) for kind in SWIN_DIAGNOSES},
-                      lambda k: student(ctx, k), lambda k: EXACT)
-    return ctx.verdict(checks, diagnoses=[Finding(n, *SWIN_DIAGNOSES[n]) for n in names])
+    return ctx.verdict(checks, diagnoses=ctx.named_mistakes(
+        [k for k, c in enumerate(checks) if not c.ok]))
 
 
 ITEMS = (
@@ -335,24 +173,14 @@ def _diagnose_shaw(ctx, ok):
 
 
 def _diagnose_buckets(ctx, ok):
-    found = []
-    grid, expected = outputs(ctx, "grid"), [a for a in (ref(ctx, "grid", i) for i in range(6))]
-    if not ok["grid"] and grid and grid[0] is not None and expected[0] is not None and \
-            resembles(grid[0], expected[0][::-1], EXACT):
-        found.append(("nb-bucket-sign",
-                      "relative_position_bucket trata rel como consulta − clave: en T5, rel = "
-                      "clave − consulta, y las claves del pasado (rel < 0) van a la primera "
-                      "mitad de las cubetas.",
-                      "relative_position_bucket takes rel as query − key: in T5, rel = key − "
-                      "query, and past keys (rel < 0) go to the first half of the buckets."))
     dtype = nbcells.text(ctx, "dtype")
     if not ok["dtype"] and dtype:
-        found.append(("nb-bucket-dtype",
-                      f"relative_position_bucket devuelve {dtype}; debe ser torch.int64 "
-                      "(LongTensor), para indexar la tabla.",
-                      f"relative_position_bucket returns {dtype}; it must be torch.int64 "
-                      "(a LongTensor), to index the table."))
-    return found
+        return [("nb-bucket-dtype",
+                 f"relative_position_bucket devuelve {dtype}; debe ser torch.int64 (LongTensor), "
+                 "para indexar la tabla.",
+                 f"relative_position_bucket returns {dtype}; it must be torch.int64 (a "
+                 "LongTensor), to index the table.")]
+    return []
 
 
 def _diagnose_starts(ctx, ok):
@@ -383,35 +211,14 @@ def _diagnose_starts(ctx, ok):
 
 
 def _diagnose_module(ctx, ok):
-    found = []
-    bias, last = ref(ctx, "bias"), arr(ctx, "last")
-    if not ok["last"] and bias is not None and resembles(last, bias[:, :1], EXACT):
-        found.append(("nb-queries-at-start",
-                      "Con menos consultas que claves, las consultas deben ir al final de las "
-                      "claves (la consulta i está en la posición k_len − q_len + i), como en "
-                      "una caché KV; tu módulo las pone al principio.",
-                      "With fewer queries than keys, the queries must sit at the end of the keys "
-                      "(query i is at position k_len − q_len + i), as with a KV cache; your "
-                      "module puts them at the start."))
     small, expected = arr(ctx, "small"), ref(ctx, "small")
     if not ok["small"] and small is not None and expected is not None and \
             small.shape == (2, 6, 3) and resembles(small, expected.transpose(1, 2, 0), EXACT):
-        found.append(("nb-module-permute",
-                      "El módulo devuelve (q_len, k_len, H): la tabla indexada da las cabezas al "
-                      "final y hay que llevarlas delante con .permute(2, 0, 1).",
-                      "The module returns (q_len, k_len, H): the indexed table puts the heads "
-                      "last and they must be moved first with .permute(2, 0, 1)."))
-    return found
-
-
-def _diagnose_swin(ctx, ok):
-    got, expected = arr(ctx, "i34"), ref(ctx, "i34")
-    if not ok["i34"] and expected is not None and resembles(got, expected.T, EXACT):
-        return [("nb-swin-sign",
-                 "swin_relative_index usa clave − consulta; Swin usa consulta − clave "
-                 "(coords[:, :, None] − coords[:, None, :]).",
-                 "swin_relative_index uses key − query; Swin uses query − key "
-                 "(coords[:, :, None] − coords[:, None, :]).")]
+        return [("nb-module-permute",
+                 "El módulo devuelve (q_len, k_len, H): la tabla indexada da las cabezas al final "
+                 "y hay que llevarlas delante con .permute(2, 0, 1).",
+                 "The module returns (q_len, k_len, H): the indexed table puts the heads last and "
+                 "they must be moved first with .permute(2, 0, 1).")]
     return []
 
 
@@ -463,7 +270,7 @@ NOTEBOOK = NotebookChecks(
                       "i22": "swin_relative_index(2, 2)", "i7": "index7",
                       "i23": "swin_relative_index(2, 3)", "i11": "swin_relative_index(1, 1)",
                       "i34": "swin_relative_index(3, 4)", "dtype": "str(index7.dtype)",
-                  }, nbcells.cell_judge(tol=EXACT, diagnose=_diagnose_swin)),
+                  }, nbcells.cell_judge(tol=EXACT)),
     ),
     manual_titles={
         "q1-answer": ("Pregunta 1: distancias que comparten cubeta (corrección manual)",

@@ -75,7 +75,33 @@ LAB_17_04 = {
     "masked": ("    if not causal:\n        return m * -distance.abs()  # negate", "    # negate"),
     "signed": ("return m * -distance.abs()", "return m * -distance"),
 }
-LAB_17_05 = {}
+LAB_17_05 = {
+    "sign": ("    rel = relative_position.long()", "    rel = -relative_position.long()"),
+    "not-halved": ("        num_buckets //= 2\n", ""),
+    "causal-abs": ("n = (-rel).clamp(min=0)", "n = rel.abs()"),
+    "start-aligned": (
+        "query = torch.arange(k_len - q_len, k_len, device=device)[:, None]  # (q_len, 1)",
+        "query = torch.arange(q_len, device=device)[:, None]  # (q_len, 1)",
+    ),
+    "reshape": (".permute(2, 0, 1)  # (H", ".reshape(self.n_heads, q_len, k_len)  # (H"),
+    "transposed": (".permute(2, 0, 1)  # (H", ".permute(2, 1, 0)  # (H"),
+    "bidirectional-ignored": ("bidirectional=self.bidirectional,", "bidirectional=False,"),
+    "defaults": (
+        "            num_buckets=self.num_buckets,\n            max_distance=self.max_distance,\n",
+        "",
+    ),
+    "t5-sign": (
+        "d_row = rows[:, None] - rows[None, :] + (window_h - 1)  # (N, N), in [0, 2 window_h - 2]\n"
+        "    d_col = cols[:, None] - cols[None, :] + (window_w - 1)",
+        "d_row = rows[None, :] - rows[:, None] + (window_h - 1)\n"
+        "    d_col = cols[None, :] - cols[:, None] + (window_w - 1)",
+    ),
+    "stride": ("return d_row * (2 * window_w - 1) + d_col", "return d_row * window_w + d_col"),
+    "stride-height": (
+        "return d_row * (2 * window_w - 1) + d_col",
+        "return d_row * (2 * window_h - 1) + d_col",
+    ),
+}
 LAB_17_06 = {}
 LAB_18_01 = {}
 LAB_18_02 = {}

@@ -1,65 +1,36 @@
-"""Judges of lab 17.05 (T5 buckets, relative bias, Swin index): on synthetic outputs, and on the
-reference, the stub and copies of the reference with one mistake each, through the probe."""
+"""Judges of lab 17.05 (T5 buckets, relative bias, Swin index) on the reference, the stub and
+copies of the reference with one mistake each, through the probe."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
+from mistaken_sources import MISTAKEN
 from source_runs import codes, grade_source, mutated, points, reference, stub
 
 from grader.hidden import lab_17_05 as rb
-from grader.hidden import registry
-from grader.references import References
-from grader.verdicts import GroupOutcome, JudgeContext
 
-INPUTS = rb.inputs()
+EDITS = MISTAKEN["17.05"]  # the catalogue's mistakes, written into the reference
 
 
-def output(array, dtype="int64"):
-    array = np.asarray(array).astype(dtype)
-    return {"kind": "tensor", "dtype": dtype, "shape": tuple(array.shape), "device": "cpu",
-            "exact_type": True, "value": None, "array": array}
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """mistake -> the verdicts of the reference with that mistake written in."""
+    folder = tmp_path_factory.mktemp("relative_bias")
+    return {name: grade_source("17.05", mutated("relative_bias", edit), folder)
+            for name, edit in EDITS.items()}
 
 
-def judge(key, cases):
-    checks = registry()["17.05"]
-    item = next(i for i in checks.items if i.key == key)
-    group = checks.group(item.group)
-    run = GroupOutcome("cpu", "finished", [{"ok": True, "outputs": outs, "error": None}
-                                           for outs in cases])
-    context = JudgeContext(item, group, run, None, References("17.05").group(item.group),
-                           checks.inputs(), f"{group.module}.py", {},
-                           False, None)
-    verdict = item.judge(context)
-    return verdict, {f.code for f in verdict.findings}
+def test_buckets_mistakes(graded):
+    assert "sign" in codes(graded["sign"]["buckets"])
+    verdict = graded["not-halved"]["buckets"]
+    assert "not-halved" in codes(verdict) and 0 < verdict.score < verdict.points
+    assert "causal-abs" in codes(graded["causal-abs"]["buckets"])
 
 
-def buckets(**options):
-    cases = []
-    for k in range(len(rb.BUCKET_CASES)):
-        key, bi, nb, md = rb._bucket_args(k)
-        rel = -INPUTS[key] if options.get("sign") else INPUTS[key]
-        extra = {name: value for name, value in options.items() if name != "sign"}
-        cases.append([output(rb.bucket(rel, bi, nb, md, **extra))])
-    return cases
-
-
-def test_buckets_reference_and_mistakes():
-    verdict, codes = judge("buckets", buckets())
-    assert verdict.score == verdict.points and not codes
-    assert "sign" in judge("buckets", buckets(sign=True))[1]
-    verdict, codes = judge("buckets", buckets(halve=False))
-    assert "not-halved" in codes and 0 < verdict.score < verdict.points
-    assert "causal-abs" in judge("buckets", buckets(causal_abs=True))[1]
-
-
-def test_swin_reference_and_mistakes():
-    verdict, codes = judge("swin", [[output(rb.swin_index(h, w))] for h, w in rb.WINDOWS])
-    assert verdict.score == verdict.points and not codes
-    assert "t5-sign" in judge("swin", [[output(rb.swin_index(h, w, sign=-1))]
-                                       for h, w in rb.WINDOWS])[1]
-    assert "stride" in judge("swin", [[output(rb.swin_index(h, w, stride=w))]
-                                      for h, w in rb.WINDOWS])[1]
+def test_swin_mistakes(graded):
+    for mistake in ("t5-sign", "stride", "stride-height"):
+        verdict = graded[mistake]["swin"]
+        assert mistake in codes(verdict) and verdict.score < verdict.points, mistake
 
 
 # --- the whole module, through the probe: reference, stub, and the reference with one mistake ---
@@ -73,15 +44,10 @@ def test_reference_full_marks_and_stub_zero(tmp_path):
     assert all(codes(v) == {"not-implemented"} for v in verdicts.values())
 
 
-FORWARD = "torch.arange(k_len - q_len, k_len, device=device)[:, None]"
-BIAS_MISTAKES = {
-    "start-aligned": [(FORWARD, "torch.arange(q_len, device=device)[:, None]")],
+BIAS_MISTAKES = {  # the module's own mistakes; its sign (not the bucket function's) is "sign" too
+    **{name: [EDITS[name]] for name in ("start-aligned", "reshape", "transposed",
+                                        "bidirectional-ignored", "defaults")},
     "sign": [("            key - query,", "            query - key,")],
-    "reshape": [(".permute(2, 0, 1)  # (H", ".reshape(self.n_heads, q_len, k_len)  # (H")],
-    "transposed": [(".permute(2, 0, 1)  # (H", ".permute(2, 1, 0)  # (H")],
-    "bidirectional-ignored": [("bidirectional=self.bidirectional,", "bidirectional=False,")],
-    "defaults": [("            num_buckets=self.num_buckets,\n"
-                  "            max_distance=self.max_distance,\n", "")],
 }
 
 

@@ -96,9 +96,10 @@ def module_square() -> None:
     "queries aligned to the end (KV cache)",
 )
 def module_end_aligned() -> None:
-    got = _module(2, bidirectional=False)(3, 40)
+    got = _module(2, num_buckets=64, max_distance=100, bidirectional=False)(3, 40)
     snap.expect(
-        got.detach() if isinstance(got, torch.Tensor) else got, "RelativePositionBias(2)(3, 40)"
+        got.detach() if isinstance(got, torch.Tensor) else got,
+        "RelativePositionBias(2, num_buckets=64, max_distance=100)(3, 40)",
     )
 
 
