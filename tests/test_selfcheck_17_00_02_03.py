@@ -43,14 +43,14 @@ def test_align_corners_false_is_diagnosed(tmp_path):
             "return angles.cos() * attention_factor, angles.sin() * attention_factor",
             "return angles.cos() * attention_factor, -angles.sin() * attention_factor",
             "sentido contrario",
-            "the other way",
+            "the wrong way",
         ),
         # the two conventions swapped
         (
             'if convention == "interleaved":',
             'if convention != "interleaved":',
-            "convención",
-            "convention",
+            "convenciones están cambiadas",
+            "conventions are swapped",
         ),
     ],
     ids=["sign", "convention"],

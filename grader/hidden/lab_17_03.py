@@ -11,10 +11,11 @@ float64 ones must both pass: ``atol = 5e-5`` (positions below 100) and, for ``ro
 positions up to 100000, ``atol = 1e-2`` on cos and sin (float32 angles are off by up to 6e-3 rad
 there; bfloat16 ones by whole radians).
 
-Known mistakes diagnosed: the two conventions swapped (half vs interleaved), rotation in the
-wrong direction, a partial rotation that touches the tail, angles computed in bfloat16, the
-exponent ``i/r`` instead of ``2i/r`` (or without its minus sign), the attention factor ignored,
-the offset ignored, the dtype of ``x`` not kept, tables left on the CPU.
+Known mistakes diagnosed: the module's, from the catalogue ``solutions/mistakes/rope.py`` (the
+two conventions swapped, rotation in the wrong direction or a sine of the wrong sign, a partial
+rotation that touches the tail, angles computed in bfloat16, the exponent ``i/r`` instead of
+``2i/r`` or without its minus sign, the attention factor ignored, the offset ignored); a tail
+dropped, the dtype of ``x`` not kept, float64 frequencies, tables left on the CPU.
 """
 
 from __future__ import annotations
@@ -22,15 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden import nbcells
-from grader.hidden.common import (
-    bf16,
-    device_judge,
-    explained,
-    loose_for,
-    resembles,
-    student,
-    whole_case,
-)
+from grader.hidden.common import bf16, device_judge, resembles, student, whole_case
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
 from grader.verdicts import Finding, JudgeContext, Tolerance
 
@@ -137,86 +130,30 @@ GROUPS = (
 )
 
 
-# --- the formulas and their usual mistakes (parent side) ---------------------------------------
+# --- judges (the module's classic mistakes come from the catalogue) -----------------------------
 
-def rotate(x, cos, sin, convention: str, direction: int = 1, tail: str = "keep") -> np.ndarray:
-    """RoPE on float64 ``x (B, H, T, D)`` with tables ``(T, F)`` or ``(B, T, F)``."""
-    x = np.asarray(x, dtype=np.float64)
-    cos, sin = np.asarray(cos, dtype=np.float64), np.asarray(sin, dtype=np.float64)
-    F = cos.shape[-1]
-    r = 2 * F
-    if cos.ndim == 3:
-        cos, sin = cos[:, None], sin[:, None]
-    out = x.copy()
-    if convention == "interleaved":
-        a, b = x[..., 0:r:2], x[..., 1:r:2]
-    else:
-        a, b = x[..., :F], x[..., F:r]
-    first, second = a * cos - direction * b * sin, direction * a * sin + b * cos
-    if convention == "interleaved":
-        out[..., 0:r:2], out[..., 1:r:2] = first, second
-    else:
-        out[..., :F], out[..., F:r] = first, second
-    if tail == "zero":
-        out[..., r:] = 0.0
-    return out
+def _catalogue_finding(ctx: JudgeContext, code: str) -> list[Finding]:
+    """The catalogue's finding ``code`` of this group, named without matching its values."""
+    return [Finding(code, m["es"], m["en"]) for m in ctx.mistakes
+            if m["code"] == f"{MODULE}.{code}"]
 
 
-OTHER = {"interleaved": "half", "half": "interleaved"}
-ROTARY_DIAGNOSES = {
-    "convention-swapped": (
-        "Las convenciones están cambiadas: «interleaved» empareja (2i, 2i+1) y «half» empareja "
-        "(i, i + F). Tu código hace la contraria en cada caso.",
-        "The conventions are swapped: 'interleaved' pairs (2i, 2i+1) and 'half' pairs "
-        "(i, i + F). Your code does the other one in each case."),
-    "direction": (
-        "La rotación va en sentido contrario: cada pareja (a, b) debe pasar a "
-        "(a·cos − b·sin, a·sin + b·cos); tu código usa el signo opuesto del seno.",
-        "The rotation goes the wrong way: each pair (a, b) must become "
-        "(a·cos − b·sin, a·sin + b·cos); your code uses the opposite sign of the sine."),
-    "tail": (
-        "Rotación parcial: las dimensiones 2F … D−1 deben pasar sin cambios; tu código las "
-        "modifica (o las pierde).",
-        "Partial rotation: dimensions 2F … D−1 must pass through unchanged; your code changes "
-        "them (or drops them)."),
-}
-
-
-def _rotary_inputs(ctx, k):
-    x, dtype, c, s, conv = ROTARY_CASES[k]
-    xs = ctx.inputs[x].astype(np.float64)
-    return xs, ctx.inputs[c], ctx.inputs[s], conv
+def _tail_only(ctx: JudgeContext, k: int) -> bool:
+    """Case ``k`` rotates part of the head and the student's rotated dimensions are right."""
+    x, _, c, _, _ = ROTARY_CASES[k]
+    r, D = 2 * ctx.inputs[c].shape[-1], ctx.inputs[x].shape[-1]
+    got, want = student(ctx, k), ctx.ref(k).get("array")
+    return r < D and got is not None and want is not None and got.ndim == want.ndim and \
+        got.shape[:-1] == want.shape[:-1] and got.shape[-1] >= r and np.allclose(
+            got[..., :r], np.asarray(want, dtype=np.float64)[..., :r], atol=1e-4)
 
 
 def judge_rotary(ctx: JudgeContext):
     checks = [whole_case(ctx, k, tolerances=HALF_PRECISION) for k in range(len(ROTARY_CASES))]
     failing = [k for k, c in enumerate(checks) if not c.ok]
-
-    def variant(kind):
-        def make(k):
-            xs, cos, sin, conv = _rotary_inputs(ctx, k)
-            if kind == "convention-swapped":
-                return rotate(xs, cos, sin, OTHER[conv])
-            if kind == "direction":
-                return rotate(xs, cos, sin, conv, direction=-1)
-            if 2 * cos.shape[-1] == xs.shape[-1]:
-                return None
-            return rotate(xs, cos, sin, conv, tail="zero")
-        return make
-
-    names = explained(failing, {n: variant(n) for n in ROTARY_DIAGNOSES},
-                      lambda k: student(ctx, k), lambda k: loose_for(ROTARY_CASES[k][1]))
-    partial = [k for k in failing if 2 * ctx.inputs[ROTARY_CASES[k][2]].shape[-1]
-               < ctx.inputs[ROTARY_CASES[k][0]].shape[-1]]
-    if not names and failing and partial == failing:
-        heads_ok = all(
-            (a := student(ctx, k)) is not None and np.allclose(
-                a[..., : 2 * ctx.inputs[ROTARY_CASES[k][2]].shape[-1]],
-                rotate(*_rotary_inputs(ctx, k))[..., : 2 * ctx.inputs[ROTARY_CASES[k][2]]
-                                                .shape[-1]], atol=1e-4) for k in failing)
-        if heads_ok:
-            names = ["tail"]
-    diagnoses = [Finding(n, *ROTARY_DIAGNOSES[n]) for n in names]
+    diagnoses = ctx.named_mistakes(failing)
+    if not diagnoses and failing and all(_tail_only(ctx, k) for k in failing):
+        diagnoses = _catalogue_finding(ctx, "tail")  # a tail changed otherwise, or dropped
     wrong_dtype = [ROTARY_CASES[k][1] for k in range(len(ROTARY_CASES))
                    if (out := ctx.out(k)) is not None and out.get("dtype") != ROTARY_CASES[k][1]]
     if wrong_dtype:
@@ -231,29 +168,7 @@ def judge_rotary(ctx: JudgeContext):
 
 def judge_frequencies(ctx: JudgeContext):
     checks = [whole_case(ctx, k) for k in range(len(FREQ_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-
-    def variant(kind):
-        def make(k):
-            r, base = FREQ_CASES[k]
-            pairs = np.arange(r // 2)
-            return base ** (-pairs / r) if kind == "exponent" else base ** (2 * pairs / r)
-        return make
-
-    names = explained(failing, {"exponent": variant("exponent"),
-                                "positive-exponent": variant("positive")},
-                      lambda k: student(ctx, k))
-    texts = {
-        "exponent": ("Las frecuencias usan el exponente i/r en lugar de 2i/r: "
-                     "θ_i = base^(−2i/r) con i = 0 … r/2 − 1.",
-                     "The frequencies use the exponent i/r instead of 2i/r: "
-                     "θ_i = base^(−2i/r) with i = 0 … r/2 − 1."),
-        "positive-exponent": ("Falta el signo menos del exponente: θ_i = base^(−2i/r) baja de 1 "
-                              "hacia 0; base^(2i/r) crece.",
-                              "The exponent lacks its minus sign: θ_i = base^(−2i/r) goes down "
-                              "from 1 towards 0; base^(2i/r) grows."),
-    }
-    diagnoses = [Finding(n, *texts[n]) for n in names]
+    diagnoses = ctx.named_mistakes([k for k, c in enumerate(checks) if not c.ok])
     if any((out := ctx.out(k)) is not None and out.get("dtype") == "float64"
            for k in range(len(FREQ_CASES))):
         diagnoses.append(Finding("float64-output",
@@ -262,90 +177,27 @@ def judge_frequencies(ctx: JudgeContext):
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 
-BF16_ANGLES = (
-    "Tus ángulos se calculan en bfloat16: con 8 bits de mantisa, la posición 4097 ya vale 4096 y "
-    "a partir de unos miles el ángulo se equivoca en radianes enteros. Pasa posiciones e "
-    "inv_freq a float32 antes de multiplicar.",
-    "Your angles are computed in bfloat16: with 8 bits of mantissa, position 4097 is already "
-    "4096 and past a few thousand the angle is off by whole radians. Cast positions and "
-    "inv_freq to float32 before multiplying.")
-
-
 def judge_cos_sin(ctx: JudgeContext):
     # Far positions (up to 100000): float32 angles are off by up to ~6e-3 rad, the reference's as
     # well as a student's, and float64 angles are better still; both must pass. bfloat16 angles
     # are off by whole radians.
     checks = [whole_case(ctx, k, tol=FAR_TOL if COS_SIN_CASES[k][0] == "pl" else None)
               for k in range(len(COS_SIN_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-
-    def variant(kind):
-        def make(k):
-            p, f, factor = COS_SIN_CASES[k]
-            positions, inv_freq = ctx.inputs[p].astype(np.float32), ctx.inputs[f]
-            if kind == "bf16":
-                angles = bf16(bf16(positions)[..., None] * bf16(inv_freq)).astype(np.float64)
-            else:
-                if factor == 1.0:
-                    return None
-                angles = positions.astype(np.float64)[..., None] * inv_freq
-                factor = 1.0
-            return np.cos(angles) * factor
-        return make
-
-    names = explained(failing, {"bf16-angles": variant("bf16"),
-                                "factor-ignored": variant("factor")},
-                      lambda k: student(ctx, k, 0))
-    texts = {"bf16-angles": BF16_ANGLES,
-             "factor-ignored": ("rope_cos_sin ignora attention_factor: multiplica cos y sin por "
-                                "él.",
-                                "rope_cos_sin ignores attention_factor: multiply cos and sin by "
-                                "it.")}
-    return ctx.verdict(checks, diagnoses=[Finding(n, *texts[n]) for n in names])
+    return ctx.verdict(checks, diagnoses=ctx.named_mistakes(
+        [k for k, c in enumerate(checks) if not c.ok]))
 
 
 def judge_rope(ctx: JudgeContext):
     checks = [whole_case(ctx, k, tolerances=ANGLE_TOL) for k in range(len(ROPE_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-
-    def swapped(k):
-        x, p, f, conv, factor = ROPE_CASES[k]
-        cos, sin = _tables(ctx.inputs[p], ctx.inputs[f])
-        return rotate(ctx.inputs[x], cos * factor, sin * factor, OTHER[conv])
-
-    names = explained(failing, {"convention-swapped": swapped}, lambda k: student(ctx, k))
-    return ctx.verdict(checks, diagnoses=[Finding(n, *ROTARY_DIAGNOSES[n]) for n in names])
+    return ctx.verdict(checks, diagnoses=ctx.named_mistakes(
+        [k for k, c in enumerate(checks) if not c.ok]))
 
 
 def judge_module(ctx: JudgeContext):
     checks = [whole_case(ctx, k, tolerances=ANGLE_TOL) for k in range(len(MODULE_CASES))]
     failing = [k for k, c in enumerate(checks) if not c.ok]
-
-    def ignored(k):
-        x, r, _, base, conv, offset = MODULE_CASES[k]
-        if not offset:
-            return None
-        xs = ctx.inputs[x]
-        cos, sin = _tables(np.arange(xs.shape[-2]), freqs(r, base))
-        return rotate(xs, cos, sin, conv)
-
-    def swapped(k):
-        x, r, _, base, conv, offset = MODULE_CASES[k]
-        xs = ctx.inputs[x]
-        cos, sin = _tables(np.arange(offset, offset + xs.shape[-2]), freqs(r, base))
-        return rotate(xs, cos, sin, OTHER[conv])
-
-    diagnoses = []
-    if explained(failing, {"swapped": swapped}, lambda k: student(ctx, k)):
-        diagnoses.append(Finding("convention-swapped", *ROTARY_DIAGNOSES["convention-swapped"]))
-    elif explained(failing, {"offset-ignored": ignored}, lambda k: student(ctx, k)):
-        diagnoses.append(Finding(
-            "offset-ignored",
-            "RotaryEmbedding ignora offset: las filas deben girar con las posiciones "
-            "offset … offset+T−1, las de los tokens ya guardados en la caché KV.",
-            "RotaryEmbedding ignores offset: the rows must rotate with positions "
-            "offset … offset+T−1, those after the tokens already in the KV cache."))
-    elif failing == [2]:
+    diagnoses = ctx.named_mistakes(failing)
+    if not diagnoses and failing == [2]:
         diagnoses.append(Finding(
             "past-table",
             "Con offset + T mayor que max_len, RotaryEmbedding debe calcular los ángulos que "
@@ -387,10 +239,8 @@ ITEMS = (
 
 
 # --- the notebook --------------------------------------------------------------------------------
-
-# --- the notebook --------------------------------------------------------------------------------
 # Hidden probes use linspace and arange inputs; the parent rebuilds them to recognise the usual
-# mistakes of the cells the student writes (and of rope.py where a cell shows it).
+# mistakes of the functions the cells write (rope.py's are the module items').
 
 CELL_TOL = Tolerance(1e-5, 1e-5)
 LOOSE = Tolerance(1e-4, 1e-4)
@@ -400,21 +250,22 @@ FORM_F = "rope_frequencies(6, base=500.0)"
 PAIRS = [(3, 5), (10, 12), (100, 102), (5, 3), (7, 40)]
 
 
-def _by_hand(convention: str, direction: int = 1) -> np.ndarray:
-    cos, sin = _tables(np.array([1]), np.array([1.0, 0.01]))
-    x = np.array([1.0, 2.0, 3.0, 4.0]).reshape(1, 1, 1, 4)
-    return rotate(x, cos, sin, convention, direction)
+def rotate(x, cos, sin, convention: str, direction: int = 1) -> np.ndarray:
+    """RoPE on float64 ``x (B, H, T, D)`` with tables ``(T, F)``, rotating by ``direction``
+    times the angle (to recognise the notebook's own formulations)."""
+    x = np.asarray(x, dtype=np.float64)
+    cos, sin = np.asarray(cos, dtype=np.float64), np.asarray(sin, dtype=np.float64)
+    F = cos.shape[-1]
+    out = x.copy()
+    pairs = (slice(0, 2 * F, 2), slice(1, 2 * F, 2)) if convention == "interleaved" else \
+        (slice(0, F), slice(F, 2 * F))
+    a, b = x[..., pairs[0]], x[..., pairs[1]]
+    out[..., pairs[0]], out[..., pairs[1]] = a * cos - direction * b * sin, \
+        direction * a * sin + b * cos
+    return out
 
 
-def _diagnose_by_hand(ctx, ok):
-    if ok["interleaved"] and ok["half"]:
-        return []
-    got = {c: nbcells.arr(ctx, c) for c in ("interleaved", "half")}
-    for code, direction, swap in (("convention-swapped", 1, True), ("direction", -1, False)):
-        if all(resembles(got[c], _by_hand(OTHER[c] if swap else c, direction), LOOSE)
-               for c in got):
-            return [(f"nb-{code}", *ROTARY_DIAGNOSES[code])]
-    return []
+OTHER = {"interleaved": "half", "half": "interleaved"}
 
 
 def _formulation(convention: str, direction: int = 1) -> np.ndarray:
@@ -504,18 +355,6 @@ def _diagnose_convert(ctx, ok):
             if resembles(got, value, LOOSE)]
 
 
-def _diagnose_cache(ctx, ok):
-    whole = nbcells.ref(ctx, "whole")
-    if not ok["middle"] and whole is not None and resembles(
-            nbcells.arr(ctx, "middle"), whole[:, :, 0:2], LOOSE):
-        return [("nb-offset-ignored",
-                 "RotaryEmbedding ignora offset: un trozo que empieza en la posición 7 se gira "
-                 "como si empezara en 0.",
-                 "RotaryEmbedding ignores offset: a chunk that starts at position 7 is rotated "
-                 "as if it started at 0.")]
-    return []
-
-
 BF16_P, BF16_F = np.array([257.0, 3001.0, 4097.0, 100003.0]), np.array([1.0, 0.01, 0.3])
 
 
@@ -559,7 +398,7 @@ NOTEBOOK = NotebookChecks(
             "f8": "rope_frequencies(8, base=100.0)",
             "other": "apply_rope(torch.arange(6.0).reshape(1, 1, 1, 6), torch.tensor([7]), "
                      "rope_frequencies(6, base=50.0), convention='half')",
-        }, nbcells.cell_judge(tol=CELL_TOL, diagnose=_diagnose_by_hand)),
+        }, nbcells.cell_judge(tol=CELL_TOL)),
         CellCheck("test-formulations", "Cuaderno: otras dos formulaciones",
                   "Notebook: two other formulations", {
             "complex": f"rope_complex({FORM_X}, {FORM_P}, {FORM_F})",
@@ -586,7 +425,7 @@ NOTEBOOK = NotebookChecks(
                   "Notebook: partial rotation and cache", {
             "partial": "partial", "chunked": "chunked", "whole": "whole",
             "middle": "rotary(q[:, :, 7:9], offset=7)",
-        }, nbcells.cell_judge(tol=CELL_TOL, diagnose=_diagnose_cache)),
+        }, nbcells.cell_judge(tol=CELL_TOL)),
         CellCheck("test-bf16", "Cuaderno: ángulos en bfloat16", "Notebook: angles in bfloat16", {
             "bf16": "angles_in(torch.bfloat16, torch.tensor([257, 3001, 4097, 100003]), "
                     "torch.tensor([1.0, 0.01, 0.3]))",

@@ -8,46 +8,111 @@ they inherit it. See ``grader/mistakes.py``.
 import torch
 
 from grader.mistakes import mistake
+from minimodel.positional.rope import RotaryEmbedding
 from minimodel.positional.rope import apply_rotary as right_rotary
 from minimodel.positional.rope import rope_cos_sin as right_cos_sin
 
+right_forward = RotaryEmbedding.forward
+OTHER = {"interleaved": "half", "half": "interleaved"}
+
+
+def _rotated(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
+             convention: str) -> torch.Tensor:
+    """The right rotation, half-precision ``x`` rotated in float32 and rounded once (so that a
+    wrong ``apply_rotary`` is not called again by the right one)."""
+    if x.dtype in (torch.float32, torch.float64):
+        return right_rotary(x, cos, sin, convention=convention)
+    return right_rotary(x.float(), cos, sin, convention=convention).to(x.dtype)
+
 
 @mistake("rope_frequencies", "exponent",
-         es="Parece que usaste el exponente i/r; la pareja i tiene base^(-2i/r).",
-         en="It looks like you used the exponent i/r; pair i has base^(-2i/r).")
+         es="Las frecuencias usan el exponente i/r en lugar de 2i/r: θ_i = base^(−2i/r) con "
+            "i = 0 … r/2 − 1.",
+         en="The frequencies use the exponent i/r instead of 2i/r: θ_i = base^(−2i/r) with "
+            "i = 0 … r/2 − 1.")
 def exponent(rotary_dim: int, base: float = 10000.0, *, device=None) -> torch.Tensor:
     return 1.0 / base ** (torch.arange(rotary_dim // 2, device=device).float() / rotary_dim)
 
 
-@mistake("rope_frequencies", "inverse",
-         es="Son las frecuencias invertidas: se pide 1 / base^(2i/r), de 1 hacia abajo.",
-         en="These are inverted: the function returns 1 / base^(2i/r), from 1 downwards.")
-def inverse(rotary_dim: int, base: float = 10000.0, *, device=None) -> torch.Tensor:
+@mistake("rope_frequencies", "positive-exponent",
+         es="Falta el signo menos del exponente: θ_i = base^(−2i/r) baja de 1 hacia 0; "
+            "base^(2i/r) crece.",
+         en="The exponent lacks its minus sign: θ_i = base^(−2i/r) goes down from 1 towards 0; "
+            "base^(2i/r) grows.")
+def positive_exponent(rotary_dim: int, base: float = 10000.0, *, device=None) -> torch.Tensor:
     return base ** (torch.arange(0, rotary_dim, 2, device=device).float() / rotary_dim)
 
 
 @mistake("rope_cos_sin", "sign",
-         es="Parece que giras en sentido contrario: la pareja (a, b) pasa a "
-            "(a cos - b sin, a sin + b cos).",
-         en="It looks like you rotate the other way: pair (a, b) becomes "
-            "(a cos - b sin, a sin + b cos).")
+         es="El seno de tu tabla tiene el signo cambiado: rope_cos_sin devuelve cos(p·θ) y "
+            "sin(p·θ); con −sin, cada pareja gira en sentido contrario.",
+         en="The sine of your table has the wrong sign: rope_cos_sin returns cos(p·θ) and "
+            "sin(p·θ); with −sin, every pair rotates the other way.")
 def sign(positions: torch.Tensor, inv_freq: torch.Tensor, *,
          attention_factor: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
     cos, sin = right_cos_sin(positions, inv_freq, attention_factor=attention_factor)
     return cos, -sin
 
 
-@mistake("apply_rotary", "half_for_interleaved",
-         es="Parece la convención 'half': en 'interleaved' la pareja i es (2i, 2i+1).",
-         en="It looks like the 'half' convention: in 'interleaved' pair i is (2i, 2i+1).")
-def half_for_interleaved(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, *,
-                         convention: str = "interleaved") -> torch.Tensor:
-    return right_rotary(x, cos, sin, convention="half")
+@mistake("rope_cos_sin", "bf16-angles",
+         es="Tus ángulos se calculan en bfloat16: con 8 bits de mantisa, la posición 4097 ya vale "
+            "4096 y a partir de unos miles el ángulo se equivoca en radianes enteros. Pasa "
+            "posiciones e inv_freq a float32 antes de multiplicar.",
+         en="Your angles are computed in bfloat16: with 8 bits of mantissa, position 4097 is "
+            "already 4096 and past a few thousand the angle is off by whole radians. Cast "
+            "positions and inv_freq to float32 before multiplying.")
+def bf16_angles(positions: torch.Tensor, inv_freq: torch.Tensor, *,
+                attention_factor: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    inv_freq = inv_freq.to(device=positions.device, dtype=torch.bfloat16)
+    angles = (positions.to(torch.bfloat16)[..., None] * inv_freq).float()
+    return angles.cos() * attention_factor, angles.sin() * attention_factor
 
 
-@mistake("apply_rotary", "interleaved_for_half",
-         es="Parece la convención 'interleaved': en 'half' la pareja i es (i, i + r/2).",
-         en="It looks like the 'interleaved' convention: in 'half' pair i is (i, i + r/2).")
-def interleaved_for_half(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, *,
-                         convention: str = "interleaved") -> torch.Tensor:
-    return right_rotary(x, cos, sin, convention="interleaved")
+@mistake("rope_cos_sin", "factor-ignored",
+         es="rope_cos_sin ignora attention_factor: multiplica cos y sin por él.",
+         en="rope_cos_sin ignores attention_factor: multiply cos and sin by it.")
+def factor_ignored(positions: torch.Tensor, inv_freq: torch.Tensor, *,
+                   attention_factor: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    return right_cos_sin(positions, inv_freq)
+
+
+@mistake("apply_rotary", "direction",
+         es="La rotación va en sentido contrario: cada pareja (a, b) debe pasar a "
+            "(a·cos − b·sin, a·sin + b·cos); tu código usa el signo opuesto del seno.",
+         en="The rotation goes the wrong way: each pair (a, b) must become "
+            "(a·cos − b·sin, a·sin + b·cos); your code uses the opposite sign of the sine.")
+def direction(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, *,
+              convention: str = "interleaved") -> torch.Tensor:
+    return _rotated(x, cos, -sin, convention)
+
+
+@mistake("apply_rotary", "convention-swapped",
+         es="Las convenciones están cambiadas: «interleaved» empareja (2i, 2i+1) y «half» "
+            "empareja (i, i + F); tu código empareja como la otra.",
+         en="The conventions are swapped: 'interleaved' pairs (2i, 2i+1) and 'half' pairs "
+            "(i, i + F); your code pairs like the other one.")
+def convention_swapped(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, *,
+                       convention: str = "interleaved") -> torch.Tensor:
+    return _rotated(x, cos, sin, OTHER[convention])
+
+
+@mistake("apply_rotary", "tail",
+         es="Rotación parcial: las dimensiones 2F … D−1 deben pasar sin cambios; tu código las "
+            "modifica (o las pierde).",
+         en="Partial rotation: dimensions 2F … D−1 must pass through unchanged; your code "
+            "changes them (or drops them).")
+def tail(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, *,
+         convention: str = "interleaved") -> torch.Tensor:
+    out = _rotated(x, cos, sin, convention)
+    out[..., 2 * cos.shape[-1]:] = 0.0
+    return out
+
+
+@mistake("RotaryEmbedding.forward", "offset-ignored",
+         es="RotaryEmbedding ignora offset: las filas deben girar con las posiciones "
+            "offset … offset+T−1, las de los tokens ya guardados en la caché KV.",
+         en="RotaryEmbedding ignores offset: the rows must rotate with positions "
+            "offset … offset+T−1, those after the tokens already in the KV cache.")
+def offset_ignored(self: RotaryEmbedding, x: torch.Tensor, offset: int = 0, *,
+                   positions: torch.Tensor | None = None) -> torch.Tensor:
+    return right_forward(self, x, positions=positions)

@@ -53,7 +53,26 @@ LAB_17_02 = {
     "nearest": ("return torch.lerp(rows[lo], rows[hi], frac).to(table.dtype)",
                 "return table[where.round().long()]"),
 }
-LAB_17_03 = {}
+LAB_17_03 = {
+    "exponent": ("torch.arange(0, rotary_dim, 2, device=device).to(torch.float32) / rotary_dim",
+                 "torch.arange(rotary_dim // 2, device=device).to(torch.float32) / rotary_dim"),
+    "positive-exponent": ("return 1.0 / base**exponents", "return base**exponents"),
+    "sign": ("return angles.cos() * attention_factor, angles.sin() * attention_factor",
+             "return angles.cos() * attention_factor, -angles.sin() * attention_factor"),
+    "bf16-angles": (
+        "angles = positions.to(torch.float32)[..., None] * inv_freq",
+        "angles = (positions.to(torch.bfloat16)[..., None] * inv_freq.bfloat16()).float()",
+    ),
+    "factor-ignored": ("return angles.cos() * attention_factor, angles.sin() * attention_factor",
+                       "return angles.cos(), angles.sin()"),
+    "direction": ("sin = sin.to(device=x.device, dtype=x.dtype)",
+                  "sin = -sin.to(device=x.device, dtype=x.dtype)"),
+    "convention-swapped": ('if convention == "interleaved":', 'if convention != "interleaved":'),
+    "tail": ("rotated = torch.cat((rotated, x[..., r:]), dim=-1)",
+             "rotated = torch.cat((rotated, torch.zeros_like(x[..., r:])), dim=-1)"),
+    "offset-ignored": ("cos, sin = self.cos[offset : offset + T], self.sin[offset : offset + T]",
+                       "cos, sin = self.cos[:T], self.sin[:T]"),
+}
 LAB_17_04 = {
     "geometric": (
         "slopes = power_of_two(closest) + power_of_two(2 * closest)[0::2][: n_heads - closest]",

@@ -1,92 +1,67 @@
 """Judges of labs 17.03 (RoPE) and 17.04 (ALiBi): each mistake is named.
 
-RoPE's on synthetic outputs; ALiBi's mistakes are written into copies of the reference source and
-run through the probes (``source_runs``)."""
+The mistakes are written into copies of the reference source and run through the probes
+(``source_runs``)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from mistaken_sources import MISTAKEN
 from source_runs import grade_source, mutated
 
-from grader.hidden import lab_17_03 as rope
-from grader.hidden import registry
-from grader.hidden.common import bf16
-from grader.references import References
-from grader.verdicts import GroupOutcome, JudgeContext
+ROPE = MISTAKEN["17.03"]  # RoPE's classic mistakes, written into the reference
+ROPE_OTHERS = {  # mistakes the judges name without the catalogue
+    "tail-dropped": ("rotated = torch.cat((rotated, x[..., r:]), dim=-1)", "rotated = rotated"),
+    "dtype-not-kept": (
+        "return apply_rotary(x.float(), cos, sin, convention=convention).to(x.dtype)",
+        "return apply_rotary(x.float(), cos, sin, convention=convention)"),
+}
+NAMED_IN = {"exponent": "frequencies", "positive-exponent": "frequencies", "sign": "cos_sin",
+            "bf16-angles": "cos_sin", "factor-ignored": "cos_sin", "direction": "rotary",
+            "convention-swapped": "rotary", "tail": "rotary", "offset-ignored": "module"}
 
 
-def output(array, dtype=None, kind="tensor"):
-    array = np.asarray(array)
-    if dtype == "bfloat16":
-        array = bf16(array.astype(np.float32))
-    elif dtype is not None:
-        array = array.astype(dtype)
-    return {"kind": kind, "dtype": dtype or str(array.dtype), "shape": tuple(array.shape),
-            "device": "cpu", "exact_type": True, "value": None, "array": array}
+@pytest.fixture(scope="module")
+def rope_graded(tmp_path_factory):
+    """mistake -> the verdicts of the reference with that mistake written in ("": none)."""
+    folder = tmp_path_factory.mktemp("rope")
+    graded = {name: grade_source("17.03", mutated("rope", edit), folder)
+              for name, edit in {**ROPE, **ROPE_OTHERS}.items()}
+    return {**graded, "": grade_source("17.03", mutated("rope"), folder)}
 
 
-def judge(lab, key, cases):
-    checks = registry()[lab]
-    item = next(i for i in checks.items if i.key == key)
-    group = checks.group(item.group)
-    run = GroupOutcome("cpu", "finished", [{"ok": True, "outputs": outs, "error": None}
-                                           for outs in cases])
-    context = JudgeContext(item, group, run, None, References(lab).group(item.group),
-                           checks.inputs(), f"{group.module}.py", {},
-                           False, None)
-    verdict = item.judge(context)
-    return verdict, {f.code for f in verdict.findings}
+def codes(verdict):
+    return {f.code for f in verdict.findings}
 
 
-INPUTS = rope.inputs()
+def test_rope_reference_scores_full_marks(rope_graded):
+    assert all(v.score == v.points and not v.findings for v in rope_graded[""].values())
 
 
-def rotary_outputs(convention_of=lambda c: c, **options):
-    cases = []
-    for x, dtype, c, s, conv in rope.ROTARY_CASES:
-        result = rope.rotate(INPUTS[x], INPUTS[c], INPUTS[s], convention_of(conv), **options)
-        cases.append([output(result, dtype)])
-    return cases
+def test_every_rope_mistake_is_looked_for():
+    assert sorted(NAMED_IN) == sorted(ROPE)
 
 
-def test_rope_rotary_reference_and_mistakes():
-    verdict, _ = judge("17.03", "rotary", rotary_outputs())
-    assert verdict.score == verdict.points
-    assert "convention-swapped" in judge("17.03", "rotary", rotary_outputs(rope.OTHER.get))[1]
-    assert "direction" in judge("17.03", "rotary", rotary_outputs(direction=-1))[1]
-    verdict, codes = judge("17.03", "rotary", rotary_outputs(tail="zero"))
-    assert "tail" in codes and 0 < verdict.score < verdict.points
-    cases = rotary_outputs()
-    cases[5] = [output(cases[5][0]["array"], "float32")]  # bfloat16 in, float32 out
-    assert "dtype-not-kept" in judge("17.03", "rotary", cases)[1]
+@pytest.mark.parametrize("mistake", sorted(NAMED_IN))
+def test_rope_mistakes_are_named(mistake, rope_graded):
+    verdict = rope_graded[mistake][NAMED_IN[mistake]]
+    assert mistake in codes(verdict) and verdict.score < verdict.points
 
 
-def test_rope_bfloat16_angles_and_exponent():
-    cases = []
-    for p, f, factor in rope.COS_SIN_CASES:
-        positions, inv_freq = INPUTS[p].astype(np.float32), INPUTS[f]
-        angles = bf16(bf16(positions)[..., None] * bf16(inv_freq)).astype(np.float64)
-        cases.append([output(np.cos(angles) * factor, "float32"),
-                      output(np.sin(angles) * factor, "float32")])
-    verdict, codes = judge("17.03", "cos_sin", cases)
-    assert "bf16-angles" in codes and verdict.score < verdict.points
-    right = [[output(np.cos(INPUTS[p].astype(np.float64)[..., None] * INPUTS[f]) * a, "float32"),
-              output(np.sin(INPUTS[p].astype(np.float64)[..., None] * INPUTS[f]) * a, "float32")]
-             for p, f, a in rope.COS_SIN_CASES]
-    assert judge("17.03", "cos_sin", right)[0].score == 1
-    exponent = [[output(b ** (-np.arange(r // 2) / r), "float32")] for r, b in rope.FREQ_CASES]
-    assert "exponent" in judge("17.03", "frequencies", exponent)[1]
+@pytest.mark.parametrize("mistake", ["tail", "offset-ignored"])
+def test_rope_mistakes_of_some_cases_cost_only_those(mistake, rope_graded):
+    verdict = rope_graded[mistake][NAMED_IN[mistake]]
+    assert 0 < verdict.score < verdict.points
 
 
-def test_rope_offset_ignored():
-    cases = []
-    for x, r, _, base, conv, _offset in rope.MODULE_CASES:
-        cos, sin = rope._tables(np.arange(INPUTS[x].shape[-2]), rope.freqs(r, base))
-        cases.append([output(rope.rotate(INPUTS[x], cos, sin, conv), "float32")])
-    verdict, codes = judge("17.03", "module", cases)
-    assert "offset-ignored" in codes and 0 < verdict.score < verdict.points
+@pytest.mark.parametrize("item", ["apply_rope", "module"])
+def test_rope_swapped_conventions_are_named_where_inherited(item, rope_graded):
+    assert "convention-swapped" in codes(rope_graded["convention-swapped"][item])
+
+
+def test_rope_dropped_tail_and_dtype(rope_graded):
+    assert "tail" in codes(rope_graded["tail-dropped"]["rotary"])
+    assert "dtype-not-kept" in codes(rope_graded["dtype-not-kept"]["rotary"])
 
 
 ALIBI = MISTAKEN["17.04"]  # ALiBi's classic mistakes, written into the reference
