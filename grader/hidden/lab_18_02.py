@@ -15,15 +15,14 @@ Each method calls ``rope_frequencies`` of the student's own rope.py: every group
 (through scaling's namespace) on the bases the method uses, and ``grader.hidden.depends`` applies
 the policy for failures that come from rope.py.
 
-Known mistakes diagnosed: linear scaling multiplying by ``s``; NTK's base without the exponent
-``r/(r-2)`` (``b·s``), with the exponent upside down, or frequencies divided instead; dynamic NTK
-with the scale ``L/L0`` (factor missing), static (ignoring ``seq_len``), or changing the base
-below ``L0``; YaRN's range not rounded outwards (or rounded when ``truncate=False``), with the
-ends swapped, not clamped, or without the ``2π``; YaRN's ramp reversed, every pair divided, the
-ramp measured on the extended length ``s·L0``; YaRN's attention factor squared (the logits'
-factor), its square root, ``log10``, or the given one ignored; Llama 3's bands swapped (long
-wavelengths kept, short ones divided) or the blend's weights swapped; float64 tables and tensor
-attention factors.
+Known mistakes diagnosed: those of the values, from the catalogue ``solutions/mistakes/scaling.py``
+(linear scaling multiplying by ``s``; NTK's base without the exponent ``r/(r-2)``, with it upside
+down, or frequencies divided instead; dynamic NTK with the scale ``L/L0``, static, changing the
+base below ``L0``, without the exponent; YaRN's range not rounded outwards (or rounded when
+``truncate=False``), with the ends swapped, not clamped, or without the ``2π``; YaRN's ramp
+reversed, every pair divided, measured on ``s·L0``, ``truncate`` not passed on; YaRN's attention
+factor squared, its square root, ``log10``, or the given one ignored; Llama 3's bands or the
+blend's weights swapped); float64 tables and tensor attention factors.
 
 Notebook: ``test-ratios`` records every method's ratios at 4 L0, dynamic NTK's at L0 and 2 L0
 and the unseen-pair masks, visible and hidden (exact, the ratios within 1e-6); diagnosed: ratios
@@ -42,7 +41,7 @@ import math
 import numpy as np
 
 from grader.hidden import depends
-from grader.hidden.common import explained, student, whole_case
+from grader.hidden.common import student, whole_case
 from grader.hidden.nbjudge import EXACT as NB_EXACT
 from grader.hidden.nbjudge import Mistake, Property, cell_judge, value
 from grader.hidden.spec import Case, CellCheck, Group, Item, LabChecks, NotebookChecks
@@ -133,65 +132,13 @@ GROUPS = (
 )
 
 
-# --- the formulas and their usual mistakes (parent side, float64) -----------------------------
+# --- what a method gives on the student's own rope.py frequencies (parent side, float64) --------
 
-def theta(r: int, base: float) -> np.ndarray:
-    return base ** (-np.arange(0, r, 2, dtype=np.float64) / r)
-
-
-def correction_range(r, base, original, beta_fast=32.0, beta_slow=1.0, truncate=True, *,
-                     rounding="out", swap=False, clamp=True, two_pi=True) -> tuple[float, float]:
-    """YaRN's ``(lo, hi)``, or one of the usual mistakes."""
-    def pair(turns):
-        wavelength = original / turns
-        return r * math.log(wavelength / (2 * math.pi if two_pi else 1.0)) / (2 * math.log(base))
-
-    lo, hi = pair(beta_fast), pair(beta_slow)
-    if swap:
-        lo, hi = hi, lo
-    if (truncate and rounding == "out") or rounding == "always":
-        lo, hi = math.floor(lo), math.ceil(hi)
-    elif truncate and rounding == "in":
-        lo, hi = math.ceil(lo), math.floor(hi)
-    if clamp:
-        lo, hi = max(float(lo), 0.0), min(float(hi), float(r - 1))
-    if lo == hi:
-        hi += 0.001
-    return float(lo), float(hi)
-
-
-def yarn(thetas, r, base, factor, original, beta_fast=32.0, beta_slow=1.0, truncate=True, *,
-         reversed_ramp=False, extended=False, divide_all=False) -> np.ndarray:
-    if divide_all:
-        return thetas / factor
-    length = original * factor if extended else original
-    lo, hi = correction_range(r, base, length, beta_fast, beta_slow, truncate)
-    ramp = np.clip((np.arange(r // 2) - lo) / (hi - lo), 0.0, 1.0)
-    if reversed_ramp:
-        ramp = 1.0 - ramp
-    return thetas * (1 - ramp) + thetas / factor * ramp
-
-
-def yarn_factor(factor, given=None, *, kind="right") -> float:
-    if given is not None and kind != "ignored":
-        return given
-    if factor <= 1:
-        return 1.0
-    right = 0.1 * math.log(factor) + 1.0
-    return {"right": right, "ignored": right, "squared": right ** 2, "sqrt": math.sqrt(right),
-            "log10": 0.1 * math.log10(factor) + 1.0}[kind]
-
-
-def llama3(thetas, factor, original, low=1.0, high=4.0, *, bands="right") -> np.ndarray:
+def llama3(thetas, factor, original, low=1.0, high=4.0) -> np.ndarray:
     wavelength = 2 * math.pi / thetas
     short, long = original / high, original / low
     w = (original / wavelength - low) / (high - low)
-    if bands == "weights":
-        w = 1 - w
     blended = (1 - w) * thetas / factor + w * thetas
-    if bands == "swapped":  # the long wavelengths kept, the short ones divided
-        return np.where(wavelength < short, thetas / factor,
-                        np.where(wavelength > long, thetas, blended))
     return np.where(wavelength < short, thetas, np.where(wavelength > long, thetas / factor,
                                                          blended))
 
@@ -248,11 +195,10 @@ def _factor_ok(ctx, k) -> bool:
     return _factor_check(ctx, k).ok
 
 
-def judge_with_rope(ctx: JudgeContext, n: int, compose, candidates: dict, texts: dict,
-                    function: str, extra=None):
+def judge_with_rope(ctx: JudgeContext, n: int, compose, function: str, extra=None):
     """The usual judge of a method: both outputs of each case; failures rope.py explains
     (``compose(k, thetas)``: the table the method gives on rope.py's ``thetas``) are split off,
-    the rest are matched against the known mistakes (``candidates[name](k)``)."""
+    the rest are matched against the catalogue's mistakes."""
     checks = [_pair_check(ctx, k) for k in range(n)]
     checks, rope_findings, notes = depends.split_rope_failures(
         ctx, checks, function=function, uses=("rope_frequencies", "rope_frequencies"),
@@ -260,126 +206,34 @@ def judge_with_rope(ctx: JudgeContext, n: int, compose, candidates: dict, texts:
         composed=lambda k: _factor_ok(ctx, k) and (thetas := student(ctx, n + k)) is not None
         and _matches(student(ctx, k), compose(k, thetas)))
     failing = [k for k, c in enumerate(checks) if not c.ok and c.reason != "rope"]
-    names = explained(failing, candidates, lambda k: student(ctx, k))
-    diagnoses = [Finding(name, *texts[name]) for name in names]
+    diagnoses = ctx.named_mistakes(failing)
     if extra is not None:
-        diagnoses += extra(checks, failing, names)
+        diagnoses += extra(failing, diagnoses)
     diagnoses += contract_findings(ctx, n)
     return depends.verdict(ctx, checks, diagnoses, rope_findings, notes)
 
 
-def _unless_same(make, right):
-    """A mistake's table, or ``None`` where it gives the right one."""
-    def candidate(k):
-        wrong = make(k)
-        return None if wrong is None or np.allclose(wrong, right(k), rtol=1e-9, atol=0) \
-            else wrong
-    return candidate
-
-
-LINEAR_TEXTS = {
-    "multiplied": ("La interpolación lineal divide cada frecuencia entre s (las posiciones se "
-                   "comprimen): tu código las multiplica.",
-                   "Linear interpolation divides every frequency by s (positions are "
-                   "squeezed together): your code multiplies them."),
-}
-
-
 def judge_linear(ctx: JudgeContext):
-    def right(k):
-        r, b, s, _ = LINEAR_CASES[k]
-        return theta(r, b) / s
-
-    def multiplied(k):
-        r, b, s, _ = LINEAR_CASES[k]
-        return theta(r, b) * s
-
-    return judge_with_rope(
-        ctx, len(LINEAR_CASES), lambda k, t: t / LINEAR_CASES[k][2],
-        {"multiplied": _unless_same(multiplied, right)}, LINEAR_TEXTS, "linear_scaling")
-
-
-NTK_TEXTS = {
-    "no-exponent": ("La nueva base es b·s^(r/(r−2)), no b·s: con ese exponente la pareja más "
-                    "lenta, θ = b^(−(r−2)/r), queda dividida exactamente por s.",
-                    "The new base is b·s^(r/(r−2)), not b·s: with that exponent the slowest "
-                    "pair, θ = b^(−(r−2)/r), is divided by exactly s."),
-    "inverted-exponent": ("El exponente de s es r/(r−2) (mayor que 1), no (r−2)/r.",
-                          "The exponent of s is r/(r−2) (above 1), not (r−2)/r."),
-    "divided": ("NTK no divide las frecuencias entre s (eso es la interpolación lineal): cambia "
-                "la base y deja intacta la pareja 0.",
-                "NTK does not divide the frequencies by s (that is linear interpolation): it "
-                "changes the base and leaves pair 0 untouched."),
-}
+    return judge_with_rope(ctx, len(LINEAR_CASES), lambda k, t: t / LINEAR_CASES[k][2],
+                           "linear_scaling")
 
 
 def judge_ntk(ctx: JudgeContext):
-    def right(k):
-        r, b, s = NTK_CASES[k]
-        return theta(r, ntk_base(r, b, s))
-
-    def variant(kind):
-        def make(k):
-            r, b, s = NTK_CASES[k]
-            if kind == "divided":
-                return theta(r, b) / s
-            return theta(r, b * (s if kind == "no-exponent" else s ** ((r - 2) / r)))
-        return _unless_same(make, right)
-
-    return judge_with_rope(ctx, len(NTK_CASES), lambda k, t: t,
-                           {kind: variant(kind) for kind in NTK_TEXTS}, NTK_TEXTS, "ntk_scaling")
-
-
-DYNAMIC_TEXTS = {
-    "ratio-only": ("Falta el factor en la escala: base' = b·(s·L/L0 − (s − 1))^(r/(r−2)); con "
-                   "L/L0 a secas la base crece a otro ritmo.",
-                   "The factor is missing from the scale: base' = b·(s·L/L0 − (s − 1))^(r/(r−2));"
-                   " with plain L/L0 the base grows at another rate."),
-    "static": ("Eso es NTK estático: en el dinámico la escala depende de la longitud actual "
-               "seq_len, y hasta L0 no cambia nada.",
-               "That is static NTK: in the dynamic one the scale depends on the current length "
-               "seq_len, and up to L0 nothing changes."),
-    "below-original": ("Hasta original_max_len (y con seq_len=None) la base no cambia: usa "
-                       "L = max(seq_len, L0) y devuelve RoPE sin cambios.",
-                       "Up to original_max_len (and with seq_len=None) the base does not "
-                       "change: use L = max(seq_len, L0) and return plain RoPE."),
-    "no-exponent": ("Falta el exponente r/(r−2) sobre la escala: base' = b·escala^(r/(r−2)).",
-                    "The exponent r/(r−2) over the scale is missing: base' = "
-                    "b·scale^(r/(r−2))."),
-}
+    return judge_with_rope(ctx, len(NTK_CASES), lambda k, t: t, "ntk_scaling")
 
 
 def judge_dynamic(ctx: JudgeContext):
-    def right(k):
-        r, b, s, L0, n = DYNAMIC_CASES[k]
-        return theta(r, dynamic_base(r, b, s, L0, n))
-
-    def variant(kind):
-        def make(k):
-            r, b, s, L0, n = DYNAMIC_CASES[k]
-            longer = n is not None and n > L0
-            if kind == "ratio-only":
-                return theta(r, b * (n / L0) ** (r / (r - 2))) if longer else None
-            if kind == "static":
-                return theta(r, ntk_base(r, b, s))
-            if kind == "no-exponent":
-                return theta(r, b * (s * n / L0 - (s - 1))) if longer else None
-            if n is not None and n < L0 and s * n / L0 - (s - 1) > 0:  # below-original
-                return theta(r, b * (s * n / L0 - (s - 1)) ** (r / (r - 2)))
-            return None
-        return _unless_same(make, right)
-
-    def below(checks, failing, names):
+    def below(failing, names):
         # computing the scale below L0 can also raise (a negative scale): what fails is only
         # the cases at or below L0, and every case past it passes
         short = [k for k, (*_, L0, n) in enumerate(DYNAMIC_CASES) if n is None or n <= L0]
         if names or not failing or not set(failing) <= set(short):
             return []
-        return [Finding("below-original", *DYNAMIC_TEXTS["below-original"])]
+        return [Finding("below-original", item["es"], item["en"]) for item in ctx.mistakes
+                if item["code"] == f"{MODULE}.below-original"]
 
-    candidates = {kind: variant(kind) for kind in DYNAMIC_TEXTS}
-    return judge_with_rope(ctx, len(DYNAMIC_CASES), lambda k, t: t, candidates, DYNAMIC_TEXTS,
-                           "dynamic_ntk_scaling", extra=below)
+    return judge_with_rope(ctx, len(DYNAMIC_CASES), lambda k, t: t, "dynamic_ntk_scaling",
+                           extra=below)
 
 
 def _student_range(ctx: JudgeContext, index: int) -> tuple[float, float] | None:
@@ -389,32 +243,6 @@ def _student_range(ctx: JudgeContext, index: int) -> tuple[float, float] | None:
         return None
     lo, hi = (float(np.asarray(o["array"], dtype=np.float64).reshape(())) for o in outputs)
     return lo, hi
-
-
-RANGE_TEXTS = {
-    "not-rounded": ("Con truncate=True los extremos se redondean hacia fuera: lo = floor(lo) y "
-                    "hi = ceil(hi) (y con truncate=False se dejan sin redondear).",
-                    "With truncate=True the ends are rounded outwards: lo = floor(lo) and "
-                    "hi = ceil(hi) (and with truncate=False they are left unrounded)."),
-    "rounded-in": ("El redondeo es hacia fuera, floor(lo) y ceil(hi), para que la rampa no se "
-                   "estreche; tu código redondea hacia dentro.",
-                   "The rounding is outwards, floor(lo) and ceil(hi), so that the ramp does not "
-                   "get narrower; your code rounds inwards."),
-    "always-rounded": ("Con truncate=False los extremos quedan sin redondear.",
-                       "With truncate=False the ends stay unrounded."),
-    "swapped": ("lo es la pareja que da beta_fast vueltas en L0 (las rápidas, que se conservan) "
-                "y hi la que da beta_slow; tu código los intercambia.",
-                "lo is the pair that makes beta_fast turns over L0 (the fast ones, which are "
-                "kept) and hi the one that makes beta_slow; your code swaps them."),
-    "not-clamped": ("Los extremos se recortan a [0, r − 1]: lo = max(lo, 0), hi = min(hi, r − 1), "
-                    "y si coinciden, hi + 0.001.",
-                    "The ends are clamped to [0, r − 1]: lo = max(lo, 0), hi = min(hi, r − 1), "
-                    "and if they meet, hi + 0.001."),
-    "no-two-pi": ("Una pareja de longitud de onda λ da L0/λ vueltas, y λ = 2π/θ: i(n) = "
-                  "r·ln(L0/(2π·n)) / (2·ln b); falta el 2π.",
-                  "A pair of wavelength λ makes L0/λ turns, and λ = 2π/θ: i(n) = "
-                  "r·ln(L0/(2π·n)) / (2·ln b); the 2π is missing."),
-}
 
 
 def judge_range(ctx: JudgeContext):
@@ -428,51 +256,8 @@ def judge_range(ctx: JudgeContext):
         parts = [ctx.compare(k, p, tol=FACTOR_TOL, check_dtype=False) for p in (0, 1)]
         checks.append(next((c for c in parts if not c.ok), parts[0]))
     failing = [k for k, c in enumerate(checks) if not c.ok]
-    options = {"not-rounded": {"rounding": "none"}, "rounded-in": {"rounding": "in"},
-               "always-rounded": {"rounding": "always"}, "swapped": {"swap": True},
-               "not-clamped": {"clamp": False}, "no-two-pi": {"two_pi": False}}
-
-    def actual(k):
-        ends = _student_range(ctx, k)
-        return None if ends is None else np.array(ends)
-
-    def variant(kind):
-        def make(k):
-            wrong = np.array(correction_range(*RANGE_CASES[k], **options[kind]))
-            right = np.array(correction_range(*RANGE_CASES[k]))
-            return None if np.allclose(wrong, right, rtol=1e-12, atol=0) else wrong
-        return make
-
-    names = explained(failing, {kind: variant(kind) for kind in RANGE_TEXTS}, actual,
-                      lambda k: Tolerance(1e-6, 1e-6))
-    diagnoses = [Finding(name, *RANGE_TEXTS[name]) for name in names]
-    return ctx.verdict(checks, diagnoses=diagnoses + depends.import_findings(ctx))
-
-
-YARN_TEXTS = {
-    "ramp-reversed": ("La rampa va al revés: las parejas rápidas (i ≤ lo) conservan θ_i y las "
-                      "lentas (i ≥ hi) pasan a θ_i/s.",
-                      "The ramp is reversed: fast pairs (i ≤ lo) keep θ_i and slow ones "
-                      "(i ≥ hi) become θ_i/s."),
-    "all-divided": ("Todas las parejas están divididas entre s: eso es la interpolación lineal. "
-                    "YaRN solo divide las lentas y mezcla las de en medio.",
-                    "Every pair is divided by s: that is linear interpolation. YaRN divides "
-                    "only the slow ones and blends those in between."),
-    "extended-length": ("La rampa se mide con la longitud de entrenamiento L0 "
-                        "(original_max_len), no con la ampliada s·L0.",
-                        "The ramp is measured on the training length L0 (original_max_len), "
-                        "not on the extended one, s·L0."),
-    "truncate-ignored": ("yarn_scaling debe pasar truncate (y beta_fast, beta_slow) a "
-                         "yarn_correction_range.",
-                         "yarn_scaling must pass truncate (and beta_fast, beta_slow) on to "
-                         "yarn_correction_range."),
-}
-
-
-def _yarn_args(k):
-    r, b, s, L0, kw = YARN_CASES[k]
-    return r, b, s, L0, kw.get("beta_fast", 32.0), kw.get("beta_slow", 1.0), \
-        kw.get("truncate", True)
+    return ctx.verdict(checks, diagnoses=ctx.named_mistakes(failing)
+                       + depends.import_findings(ctx))
 
 
 def judge_yarn(ctx: JudgeContext):
@@ -517,41 +302,8 @@ def judge_yarn(ctx: JudgeContext):
         probes=lambda k: [n + k], composed=on_own_parts)
     notes += rope_notes
     failing = [k for k, c in enumerate(checks) if not c.ok and c.reason != "rope"]
-    options = {"ramp-reversed": {"reversed_ramp": True}, "all-divided": {"divide_all": True},
-               "extended-length": {"extended": True}}
-
-    def right(k):
-        r, b, *rest = _yarn_args(k)
-        return yarn(theta(r, b), r, b, *rest)
-
-    def variant(kind):
-        def make(k):
-            r, b, s, L0, bf, bs, truncate = _yarn_args(k)
-            if kind == "truncate-ignored":
-                return yarn(theta(r, b), r, b, s, L0, bf, bs, not truncate)
-            return yarn(theta(r, b), r, b, s, L0, bf, bs, truncate, **options[kind])
-        return _unless_same(make, right)
-
-    names = explained(failing, {kind: variant(kind) for kind in YARN_TEXTS},
-                      lambda k: student(ctx, k, 0))
-    diagnoses = [Finding(name, *YARN_TEXTS[name]) for name in names]
-    diagnoses += contract_findings(ctx, n, factor=False)
+    diagnoses = ctx.named_mistakes(failing) + contract_findings(ctx, n, factor=False)
     return depends.verdict(ctx, checks, diagnoses, rope_findings, notes)
-
-
-FACTOR_TEXTS = {
-    "squared": ("Ese es el cuadrado: el factor multiplica cos y sin, y los logits quedan "
-                "multiplicados por su cuadrado. Devuelve 0.1·ln(s) + 1, no (0.1·ln(s) + 1)².",
-                "That is the square: the factor multiplies cos and sin, and the logits end up "
-                "multiplied by its square. Return 0.1·ln(s) + 1, not (0.1·ln(s) + 1)²."),
-    "sqrt": ("Sobra la raíz: sqrt(1/t) = 0.1·ln(s) + 1 ya es el factor de cos y sin.",
-             "Drop the square root: sqrt(1/t) = 0.1·ln(s) + 1 already is the factor of cos and "
-             "sin."),
-    "log10": ("El logaritmo es el natural: 0.1·ln(s) + 1 (math.log), no log10.",
-              "The logarithm is the natural one: 0.1·ln(s) + 1 (math.log), not log10."),
-    "given-ignored": ("Si se pasa attention_factor, ese es el factor que se devuelve.",
-                      "When attention_factor is given, that is the factor returned."),
-}
 
 
 def judge_yarn_factor(ctx: JudgeContext):
@@ -565,37 +317,11 @@ def judge_yarn_factor(ctx: JudgeContext):
         ctx, checks, function="yarn_scaling", uses=("rope_frequencies", "rope_frequencies"),
         probes=lambda k: [n + k], composed=lambda k: False)
     failing = [k for k, c in enumerate(checks) if not c.ok and c.reason != "rope"]
-
-    def variant(kind):
-        def make(k):
-            _, _, s, _, kw = YARN_CASES[k]
-            given = kw.get("attention_factor")
-            wrong = yarn_factor(s, given, kind="ignored" if kind == "given-ignored" else kind)
-            return None if math.isclose(wrong, yarn_factor(s, given)) else np.array(wrong)
-        return make
-
-    names = explained(failing, {kind: variant(kind) for kind in FACTOR_TEXTS},
-                      lambda k: student(ctx, k, 1), lambda k: Tolerance(1e-6, 1e-6))
-    diagnoses = [Finding(name, *FACTOR_TEXTS[name]) for name in names]
+    diagnoses = ctx.named_mistakes(failing)
     if any(len(o) == 2 and o[1].get("kind") != "scalar"
            for o in (ctx.run.outputs(k) or [] for k in range(n))):
         diagnoses += [f for f in contract_findings(ctx, n) if f.code == "factor-type"]
     return depends.verdict(ctx, checks, diagnoses, rope_findings, notes)
-
-
-LLAMA_TEXTS = {
-    "bands-swapped": ("Las bandas están al revés: se conservan las longitudes de onda CORTAS "
-                      "(λ < L0/high_freq_factor, frecuencias altas) y se dividen entre s las "
-                      "LARGAS (λ > L0/low_freq_factor).",
-                      "The bands are swapped: the SHORT wavelengths (λ < L0/high_freq_factor, "
-                      "high frequencies) are kept and the LONG ones (λ > L0/low_freq_factor) "
-                      "are divided by s."),
-    "weights-swapped": ("En la banda intermedia los pesos están cambiados: w vale 1 en "
-                        "λ = L0/high (se conserva θ) y 0 en λ = L0/low (θ/s), para que no haya "
-                        "saltos.",
-                        "In the middle band the weights are swapped: w is 1 at λ = L0/high (θ "
-                        "is kept) and 0 at λ = L0/low (θ/s), so that there are no jumps."),
-}
 
 
 def _llama_args(k):
@@ -608,20 +334,7 @@ def judge_llama3(ctx: JudgeContext):
         _, _, s, L0, lo, hi = _llama_args(k)
         return llama3(thetas, s, L0, lo, hi)
 
-    def right(k):
-        r, b, *_ = _llama_args(k)
-        return compose(k, theta(r, b))
-
-    def variant(kind):
-        def make(k):
-            r, b, s, L0, lo, hi = _llama_args(k)
-            return llama3(theta(r, b), s, L0, lo, hi,
-                          bands="swapped" if kind == "bands-swapped" else "weights")
-        return _unless_same(make, right)
-
-    return judge_with_rope(ctx, len(LLAMA_CASES), compose,
-                           {kind: variant(kind) for kind in LLAMA_TEXTS}, LLAMA_TEXTS,
-                           "llama3_scaling")
+    return judge_with_rope(ctx, len(LLAMA_CASES), compose, "llama3_scaling")
 
 
 ITEMS = (

@@ -16,157 +16,333 @@ from minimodel.positional.scaling import yarn_correction_range as right_range
 from minimodel.positional.scaling import yarn_scaling as right_yarn
 
 
-@mistake("linear_scaling", "times",
-         es="Las frecuencias deben bajar: divide por s, no multipliques.",
-         en="The frequencies must go down: divide by s, do not multiply.")
-def times(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None):
+@mistake("linear_scaling", "multiplied",
+         es="La interpolación lineal divide cada frecuencia entre s (las posiciones se "
+            "comprimen): tu código las multiplica.",
+         en="Linear interpolation divides every frequency by s (positions are squeezed "
+            "together): your code multiplies them.")
+def multiplied(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None):
     return rope_frequencies(rotary_dim, base) * factor, 1.0
 
 
-@mistake("ntk_scaling", "ntk_base_times_s",
-         es="Parece que usaste la base b·s; la nueva base es b·s^(r/(r-2)), para que la pareja "
-            "más lenta se divida exactamente por s.",
-         en="It looks like you used the base b·s; the new base is b·s^(r/(r-2)), so that the "
-            "slowest pair is divided by exactly s.")
-def ntk_base_times_s(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None):
+# --- NTK ----------------------------------------------------------------------------------------
+
+@mistake("ntk_scaling", "no-exponent",
+         es="La nueva base es b·s^(r/(r−2)), no b·s: con ese exponente la pareja más lenta, "
+            "θ = b^(−(r−2)/r), queda dividida exactamente por s.",
+         en="The new base is b·s^(r/(r−2)), not b·s: with that exponent the slowest pair, "
+            "θ = b^(−(r−2)/r), is divided by exactly s.")
+def no_exponent(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None):
     return rope_frequencies(rotary_dim, base * factor), 1.0
 
 
-@mistake("ntk_scaling", "ntk_divides",
-         es="Eso es la interpolación lineal: NTK no divide las frecuencias, cambia la base.",
-         en="That is linear interpolation: NTK does not divide the frequencies, it changes "
-            "the base.")
-def ntk_divides(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None):
+@mistake("ntk_scaling", "inverted-exponent",
+         es="El exponente de s es r/(r−2) (mayor que 1), no (r−2)/r.",
+         en="The exponent of s is r/(r−2) (above 1), not (r−2)/r.")
+def inverted_exponent(rotary_dim, base=10000.0, *, factor, original_max_len=None,
+                      seq_len=None):
+    return rope_frequencies(rotary_dim, base * factor ** ((rotary_dim - 2) / rotary_dim)), 1.0
+
+
+@mistake("ntk_scaling", "divided",
+         es="NTK no divide las frecuencias entre s (eso es la interpolación lineal): cambia la "
+            "base y deja intacta la pareja 0.",
+         en="NTK does not divide the frequencies by s (that is linear interpolation): it changes "
+            "the base and leaves pair 0 untouched.")
+def divided(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None):
     return right_linear(rotary_dim, base, factor=factor)
 
 
-def _dynamic(rotary_dim: int, base: float, scale: float) -> tuple[torch.Tensor, float]:
-    return rope_frequencies(rotary_dim, base * scale ** (rotary_dim / (rotary_dim - 2))), 1.0
+# --- dynamic NTK --------------------------------------------------------------------------------
+
+def _dynamic(rotary_dim: int, base: float, scale: float,
+             exponent: bool = True) -> tuple[torch.Tensor, float]:
+    power = rotary_dim / (rotary_dim - 2) if exponent else 1.0
+    return rope_frequencies(rotary_dim, base * scale ** power), 1.0
 
 
-@mistake("dynamic_ntk_scaling", "dynamic_shrunk",
-         es="Por debajo de original_max_len la base no cambia: usa L = max(seq_len, L0).",
-         en="Below original_max_len the base does not change: use L = max(seq_len, L0).")
-def dynamic_shrunk(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None):
+@mistake("dynamic_ntk_scaling", "below-original",
+         es="Hasta original_max_len (y con seq_len=None) la base no cambia: usa "
+            "L = max(seq_len, L0) y devuelve RoPE sin cambios.",
+         en="Up to original_max_len (and with seq_len=None) the base does not change: use "
+            "L = max(seq_len, L0) and return plain RoPE.")
+def below_original(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None):
     length = original_max_len if seq_len is None else seq_len
     return _dynamic(rotary_dim, base, factor * length / original_max_len - (factor - 1))
 
 
-@mistake("dynamic_ntk_scaling", "dynamic_ratio_only",
-         es="Falta el factor: la escala es s·L/L0 - (s-1), no L/L0.",
-         en="The factor is missing: the scale is s·L/L0 - (s-1), not L/L0.")
-def dynamic_ratio_only(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None):
+@mistake("dynamic_ntk_scaling", "ratio-only",
+         es="Falta el factor en la escala: base' = b·(s·L/L0 − (s − 1))^(r/(r−2)); con L/L0 a "
+            "secas la base crece a otro ritmo.",
+         en="The factor is missing from the scale: base' = b·(s·L/L0 − (s − 1))^(r/(r−2)); with "
+            "plain L/L0 the base grows at another rate.")
+def ratio_only(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None):
     if seq_len is None or seq_len <= original_max_len:
         return rope_frequencies(rotary_dim, base), 1.0
     return _dynamic(rotary_dim, base, seq_len / original_max_len)
 
 
-@mistake("dynamic_ntk_scaling", "dynamic_static",
-         es="Eso es NTK estático con factor s: la escala depende de seq_len.",
-         en="That is static NTK with factor s: the scale depends on seq_len.")
-def dynamic_static(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None):
+@mistake("dynamic_ntk_scaling", "static",
+         es="Eso es NTK estático: en el dinámico la escala depende de la longitud actual "
+            "seq_len, y hasta L0 no cambia nada.",
+         en="That is static NTK: in the dynamic one the scale depends on the current length "
+            "seq_len, and up to L0 nothing changes.")
+def static(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None):
     return right_ntk(rotary_dim, base, factor=factor)
 
 
-@mistake("yarn_correction_range", "range_not_rounded",
-         es="Con truncate=True, redondea hacia fuera: floor(lo) y ceil(hi).",
-         en="With truncate=True, round outwards: floor(lo) and ceil(hi).")
-def range_not_rounded(rotary_dim, base, original_max_len, beta_fast=32.0, beta_slow=1.0, *,
-                      truncate=True):
+@mistake("dynamic_ntk_scaling", "dynamic-no-exponent",
+         es="Falta el exponente r/(r−2) sobre la escala: base' = b·escala^(r/(r−2)).",
+         en="The exponent r/(r−2) over the scale is missing: base' = b·scale^(r/(r−2)).")
+def dynamic_no_exponent(rotary_dim, base=10000.0, *, factor, original_max_len=None,
+                        seq_len=None):
+    if seq_len is None or seq_len <= original_max_len:
+        return rope_frequencies(rotary_dim, base), 1.0
+    return _dynamic(rotary_dim, base, factor * seq_len / original_max_len - (factor - 1),
+                    exponent=False)
+
+
+# --- YaRN's range -------------------------------------------------------------------------------
+
+def _range(rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate, *,
+           rounding=(math.floor, math.ceil), swap=False, clamp=True,
+           two_pi=True) -> tuple[float, float]:
+    """The reference's steps, one of them done wrong."""
+    def pair_turning(turns: float) -> float:
+        wavelength = original_max_len / turns
+        return rotary_dim * math.log(wavelength / (2 * math.pi if two_pi else 1.0)) / (
+            2 * math.log(base))
+
+    lo, hi = pair_turning(beta_fast), pair_turning(beta_slow)
+    if swap:
+        lo, hi = hi, lo
+    if truncate:
+        lo, hi = rounding[0](lo), rounding[1](hi)
+    if clamp:
+        lo, hi = max(float(lo), 0.0), min(float(hi), float(rotary_dim - 1))
+    if lo == hi:
+        hi += 0.001
+    return float(lo), float(hi)
+
+
+@mistake("yarn_correction_range", "not-rounded",
+         es="Con truncate=True los extremos se redondean hacia fuera: lo = floor(lo) y "
+            "hi = ceil(hi) (y con truncate=False se dejan sin redondear).",
+         en="With truncate=True the ends are rounded outwards: lo = floor(lo) and hi = ceil(hi) "
+            "(and with truncate=False they are left unrounded).")
+def not_rounded(rotary_dim, base, original_max_len, beta_fast=32.0, beta_slow=1.0, *,
+                truncate=True):
     return right_range(rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate=False)
 
 
-@mistake("yarn_correction_range", "range_swapped",
-         es="lo es la pareja que da beta_fast = 32 vueltas; hi, la que da beta_slow = 1.",
-         en="lo is the pair that makes beta_fast = 32 turns; hi, the one that makes beta_slow = 1.")
-def range_swapped(rotary_dim, base, original_max_len, beta_fast=32.0, beta_slow=1.0, *,
-                  truncate=True):
+@mistake("yarn_correction_range", "rounded-in",
+         es="El redondeo es hacia fuera, floor(lo) y ceil(hi), para que la rampa no se "
+            "estreche; tu código redondea hacia dentro.",
+         en="The rounding is outwards, floor(lo) and ceil(hi), so that the ramp does not get "
+            "narrower; your code rounds inwards.")
+def rounded_in(rotary_dim, base, original_max_len, beta_fast=32.0, beta_slow=1.0, *,
+               truncate=True):
+    return _range(rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate,
+                  rounding=(math.ceil, math.floor))
+
+
+@mistake("yarn_correction_range", "always-rounded",
+         es="Con truncate=False los extremos quedan sin redondear.",
+         en="With truncate=False the ends stay unrounded.")
+def always_rounded(rotary_dim, base, original_max_len, beta_fast=32.0, beta_slow=1.0, *,
+                   truncate=True):
+    return right_range(rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate=True)
+
+
+SWAPPED = ("lo es la pareja que da beta_fast vueltas en L0 (las rápidas, que se conservan) y hi "
+           "la que da beta_slow; tu código los intercambia.",
+           "lo is the pair that makes beta_fast turns over L0 (the fast ones, which are kept) "
+           "and hi the one that makes beta_slow; your code swaps them.")
+
+
+@mistake("yarn_correction_range", "swapped", es=SWAPPED[0], en=SWAPPED[1])
+def swapped(rotary_dim, base, original_max_len, beta_fast=32.0, beta_slow=1.0, *,
+            truncate=True):
+    return _range(rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate, swap=True)
+
+
+@mistake("yarn_correction_range", "returned-swapped", es=SWAPPED[0], en=SWAPPED[1])
+def returned_swapped(rotary_dim, base, original_max_len, beta_fast=32.0, beta_slow=1.0, *,
+                     truncate=True):
     lo, hi = right_range(rotary_dim, base, original_max_len, beta_fast, beta_slow,
                          truncate=truncate)
     return hi, lo
 
 
-@mistake("yarn_correction_range", "range_swapped_before_rounding",
-         es="lo es la pareja que da beta_fast = 32 vueltas; hi, la que da beta_slow = 1.",
-         en="lo is the pair that makes beta_fast = 32 turns; hi, the one that makes beta_slow = 1.")
-def range_swapped_before_rounding(rotary_dim, base, original_max_len, beta_fast=32.0,
-                                  beta_slow=1.0, *, truncate=True):
-    def pair_turning(turns: float) -> float:
-        wavelength = original_max_len / turns
-        return rotary_dim * math.log(wavelength / (2 * math.pi)) / (2 * math.log(base))
-
-    lo, hi = pair_turning(beta_slow), pair_turning(beta_fast)
-    if truncate:
-        lo, hi = math.floor(lo), math.ceil(hi)
-    return max(float(lo), 0.0), min(float(hi), float(rotary_dim - 1))
+@mistake("yarn_correction_range", "not-clamped",
+         es="Los extremos se recortan a [0, r − 1]: lo = max(lo, 0), hi = min(hi, r − 1), y si "
+            "coinciden, hi + 0.001.",
+         en="The ends are clamped to [0, r − 1]: lo = max(lo, 0), hi = min(hi, r − 1), and if "
+            "they meet, hi + 0.001.")
+def not_clamped(rotary_dim, base, original_max_len, beta_fast=32.0, beta_slow=1.0, *,
+                truncate=True):
+    return _range(rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate,
+                  clamp=False)
 
 
-def _ramp(rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate) -> torch.Tensor:
+@mistake("yarn_correction_range", "no-two-pi",
+         es="Una pareja de longitud de onda λ da L0/λ vueltas, y λ = 2π/θ: "
+            "i(n) = r·ln(L0/(2π·n)) / (2·ln b); falta el 2π.",
+         en="A pair of wavelength λ makes L0/λ turns, and λ = 2π/θ: "
+            "i(n) = r·ln(L0/(2π·n)) / (2·ln b); the 2π is missing.")
+def no_two_pi(rotary_dim, base, original_max_len, beta_fast=32.0, beta_slow=1.0, *,
+              truncate=True):
+    return _range(rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate,
+                  two_pi=False)
+
+
+# --- YaRN's frequencies -------------------------------------------------------------------------
+
+def _blend(rotary_dim, base, factor, lo, hi, *, reversed_ramp=False) -> torch.Tensor:
+    theta = rope_frequencies(rotary_dim, base)
+    ramp = ((torch.arange(rotary_dim // 2, dtype=torch.float32) - lo) / (hi - lo)).clamp(0, 1)
+    if reversed_ramp:
+        ramp = 1 - ramp
+    return theta * (1 - ramp) + theta / factor * ramp
+
+
+def _yarn_factor(rotary_dim, base, factor, original_max_len, attention_factor) -> float:
+    return right_yarn(rotary_dim, base, factor=factor, original_max_len=original_max_len,
+                      attention_factor=attention_factor)[1]
+
+
+@mistake("yarn_scaling", "ramp-reversed",
+         es="La rampa va al revés: las parejas rápidas (i ≤ lo) conservan θ_i y las lentas "
+            "(i ≥ hi) pasan a θ_i/s.",
+         en="The ramp is reversed: fast pairs (i ≤ lo) keep θ_i and slow ones (i ≥ hi) become "
+            "θ_i/s.")
+def ramp_reversed(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
+                  beta_fast=32.0, beta_slow=1.0, truncate=True, attention_factor=None):
     lo, hi = right_range(rotary_dim, base, original_max_len, beta_fast, beta_slow,
                          truncate=truncate)
-    return ((torch.arange(rotary_dim // 2, dtype=torch.float32) - lo) / (hi - lo)).clamp(0, 1)
+    return (_blend(rotary_dim, base, factor, lo, hi, reversed_ramp=True),
+            _yarn_factor(rotary_dim, base, factor, original_max_len, attention_factor))
 
 
-@mistake("yarn_scaling", "yarn_reversed",
-         es="La rampa va al revés: las parejas rápidas (i <= lo) se conservan y las lentas "
-            "(i >= hi) se dividen por s.",
-         en="The ramp is reversed: fast pairs (i <= lo) are kept and slow ones (i >= hi) are "
-            "divided by s.")
-def yarn_reversed(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
-                  beta_fast=32.0, beta_slow=1.0, truncate=True, attention_factor=None):
-    theta = rope_frequencies(rotary_dim, base)
-    ramp = _ramp(rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate)
-    _, scale = right_yarn(rotary_dim, base, factor=factor, original_max_len=original_max_len,
-                          attention_factor=attention_factor)
-    return theta / factor * (1 - ramp) + theta * ramp, scale
-
-
-@mistake("yarn_scaling", "yarn_all_divided",
-         es="Todas las parejas están divididas por s: eso es la interpolación lineal.",
-         en="Every pair is divided by s: that is linear interpolation.")
-def yarn_all_divided(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
-                     beta_fast=32.0, beta_slow=1.0, truncate=True, attention_factor=None):
-    _, scale = right_yarn(rotary_dim, base, factor=factor, original_max_len=original_max_len,
-                          attention_factor=attention_factor)
+@mistake("yarn_scaling", "all-divided",
+         es="Todas las parejas están divididas entre s: eso es la interpolación lineal. YaRN "
+            "solo divide las lentas y mezcla las de en medio.",
+         en="Every pair is divided by s: that is linear interpolation. YaRN divides only the "
+            "slow ones and blends those in between.")
+def all_divided(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
+                beta_fast=32.0, beta_slow=1.0, truncate=True, attention_factor=None):
+    scale = _yarn_factor(rotary_dim, base, factor, original_max_len, attention_factor)
     return rope_frequencies(rotary_dim, base) / factor, scale
 
 
-@mistake("yarn_scaling", "yarn_factor_squared",
-         es="Ese es el cuadrado: el factor multiplica cos y sin, y los logits quedan "
-            "multiplicados por su cuadrado. Devuelve 0.1·ln(s) + 1.",
-         en="That is the square: the factor multiplies cos and sin, and the logits end up "
-            "multiplied by its square. Return 0.1·ln(s) + 1.")
-def yarn_factor_squared(rotary_dim, base=10000.0, *, factor, original_max_len=None,
-                        seq_len=None, beta_fast=32.0, beta_slow=1.0, truncate=True,
-                        attention_factor=None):
-    inv_freq, scale = right_yarn(rotary_dim, base, factor=factor,
-                                 original_max_len=original_max_len, beta_fast=beta_fast,
-                                 beta_slow=beta_slow, truncate=truncate)
-    return inv_freq, scale**2 if attention_factor is None else float(attention_factor)
+@mistake("yarn_scaling", "extended-length",
+         es="La rampa se mide con la longitud de entrenamiento L0 (original_max_len), no con la "
+            "ampliada s·L0.",
+         en="The ramp is measured on the training length L0 (original_max_len), not on the "
+            "extended one, s·L0.")
+def extended_length(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
+                    beta_fast=32.0, beta_slow=1.0, truncate=True, attention_factor=None):
+    lo, hi = _range(rotary_dim, base, factor * original_max_len, beta_fast, beta_slow, truncate)
+    scale = _yarn_factor(rotary_dim, base, factor, original_max_len, attention_factor)
+    return _blend(rotary_dim, base, factor, lo, hi), scale
 
 
-@mistake("yarn_scaling", "yarn_factor_sqrt",
-         es="Sobra la raíz: sqrt(1/t) = 0.1·ln(s) + 1 ya es el factor de cos y sin.",
-         en="Drop the square root: sqrt(1/t) = 0.1·ln(s) + 1 already is the factor of "
-            "cos and sin.")
-def yarn_factor_sqrt(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
+@mistake("yarn_scaling", "truncate-ignored",
+         es="yarn_scaling debe pasar truncate (y beta_fast, beta_slow) a yarn_correction_range.",
+         en="yarn_scaling must pass truncate (and beta_fast, beta_slow) on to "
+            "yarn_correction_range.")
+def truncate_ignored(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
                      beta_fast=32.0, beta_slow=1.0, truncate=True, attention_factor=None):
+    lo, hi = right_range(rotary_dim, base, original_max_len, beta_fast, beta_slow)
+    scale = _yarn_factor(rotary_dim, base, factor, original_max_len, attention_factor)
+    return _blend(rotary_dim, base, factor, lo, hi), scale
+
+
+# --- YaRN's attention factor --------------------------------------------------------------------
+
+def _with_factor(wrong, rotary_dim, base, factor, original_max_len, beta_fast, beta_slow,
+                 truncate, attention_factor) -> tuple[torch.Tensor, float]:
+    """The right frequencies with the attention factor ``wrong(0.1·ln s + 1, s)`` (a given
+    ``attention_factor`` is still returned as it is)."""
     inv_freq, scale = right_yarn(rotary_dim, base, factor=factor,
                                  original_max_len=original_max_len, beta_fast=beta_fast,
                                  beta_slow=beta_slow, truncate=truncate)
-    return inv_freq, math.sqrt(scale) if attention_factor is None else float(attention_factor)
+    return inv_freq, wrong(scale, factor) if attention_factor is None else float(attention_factor)
 
 
-@mistake("llama3_scaling", "llama3_weights_swapped",
-         es="En la banda intermedia los pesos están cambiados: w vale 1 en λ = L0/h (se "
-            "conserva θ) y 0 en λ = L0/l (θ/s), para que no haya saltos.",
-         en="In the middle band the weights are swapped: w is 1 at λ = L0/h (θ is kept) and "
-            "0 at λ = L0/l (θ/s), so that there are no jumps.")
-def llama3_weights_swapped(rotary_dim, base=10000.0, *, factor, original_max_len=None,
-                           seq_len=None, low_freq_factor=1.0, high_freq_factor=4.0):
+@mistake("yarn_scaling", "squared",
+         es="Ese es el cuadrado: el factor multiplica cos y sin, y los logits quedan "
+            "multiplicados por su cuadrado. Devuelve 0.1·ln(s) + 1, no (0.1·ln(s) + 1)².",
+         en="That is the square: the factor multiplies cos and sin, and the logits end up "
+            "multiplied by its square. Return 0.1·ln(s) + 1, not (0.1·ln(s) + 1)².")
+def squared(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
+            beta_fast=32.0, beta_slow=1.0, truncate=True, attention_factor=None):
+    return _with_factor(lambda scale, s: scale**2, rotary_dim, base, factor, original_max_len,
+                        beta_fast, beta_slow, truncate, attention_factor)
+
+
+@mistake("yarn_scaling", "sqrt",
+         es="Sobra la raíz: sqrt(1/t) = 0.1·ln(s) + 1 ya es el factor de cos y sin.",
+         en="Drop the square root: sqrt(1/t) = 0.1·ln(s) + 1 already is the factor of cos and "
+            "sin.")
+def sqrt(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
+         beta_fast=32.0, beta_slow=1.0, truncate=True, attention_factor=None):
+    return _with_factor(lambda scale, s: math.sqrt(scale), rotary_dim, base, factor,
+                        original_max_len, beta_fast, beta_slow, truncate, attention_factor)
+
+
+@mistake("yarn_scaling", "log10",
+         es="El logaritmo es el natural: 0.1·ln(s) + 1 (math.log), no log10.",
+         en="The logarithm is the natural one: 0.1·ln(s) + 1 (math.log), not log10.")
+def log10(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
+          beta_fast=32.0, beta_slow=1.0, truncate=True, attention_factor=None):
+    return _with_factor(lambda scale, s: 0.1 * math.log10(s) + 1.0 if s > 1 else 1.0,
+                        rotary_dim, base, factor, original_max_len, beta_fast, beta_slow,
+                        truncate, attention_factor)
+
+
+@mistake("yarn_scaling", "given-ignored",
+         es="Si se pasa attention_factor, ese es el factor que se devuelve.",
+         en="When attention_factor is given, that is the factor returned.")
+def given_ignored(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
+                  beta_fast=32.0, beta_slow=1.0, truncate=True, attention_factor=None):
+    return right_yarn(rotary_dim, base, factor=factor, original_max_len=original_max_len,
+                      beta_fast=beta_fast, beta_slow=beta_slow, truncate=truncate)
+
+
+# --- Llama 3 ------------------------------------------------------------------------------------
+
+def _llama3(rotary_dim, base, factor, original_max_len, low, high, *,
+            bands_swapped=False, weights_swapped=False) -> tuple[torch.Tensor, float]:
     theta = rope_frequencies(rotary_dim, base)
     wavelength = 2 * math.pi / theta
-    w = (original_max_len / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)
-    blended = w * theta / factor + (1 - w) * theta
-    scaled = torch.where(wavelength > original_max_len / low_freq_factor, theta / factor, blended)
-    return torch.where(wavelength < original_max_len / high_freq_factor, theta, scaled), 1.0
+    w = (original_max_len / wavelength - low) / (high - low)
+    if weights_swapped:
+        w = 1 - w
+    blended = (1 - w) * theta / factor + w * theta
+    short, long = (theta / factor, theta) if bands_swapped else (theta, theta / factor)
+    scaled = torch.where(wavelength > original_max_len / low, long, blended)
+    return torch.where(wavelength < original_max_len / high, short, scaled), 1.0
+
+
+@mistake("llama3_scaling", "bands-swapped",
+         es="Las bandas están al revés: se conservan las longitudes de onda CORTAS "
+            "(λ < L0/high_freq_factor, frecuencias altas) y se dividen entre s las LARGAS "
+            "(λ > L0/low_freq_factor).",
+         en="The bands are swapped: the SHORT wavelengths (λ < L0/high_freq_factor, high "
+            "frequencies) are kept and the LONG ones (λ > L0/low_freq_factor) are divided by s.")
+def bands_swapped(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
+                  low_freq_factor=1.0, high_freq_factor=4.0):
+    return _llama3(rotary_dim, base, factor, original_max_len, low_freq_factor,
+                   high_freq_factor, bands_swapped=True)
+
+
+@mistake("llama3_scaling", "weights-swapped",
+         es="En la banda intermedia los pesos están cambiados: w vale 1 en λ = L0/high (se "
+            "conserva θ) y 0 en λ = L0/low (θ/s), para que no haya saltos.",
+         en="In the middle band the weights are swapped: w is 1 at λ = L0/high (θ is kept) and "
+            "0 at λ = L0/low (θ/s), so that there are no jumps.")
+def weights_swapped(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
+                    low_freq_factor=1.0, high_freq_factor=4.0):
+    return _llama3(rotary_dim, base, factor, original_max_len, low_freq_factor,
+                   high_freq_factor, weights_swapped=True)

@@ -123,7 +123,70 @@ LAB_17_05 = {
 }
 LAB_17_06 = {}
 LAB_18_01 = {}
-LAB_18_02 = {}
+LAB_18_02 = {
+    "multiplied": ("rope_frequencies(rotary_dim, base) / factor, 1.0",
+                   "rope_frequencies(rotary_dim, base) * factor, 1.0"),
+    "no-exponent": ("new_base = base * factor ** (rotary_dim / (rotary_dim - 2))",
+                    "new_base = base * factor"),
+    "inverted-exponent": ("new_base = base * factor ** (rotary_dim / (rotary_dim - 2))",
+                          "new_base = base * factor ** ((rotary_dim - 2) / rotary_dim)"),
+    "divided": (
+        "new_base = base * factor ** (rotary_dim / (rotary_dim - 2))\n"
+        "    return rope_frequencies(rotary_dim, new_base), 1.0",
+        "return rope_frequencies(rotary_dim, base) / factor, 1.0",
+    ),
+    "below-original": ("if seq_len is None or seq_len <= original_max_len:",
+                       "if seq_len is None:"),
+    "ratio-only": ("scale = factor * seq_len / original_max_len - (factor - 1)",
+                   "scale = seq_len / original_max_len"),
+    "static": (
+        "    if seq_len is None or seq_len <= original_max_len:\n"
+        "        return rope_frequencies(rotary_dim, base), 1.0\n"
+        "    scale = factor * seq_len / original_max_len - (factor - 1)",
+        "    scale = factor",
+    ),
+    "dynamic-no-exponent": ("new_base = base * scale ** (rotary_dim / (rotary_dim - 2))",
+                            "new_base = base * scale"),
+    "not-rounded": ("lo, hi = math.floor(lo), math.ceil(hi)", "lo, hi = lo, hi"),
+    "rounded-in": ("lo, hi = math.floor(lo), math.ceil(hi)",
+                   "lo, hi = math.ceil(lo), math.floor(hi)"),
+    "always-rounded": ("    if truncate:\n", "    if True:\n"),
+    "swapped": ("lo, hi = pair_turning(beta_fast), pair_turning(beta_slow)",
+                "lo, hi = pair_turning(beta_slow), pair_turning(beta_fast)"),
+    "returned-swapped": ("    return lo, hi\n", "    return hi, lo\n"),
+    "not-clamped": ("lo, hi = max(float(lo), 0.0), min(float(hi), float(rotary_dim - 1))",
+                    "lo, hi = float(lo), float(hi)"),
+    "no-two-pi": ("math.log(wavelength / (2 * math.pi))", "math.log(wavelength)"),
+    "ramp-reversed": ("inv_freq = inv_freq * (1 - ramp) + (inv_freq / factor) * ramp",
+                      "inv_freq = inv_freq * ramp + (inv_freq / factor) * (1 - ramp)"),
+    "all-divided": ("inv_freq = inv_freq * (1 - ramp) + (inv_freq / factor) * ramp",
+                    "inv_freq = inv_freq / factor"),
+    "extended-length": (
+        "rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate=truncate",
+        "rotary_dim, base, int(original_max_len * factor), beta_fast, beta_slow, "
+        "truncate=truncate",
+    ),
+    "truncate-ignored": (
+        "rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate=truncate",
+        "rotary_dim, base, original_max_len, beta_fast, beta_slow",
+    ),
+    "squared": ("attention_factor = 0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0",
+                "attention_factor = (0.1 * math.log(factor) + 1.0) ** 2 if factor > 1 else 1.0"),
+    "sqrt": ("attention_factor = 0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0",
+             "attention_factor = math.sqrt(0.1 * math.log(factor) + 1.0) if factor > 1 else 1.0"),
+    "log10": ("attention_factor = 0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0",
+              "attention_factor = 0.1 * math.log10(factor) + 1.0 if factor > 1 else 1.0"),
+    "given-ignored": ("if attention_factor is None:\n        attention_factor = 0.1",
+                      "if True:\n        attention_factor = 0.1"),
+    "bands-swapped": (
+        "scaled = torch.where(wavelength > long, inv_freq / factor, blended)\n"
+        "    return torch.where(wavelength < short, inv_freq, scaled), 1.0",
+        "scaled = torch.where(wavelength > long, inv_freq, blended)\n"
+        "    return torch.where(wavelength < short, inv_freq / factor, scaled), 1.0",
+    ),
+    "weights-swapped": ("blended = (1 - w) * inv_freq / factor + w * inv_freq",
+                        "blended = w * inv_freq / factor + (1 - w) * inv_freq"),
+}
 LAB_18_03 = {
     "restart": (
         "torch.arange(cache_len, cache_len + q_len, dtype=torch.long, device=device)",

@@ -11,6 +11,7 @@ the course's own). Device groups also run on PyTorch's ``meta`` device; CUDA is 
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 from pathlib import Path
 
@@ -91,9 +92,11 @@ def grade_sources(lab_id: str, sources: dict[str, str], folder: Path) -> dict[st
 
 
 def grade_source(lab_id: str, source: str, folder: Path) -> dict[str, Verdict]:
-    """Every module item of ``lab_id`` judged on ``source``, its one module, alone."""
+    """Every module item of ``lab_id`` judged on ``source``, its one module, next to the
+    reference of each course module it imports (rope.py for scaling.py)."""
     (module,) = registry()[lab_id].modules()
-    return grade_sources(lab_id, {module: source}, folder)
+    imported = set(re.findall(r"from minimodel\.positional\.(\w+) import", source)) - {module}
+    return grade_sources(lab_id, {module: source, **{m: reference(m) for m in imported}}, folder)
 
 
 def codes(verdict: Verdict) -> set[str]:

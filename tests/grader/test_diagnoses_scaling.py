@@ -44,7 +44,8 @@ MISTAKES = [
     ("dynamic-below", [("if seq_len is None or seq_len <= original_max_len:",
                         "if seq_len is None:")], {"dynamic_ntk": 1.67}, "below-original"),
     ("dynamic-no-exponent", [("new_base = base * scale ** (rotary_dim / (rotary_dim - 2))",
-                              "new_base = base * scale")], {"dynamic_ntk": 1.0}, "no-exponent"),
+                              "new_base = base * scale")], {"dynamic_ntk": 1.0},
+     "dynamic-no-exponent"),
     # yarn_scaling is right on top of its own wrong range: only the range item pays
     ("range-not-rounded", [(ROUND, "lo, hi = lo, hi")], {"yarn_range": 0.29}, "not-rounded"),
     ("range-rounded-in", [(ROUND, "lo, hi = math.ceil(lo), math.floor(hi)")],

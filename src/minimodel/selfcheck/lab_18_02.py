@@ -136,24 +136,29 @@ def range_pair(got: object, name: str) -> tuple[float, float]:
     return lo, hi
 
 
+def expect_range(got: object, name: str, hint: tuple[str, str] = ("", "")) -> None:
+    """Fail unless the student's ``(lo, hi)`` is the stored one; name a mistake whose stored
+    ends it has (else add ``hint``)."""
+    lo, hi = range_pair(got, name)
+    expected, mistakes = snap.answer(np.array([lo, hi]), name)
+    if np.allclose([lo, hi], expected, rtol=1e-9, atol=0):
+        return
+    want = ", ".join(f"{float(v):g}" for v in expected)
+    es = f"{name} = ({lo:g}, {hi:g}); se esperaba ({want})."
+    en = f"{name} = ({lo:g}, {hi:g}); expected ({want})."
+    why = next(((why_es, why_en) for wrong, why_es, why_en in mistakes.values()
+                if np.allclose([lo, hi], wrong, rtol=1e-5, atol=1e-5)), hint)
+    raise CheckFailure(f"{es} {why[0]}".strip(), f"{en} {why[1]}".strip())
+
+
 @checks.add(
     "yarn_correction_range",
     "r=128, b=1e4, L0=4096 da (20, 46)",
     "r=128, b=1e4, L0=4096 gives (20, 46)",
 )
 def yarn_range_worked_case() -> None:
-    name = "yarn_correction_range(128, 10000, 4096)"
-    lo, hi = range_pair(_student().yarn_correction_range(128, 10000.0, 4096), name)
-    expected, mistakes = snap.answer(np.array([lo, hi]), name)
-    if (lo, hi) == tuple(float(v) for v in expected):
-        return
-    es = f"{name} = ({lo:g}, {hi:g}); se esperaba ({expected[0]:g}, {expected[1]:g})."
-    en = f"{name} = ({lo:g}, {hi:g}); expected ({expected[0]:g}, {expected[1]:g})."
-    for wrong, why_es, why_en in mistakes.values():
-        if np.allclose([lo, hi], wrong, rtol=0, atol=1e-2):
-            es, en = f"{es} {why_es}", f"{en} {why_en}"
-            break
-    raise CheckFailure(es, en)
+    expect_range(_student().yarn_correction_range(128, 10000.0, 4096),
+                 "yarn_correction_range(128, 10000, 4096)")
 
 
 @checks.add(
@@ -163,23 +168,12 @@ def yarn_range_worked_case() -> None:
 )
 def yarn_range_raw_and_clamped() -> None:
     scaling = _student()
-    name = "yarn_correction_range(64, 500, 1024, truncate=False)"
-    raw = range_pair(scaling.yarn_correction_range(64, 500.0, 1024, truncate=False), name)
-    want, _ = snap.answer(np.array(raw), name)
-    if not np.allclose(raw, want, rtol=1e-9):
-        want = tuple(float(v) for v in want)
-        raise CheckFailure(
-            f"{name} = {raw}; se esperaba {want}: i(n) = r·ln(L0 / (2π·n)) / (2·ln b).",
-            f"{name} = {raw}; expected {want}: i(n) = r·ln(L0 / (2π·n)) / (2·ln b).",
-        )
-    small = tuple(float(v) for v in scaling.yarn_correction_range(32, 10000.0, 128))
-    if small != (0.0, 6.0):
-        raise CheckFailure(
-            f"yarn_correction_range(32, 10000, 128) = {small}; se esperaba (0, 6): i(32) es "
-            "negativo y lo se recorta a 0.",
-            f"yarn_correction_range(32, 10000, 128) = {small}; expected (0, 6): i(32) is "
-            "negative and lo is clamped to 0.",
-        )
+    expect_range(scaling.yarn_correction_range(64, 500.0, 1024, truncate=False),
+                 "yarn_correction_range(64, 500, 1024, truncate=False)",
+                 ("i(n) = r·ln(L0 / (2π·n)) / (2·ln b).", "i(n) = r·ln(L0 / (2π·n)) / (2·ln b)."))
+    # i(32) is negative here: lo is clamped to 0
+    expect_range(scaling.yarn_correction_range(32, 10000.0, 128),
+                 "yarn_correction_range(32, 10000, 128)")
 
 
 @checks.add("yarn_scaling", "la rampa entre θ y θ/s", "the ramp between θ and θ/s")
@@ -188,6 +182,15 @@ def yarn_frequencies() -> None:
         _student().yarn_scaling(128, 10000.0, factor=4.0, original_max_len=4096), "yarn"
     )
     snap.expect(inv_freq, "yarn_scaling(128, factor=4, original_max_len=4096)[0]", rtol=1e-5)
+    unrounded, _ = expect_pair(
+        _student().yarn_scaling(64, 500.0, factor=4.0, original_max_len=1024, truncate=False),
+        "yarn",
+    )
+    snap.expect(
+        unrounded,
+        "yarn_scaling(64, 500, factor=4, original_max_len=1024, truncate=False)[0]",
+        rtol=1e-5,
+    )
 
 
 @checks.add(
@@ -203,7 +206,8 @@ def yarn_attention_factor() -> None:
     _, given = expect_pair(
         scaling.yarn_scaling(32, factor=4.0, original_max_len=128, attention_factor=1.5), "yarn"
     )
-    expect_factor(given, 1.5, "yarn_scaling(..., attention_factor=1.5)")
+    expect_stored_factor(given, "yarn_scaling(32, factor=4, original_max_len=128, "
+                         "attention_factor=1.5)[1]")
 
 
 # --- Llama 3 ------------------------------------------------------------------------------------
