@@ -16,11 +16,12 @@ group also probes those two functions on the same inputs (through two_d's namesp
 penalty when the 2-D code can be verified on top of the student's rope.py; otherwise a clear
 "depends on rope.py" finding).
 
-Known mistakes diagnosed: the column half first (MAE's order) or each half written as
-``[sin … | cos …]``, frequencies over ``d`` instead of ``d/2``; ``align_corners=True`` in the
-resize, the grid read as ``(w, h)``, prefix rows resized with the grid (or lost), the table's
-dtype not kept; the row and column blocks of the 2-D rotation swapped, or both blocks turned by
-the row.
+Known mistakes diagnosed: from the catalogue ``solutions/mistakes/two_d.py``, the column half
+first (MAE's order) or each half written as ``[sin … | cos …]``, frequencies over ``d`` instead of
+``d/2``; ``align_corners=True`` in the resize, the grid read as ``(w, h)`` or permuted with
+``permute(2, 1, 0)``; the row and column blocks of the 2-D rotation swapped, or both blocks turned
+by the row. In the judge: prefix rows resized with the grid (or lost), the table's dtype not kept.
+The notebook's cells leave the module's mistakes to the module's items.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden import depends, nbcells
-from grader.hidden.common import bf16, explained, loose_for, resembles, student, whole_case
+from grader.hidden.common import bf16, resembles, student, whole_case
 from grader.hidden.nbcells import arr, prop, ref
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
 from grader.verdicts import Finding, JudgeContext, Tolerance, values_close
@@ -117,117 +118,16 @@ GROUPS = (
 )
 
 
-def _half_table(n, half, base, layout, over):
-    inv = base ** (-np.arange(0, half, 2) / over)
-    angles = np.arange(n)[:, None] * inv
-    if layout == "blocks":
-        return np.concatenate((np.sin(angles), np.cos(angles)), axis=-1)
-    return np.stack((np.sin(angles), np.cos(angles)), axis=-1).reshape(n, half)
-
-
-def sin2d(h, w, d, base, *, order="row", layout="pairs", over_d=False) -> np.ndarray:
-    """The 2-D table (float64), or one of the usual mistakes."""
-    half = d // 2
-    over = d if over_d else half
-    rows = np.broadcast_to(_half_table(h, half, base, layout, over)[:, None], (h, w, half))
-    cols = np.broadcast_to(_half_table(w, half, base, layout, over)[None], (h, w, half))
-    parts = (rows, cols) if order == "row" else (cols, rows)
-    return np.concatenate(parts, axis=-1).reshape(h * w, d)
-
-
-SIN_DIAGNOSES = {
-    "column-first": ("La primera mitad de cada vector codifica la FILA y la segunda la COLUMNA; "
-                     "tu código las pone al revés (el orden de MAE).",
-                     "The first half of each vector encodes the ROW and the second the COLUMN; "
-                     "your code puts them the other way round (MAE's order)."),
-    "blocks": ("Cada mitad va intercalada como en la lección 17.01 (sen, cos, sen, cos, …), no "
-               "como [sen … | cos …].",
-               "Each half is interleaved as in lesson 17.01 (sin, cos, sin, cos, …), not as "
-               "[sin … | cos …]."),
-    "over-d": ("Las frecuencias de cada mitad son base^(−2i/(d/2)): el exponente se divide por "
-               "d/2, el ancho de la mitad, no por d.",
-               "The frequencies of each half are base^(−2i/(d/2)): the exponent is divided by "
-               "d/2, the width of the half, not by d."),
-}
-
-
 def judge_sin(ctx: JudgeContext):
     checks = [whole_case(ctx, k, tol=SIN_TOL) for k in range(len(SIN_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-    options = {"column-first": {"order": "column"}, "blocks": {"layout": "blocks"},
-               "over-d": {"over_d": True}}
-
-    def variant(kind):
-        def make(k):
-            wrong = sin2d(*SIN_CASES[k], **options[kind])
-            return None if np.allclose(wrong, sin2d(*SIN_CASES[k])) else wrong
-        return make
-
-    names = explained(failing, {kind: variant(kind) for kind in SIN_DIAGNOSES},
-                      lambda k: student(ctx, k))
-    return ctx.verdict(checks, diagnoses=[Finding(n, *SIN_DIAGNOSES[n]) for n in names]
-                       + depends.import_findings(ctx))
-
-
-def resized(table, new_hw, old_hw, prefix, mode, *, corners=False, transposed=False,
-            with_prefix=False) -> np.ndarray:
-    """The resize computed with PyTorch on the trusted side (float64), or a usual mistake."""
-    import torch
-    import torch.nn.functional as F
-
-    table = torch.as_tensor(np.array(table, dtype=np.float64))  # a writable copy
-    cells = table.shape[0] - prefix
-    h, w = old_hw or (int(round(cells ** 0.5)),) * 2
-    if transposed:
-        h, w = w, h
-    keep = 0 if with_prefix else prefix
-    body = table[keep:]
-    if with_prefix:
-        body = body[:h * w] if body.shape[0] >= h * w else None
-        if body is None:
-            return None
-    image = body.reshape(h, w, -1).permute(2, 0, 1)[None]
-    size = tuple(new_hw[::-1]) if transposed else tuple(new_hw)
-    out = F.interpolate(image, size=size, mode=mode, align_corners=corners)
-    out = out[0].permute(1, 2, 0).reshape(size[0] * size[1], -1)
-    return torch.cat((table[:keep], out)).numpy()
-
-
-GRID_DIAGNOSES = {
-    "align-corners": ("El cambio de tamaño usa align_corners=False (centros de píxel), como "
-                      "DeiT, MAE y timm; tu código conserva las esquinas (align_corners=True).",
-                      "The resize uses align_corners=False (pixel centres), as DeiT, MAE and "
-                      "timm do; your code keeps the corners (align_corners=True)."),
-    "transposed": ("Lees la rejilla como (ancho, alto): las filas de la tabla van por filas de "
-                   "la imagen, reshape(h, w, D), y new_hw es (alto, ancho).",
-                   "You read the grid as (width, height): the table's rows go row by row of the "
-                   "image, reshape(h, w, D), and new_hw is (height, width)."),
-}
+    diagnoses = ctx.named_mistakes([k for k, c in enumerate(checks) if not c.ok])
+    return ctx.verdict(checks, diagnoses=diagnoses + depends.import_findings(ctx))
 
 
 def judge_grid(ctx: JudgeContext):
     checks = [whole_case(ctx, k) for k in range(len(GRID_CASES))]
     failing = [k for k, c in enumerate(checks) if not c.ok]
-
-    def variant(kind):
-        def make(k):
-            key, dtype, new_hw, old_hw, prefix, mode = GRID_CASES[k]
-            table = np.asarray(ctx.inputs[key], dtype=np.float64 if dtype == "float64"
-                               else np.float32)
-            if dtype == "bfloat16":
-                table = bf16(table)
-            right = resized(table, new_hw, old_hw, prefix, mode)
-            if kind == "transposed" and (old_hw is None or old_hw[0] == old_hw[1]) and \
-                    new_hw[0] == new_hw[1]:
-                return None
-            wrong = resized(table, new_hw, old_hw, prefix, mode,
-                            corners=kind == "align-corners", transposed=kind == "transposed")
-            return None if np.allclose(wrong, right) else wrong
-        return make
-
-    names = explained(failing, {kind: variant(kind) for kind in GRID_DIAGNOSES},
-                      lambda k: student(ctx, k), lambda k: loose_for(GRID_CASES[k][1]))
-    diagnoses = [Finding(n, *GRID_DIAGNOSES[n]) for n in names]
+    diagnoses = ctx.named_mistakes(failing)
     prefixed = [k for k in range(len(GRID_CASES)) if GRID_CASES[k][4]]
     if failing and set(prefixed) <= set(failing) and all(
             checks[k].ok for k in range(len(GRID_CASES)) if k not in prefixed):
@@ -249,54 +149,6 @@ def judge_grid(ctx: JudgeContext):
             "interpolate in float32 (or in float64 for a float64 table) and return the input's "
             "dtype."))
     return ctx.verdict(checks, diagnoses=diagnoses + depends.import_findings(ctx))
-
-
-def _rotate(x, pos, inv, convention):
-    angles = np.asarray(pos, dtype=np.float64)[..., None] * inv  # (N, F) or (B, N, F)
-    if angles.ndim == 3:
-        angles = angles[:, None]
-    cos, sin = np.cos(angles), np.sin(angles)
-    if convention == "interleaved":
-        a, b = x[..., 0::2], x[..., 1::2]
-        out = np.empty_like(x)
-        out[..., 0::2], out[..., 1::2] = a * cos - b * sin, a * sin + b * cos
-        return out
-    f = inv.shape[0]
-    a, b = x[..., :f], x[..., f:]
-    return np.concatenate((a * cos - b * sin, a * sin + b * cos), axis=-1)
-
-
-def rope2d(x, rows, cols, inv, convention, *, swap=False, rows_only=False) -> np.ndarray:
-    """Axial 2-D RoPE (float64), or one of the usual mistakes."""
-    x = np.asarray(x, dtype=np.float64)
-    r = 2 * inv.shape[0]
-    first, second = (cols, rows) if swap else (rows, cols)
-    if rows_only:
-        second = first
-    return np.concatenate((_rotate(x[..., :r], first, inv, convention),
-                           _rotate(x[..., r:2 * r], second, inv, convention), x[..., 2 * r:]),
-                          axis=-1)
-
-
-ROPE_DIAGNOSES = {
-    "swapped": ("Aquí el primer bloque de 2F dimensiones gira con la FILA y el segundo con la "
-                "COLUMNA (el orden de sinusoidal_2d); tu código los intercambia.",
-                "Here the first block of 2F dimensions turns with the ROW and the second with "
-                "the COLUMN (the order of sinusoidal_2d); your code swaps them."),
-    "rows-only": ("Cada coordenada tiene su bloque: las dimensiones 0 … 2F−1 giran con la fila "
-                  "y 2F … 4F−1 con la columna, cada bloque con las mismas F frecuencias; tu "
-                  "código gira los dos bloques con la fila.",
-                  "Each coordinate has its own block: dimensions 0 … 2F−1 turn with the row and "
-                  "2F … 4F−1 with the column, each block with the same F frequencies; your code "
-                  "turns both blocks with the row."),
-}
-
-
-def _rope_args(ctx, k):
-    x, dtype, pos, f, convention = ROPE_CASES[k]
-    values = np.asarray(ctx.inputs[x], dtype=np.float32 if dtype != "float64" else np.float64)
-    inv = np.asarray(ctx.inputs[f"f{f}"], dtype=np.float32).astype(np.float64)
-    return values, ctx.inputs[f"{pos}_r"], ctx.inputs[f"{pos}_c"], inv, convention
 
 
 def _probes(k: int) -> list[int]:
@@ -335,19 +187,7 @@ def judge_rope(ctx: JudgeContext):
         uses=("rope_cos_sin y apply_rotary", "rope_cos_sin and apply_rotary"),
         probes=_probes, composed=lambda k: _composed(ctx, k), probe_tolerances=ROPE_TOL)
     failing = [k for k, c in enumerate(checks) if not c.ok and c.reason != "rope"]
-    options = {"swapped": {"swap": True}, "rows-only": {"rows_only": True}}
-
-    def variant(kind):
-        def make(k):
-            args = _rope_args(ctx, k)
-            wrong = rope2d(*args, **options[kind])
-            return None if np.allclose(wrong, rope2d(*args)) else wrong
-        return make
-
-    names = explained(failing, {kind: variant(kind) for kind in ROPE_DIAGNOSES},
-                      lambda k: student(ctx, k), lambda k: loose_for(ROPE_CASES[k][1]))
-    return depends.verdict(ctx, checks, [Finding(n, *ROPE_DIAGNOSES[n]) for n in names],
-                           rope_findings, notes)
+    return depends.verdict(ctx, checks, ctx.named_mistakes(failing), rope_findings, notes)
 
 
 ITEMS = (
@@ -369,18 +209,6 @@ CELL_TOL = nbcells.Tolerance(1e-5, 1e-5)
 def _sin_then_cos(start: int, half: int) -> np.ndarray:
     return np.concatenate((np.arange(start, start + half, 2),
                            np.arange(start + 1, start + half, 2)))
-
-
-def _diagnose_two_d(ctx, ok):
-    got, expected = arr(ctx, "rect"), ref(ctx, "rect")
-    if not ok["rect"] and expected is not None and resembles(
-            got, np.concatenate((expected[:, 6:], expected[:, :6]), axis=1), CELL_TOL):
-        return [("nb-2d-halves",
-                 "sinusoidal_2d pone la columna en la primera mitad y la fila en la segunda: la "
-                 "primera mitad de cada vector codifica la fila.",
-                 "sinusoidal_2d puts the column in the first half and the row in the second: the "
-                 "first half of each vector encodes the row.")]
-    return []
 
 
 def _diagnose_mae(ctx, ok):
@@ -510,7 +338,7 @@ NOTEBOOK = NotebookChecks(
                       "pe2": "pe2", "dtype": "str(pe2.dtype)",
                       "rect": "sinusoidal_2d(3, 5, 12, base=100.0)",
                       "small": "sinusoidal_2d(2, 2, 8)",
-                  }, nbcells.cell_judge(tol=CELL_TOL, diagnose=_diagnose_two_d)),
+                  }, nbcells.cell_judge(tol=CELL_TOL)),
         CellCheck("test-mae", "Cuaderno: la disposición de MAE", "Notebook: MAE's layout", {
                       "perm8": "to_mae_layout(8)", "perm16": "to_mae_layout(16)",
                       "perm4": "to_mae_layout(4)", "mae_row": "mae_row",

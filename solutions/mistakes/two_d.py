@@ -14,35 +14,35 @@ from minimodel.positional.two_d import apply_rope_2d as right_rope_2d
 from minimodel.positional.two_d import sinusoidal_2d as right_2d
 
 
-@mistake("sinusoidal_2d", "column_first",
-         es="Las mitades están al revés: aquí la primera mitad codifica la FILA y la segunda la "
-            "columna (MAE lo hace al contrario).",
-         en="The halves are swapped: here the first half encodes the ROW and the second the "
-            "column (MAE does it the other way round).")
+@mistake("sinusoidal_2d", "column-first",
+         es="Las mitades están al revés: aquí la primera mitad de cada vector codifica la FILA y "
+            "la segunda la COLUMNA; tu código las pone al contrario (el orden de MAE).",
+         en="The halves are swapped: here the first half of each vector encodes the ROW and the "
+            "second the COLUMN; your code puts them the other way round (MAE's order).")
 def column_first(height: int, width: int, d: int, base: float = 10000.0, *,
                  device=None) -> torch.Tensor:
     table = right_2d(height, width, d, base, device=device)
     return torch.cat((table[:, d // 2:], table[:, : d // 2]), dim=1)
 
 
-@mistake("sinusoidal_2d", "concatenated",
-         es="Cada mitad parece [senos | cosenos]; aquí cada mitad va intercalada como en 17.01: "
-            "sin, cos, sin, cos, ...",
-         en="Each half looks like [sines | cosines]; here each half is interleaved as in 17.01: "
-            "sin, cos, sin, cos, ...")
-def concatenated(height: int, width: int, d: int, base: float = 10000.0, *,
-                 device=None) -> torch.Tensor:
+@mistake("sinusoidal_2d", "blocks",
+         es="Cada mitad va intercalada como en la lección 17.01 (sin, cos, sin, cos, …), no como "
+            "[sin … | cos …].",
+         en="Each half is interleaved as in lesson 17.01 (sin, cos, sin, cos, …), not as "
+            "[sin … | cos …].")
+def blocks(height: int, width: int, d: int, base: float = 10000.0, *,
+           device=None) -> torch.Tensor:
     halves = right_2d(height, width, d, base, device=device).split(d // 2, dim=1)
     return torch.cat([torch.cat((h[:, 0::2], h[:, 1::2]), dim=1) for h in halves], dim=1)
 
 
-@mistake("sinusoidal_2d", "frequencies",
-         es="Parece que las frecuencias usan d en vez de d/2: cada mitad es una tabla 1-D "
-            "completa de anchura d/2, con w_i = base^(-2i/(d/2)).",
-         en="The frequencies seem to use d instead of d/2: each half is a complete 1-D table of "
-            "width d/2, with w_i = base^(-2i/(d/2)).")
-def frequencies(height: int, width: int, d: int, base: float = 10000.0, *,
-                device=None) -> torch.Tensor:
+@mistake("sinusoidal_2d", "over-d",
+         es="Las frecuencias de cada mitad son base^(−2i/(d/2)): cada mitad es una tabla 1-D "
+            "completa de anchura d/2, y el exponente se divide por d/2, no por d.",
+         en="The frequencies of each half are base^(−2i/(d/2)): each half is a complete 1-D "
+            "table of width d/2, and the exponent is divided by d/2, not by d.")
+def over_d(height: int, width: int, d: int, base: float = 10000.0, *,
+           device=None) -> torch.Tensor:
     inv_freq = base ** (-torch.arange(0, d // 2, 2, dtype=torch.float64) / d)  # not / (d/2)
 
     def table(n: int) -> torch.Tensor:
@@ -56,40 +56,70 @@ def frequencies(height: int, width: int, d: int, base: float = 10000.0, *,
 
 
 def _resize(table: torch.Tensor, new_hw, old_hw, num_prefix_tokens: int, mode: str, *,
-            align_corners: bool = False, transposed: bool = False) -> torch.Tensor:
-    """``interpolate_grid`` with one of its two mistakes."""
-    prefix, cells = table[:num_prefix_tokens], table[num_prefix_tokens:].float()
+            align_corners: bool = False, read_as_wh: bool = False,
+            permuted: bool = False) -> torch.Tensor:
+    """``interpolate_grid`` computed as the reference does, with one of its mistakes: the
+    corners kept, the grid read (and resized) as ``(w, h)``, or ``permute(2, 1, 0)``."""
+    work = table if table.dtype == torch.float64 else table.float()
+    prefix, cells = work[:num_prefix_tokens], work[num_prefix_tokens:]
     h, w = old_hw if old_hw is not None else (math.isqrt(cells.shape[0]),) * 2
-    order = (2, 1, 0) if transposed else (2, 0, 1)  # (D, w, h): columns taken for rows
-    image = cells.reshape(h, w, -1).permute(*order)[None]
-    resized = F.interpolate(image, size=tuple(new_hw), mode=mode, align_corners=align_corners)
-    resized = resized[0].permute(1, 2, 0).reshape(new_hw[0] * new_hw[1], -1)
-    return torch.cat((prefix, resized.to(table.dtype)))
+    new_h, new_w = new_hw
+    if read_as_wh:
+        h, w, new_h, new_w = w, h, new_w, new_h
+    image = cells.reshape(h, w, -1).permute(*((2, 1, 0) if permuted else (2, 0, 1)))[None]
+    resized = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=align_corners)
+    resized = resized[0].permute(1, 2, 0).reshape(new_h * new_w, -1)
+    return torch.cat((prefix, resized), dim=0).to(table.dtype)
 
 
-@mistake("interpolate_grid", "align_corners",
-         es="Usa align_corners=False (centros de píxel), como DeiT, MAE y timm.",
-         en="Use align_corners=False (pixel centres), as DeiT, MAE and timm do.")
+@mistake("interpolate_grid", "align-corners",
+         es="El cambio de tamaño usa align_corners=False (centros de píxel), como DeiT, MAE y "
+            "timm; tu código conserva las esquinas (align_corners=True).",
+         en="The resize uses align_corners=False (pixel centres), as DeiT, MAE and timm do; your "
+            "code keeps the corners (align_corners=True).")
 def align_corners(table: torch.Tensor, new_hw, *, old_hw=None, num_prefix_tokens: int = 0,
                   mode: str = "bicubic") -> torch.Tensor:
     return _resize(table, new_hw, old_hw, num_prefix_tokens, mode, align_corners=True)
 
 
 @mistake("interpolate_grid", "transposed",
-         es="Filas y columnas parecen intercambiadas: las celdas van fila a fila, así que "
-            "reshape(h, w, D) y después permute(2, 0, 1).",
-         en="Rows and columns look swapped: the cells go row by row, so reshape(h, w, D) and "
-            "then permute(2, 0, 1).")
+         es="Lees la rejilla como (ancho, alto): las filas de la tabla van por filas de la "
+            "imagen, reshape(h, w, D), y new_hw es (alto, ancho).",
+         en="You read the grid as (width, height): the table's rows go row by row of the image, "
+            "reshape(h, w, D), and new_hw is (height, width).")
 def transposed(table: torch.Tensor, new_hw, *, old_hw=None, num_prefix_tokens: int = 0,
                mode: str = "bicubic") -> torch.Tensor:
-    return _resize(table, new_hw, old_hw, num_prefix_tokens, mode, transposed=True)
+    return _resize(table, new_hw, old_hw, num_prefix_tokens, mode, read_as_wh=True)
 
 
-@mistake("apply_rope_2d", "columns_first",
+@mistake("interpolate_grid", "permuted",
+         es="Filas y columnas parecen intercambiadas: las celdas van fila a fila, así que "
+            "reshape(h, w, D) y después permute(2, 0, 1), no permute(2, 1, 0).",
+         en="Rows and columns look swapped: the cells go row by row, so reshape(h, w, D) and "
+            "then permute(2, 0, 1), not permute(2, 1, 0).")
+def permuted(table: torch.Tensor, new_hw, *, old_hw=None, num_prefix_tokens: int = 0,
+             mode: str = "bicubic") -> torch.Tensor:
+    return _resize(table, new_hw, old_hw, num_prefix_tokens, mode, permuted=True)
+
+
+@mistake("apply_rope_2d", "swapped",
          es="Los bloques están al revés: aquí las dimensiones 0..2F-1 giran con la FILA y "
-            "2F..4F-1 con la columna (RoPE-ViT pone primero la columna).",
+            "2F..4F-1 con la columna, el orden de sinusoidal_2d (RoPE-ViT pone primero la "
+            "columna).",
          en="The blocks are swapped: here dimensions 0..2F-1 turn with the ROW and 2F..4F-1 "
-            "with the column (RoPE-ViT puts the column first).")
-def columns_first(x: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor,
-                  inv_freq: torch.Tensor, *, convention: str = "interleaved") -> torch.Tensor:
+            "with the column, the order of sinusoidal_2d (RoPE-ViT puts the column first).")
+def swapped(x: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor,
+            inv_freq: torch.Tensor, *, convention: str = "interleaved") -> torch.Tensor:
     return right_rope_2d(x, cols, rows, inv_freq, convention=convention)
+
+
+@mistake("apply_rope_2d", "rows-only",
+         es="Cada coordenada tiene su bloque: las dimensiones 0..2F-1 giran con la fila y "
+            "2F..4F-1 con la columna, cada bloque con las mismas F frecuencias; tu código gira "
+            "los dos bloques con la fila.",
+         en="Each coordinate has its own block: dimensions 0..2F-1 turn with the row and "
+            "2F..4F-1 with the column, each block with the same F frequencies; your code turns "
+            "both blocks with the row.")
+def rows_only(x: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor,
+              inv_freq: torch.Tensor, *, convention: str = "interleaved") -> torch.Tensor:
+    return right_rope_2d(x, rows, rows, inv_freq, convention=convention)

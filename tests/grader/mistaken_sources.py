@@ -121,7 +121,35 @@ LAB_17_05 = {
         "return d_row * (2 * window_h - 1) + d_col",
     ),
 }
-LAB_17_06 = {}
+LAB_17_06 = {
+    "column-first": ("torch.cat((rows, cols), dim=-1)", "torch.cat((cols, rows), dim=-1)"),
+    "blocks": (
+        "return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)",
+        "return torch.cat((angles.sin(), angles.cos()), dim=-1)",
+    ),
+    "over-d": ("dtype=torch.float64) / half)", "dtype=torch.float64) / d)"),
+    "align-corners": (
+        "size=(new_h, new_w), mode=mode, align_corners=False)",
+        "size=(new_h, new_w), mode=mode, align_corners=True)",
+    ),
+    "transposed": (
+        "cells_table.reshape(h, w, D).permute(2, 0, 1).unsqueeze(0)  # (1, D, h, w)\n"
+        "    resized = F.interpolate(image, size=(new_h, new_w)",
+        "cells_table.reshape(w, h, D).permute(2, 0, 1).unsqueeze(0)  # (1, D, h, w)\n"
+        "    resized = F.interpolate(image, size=(new_w, new_h)",
+    ),
+    "permuted": ("reshape(h, w, D).permute(2, 0, 1)", "reshape(h, w, D).permute(2, 1, 0)"),
+    "swapped": (
+        "    cos_r, sin_r = rope_cos_sin(rows.to(x.device), inv_freq)\n"
+        "    cos_c, sin_c = rope_cos_sin(cols.to(x.device), inv_freq)\n",
+        "    cos_r, sin_r = rope_cos_sin(cols.to(x.device), inv_freq)\n"
+        "    cos_c, sin_c = rope_cos_sin(rows.to(x.device), inv_freq)\n",
+    ),
+    "rows-only": (
+        "apply_rotary(x[..., r : 2 * r], cos_c, sin_c,",
+        "apply_rotary(x[..., r : 2 * r], cos_r, sin_r,",
+    ),
+}
 LAB_18_01 = {}
 LAB_18_02 = {
     "multiplied": ("rope_frequencies(rotary_dim, base) / factor, 1.0",
