@@ -202,7 +202,13 @@ def _mistakes(checks: LabChecks, requests: list[dict], arrays: dict, work: Path)
                         cases[str(index)] = {"error": (case.get("error") or {}).get("type")}
                     continue
                 outputs = [o.get("array") for o in case["outputs"]]
-                if all(o is not None for o in outputs) and not _same(outputs, right.get(index)):
+                nothing = [o.get("kind") == "none" for o in case["outputs"]]  # returned None
+                if any(nothing):
+                    differs = all(nothing) and index in right
+                else:
+                    differs = all(o is not None for o in outputs) and not _same(
+                        outputs, right.get(index))
+                if differs:
                     cases[str(index)] = _store(arrays, f"m/{item.key}/{group.key}/{index}",
                                                [_sample(o) for o in case["outputs"]])
             if cases:
@@ -216,7 +222,9 @@ def _mistakes(checks: LabChecks, requests: list[dict], arrays: dict, work: Path)
 def _sample(output: dict) -> dict:
     """A mistake's output as stored: every ``stride``-th value of the flattened array, enough
     to recognise the mistake (``JudgeContext.named_mistakes``) without storing it whole."""
-    array = output["array"]
+    array = output.get("array")
+    if array is None:  # None returned
+        return output
     stride = max(1, -(-array.size // MISTAKE_SAMPLE))
     return {**output, "array": array.reshape(-1)[::stride].copy(), "stride": stride}
 

@@ -15,13 +15,12 @@ default, NaN exactly where a bucket has no target. ``doubling_buckets`` must ret
 pairs of the reference (a longer or shorter list fails the case); ``failure_position`` and
 ``needle_distance`` a Python ``int`` (or ``None``), not a tensor.
 
-Known mistakes diagnosed: buckets of length ``T`` instead of doubling ones, the last bucket not
-cut at ``length``, pairs that are not Python ints; a mean of per-sequence means, NaNs not skipped
-or counted as zeros, a result that is not float32; in ``failure_position`` a centred or
-forward-looking window, no smoothing, the reference over ``[0, T)``, the search started at 0,
-NaNs not skipped, ``>=`` instead of ``>``, the start of the window returned instead of ``p``, a
-tensor instead of an int; in ``needle_distance`` ``int()`` or half-up rounding instead of
-Python's ``round``, a distance off by one, the number of digits fixed at 5, a tensor instead of
+Known mistakes diagnosed: those of the values, from the catalogue
+``solutions/mistakes/extrapolation.py`` (buckets of length ``T``, the last bucket not cut; a mean
+of means, NaNs not skipped or counted as zeros; in ``failure_position`` a centred or forward
+window, no smoothing, the reference over ``[0, T)``, the search from 0, NaNs not skipped, ``>=``,
+the window's start returned; in ``needle_distance`` ``int()`` or half-up rounding, off by one, 5
+digits always); pairs that are not Python ints, a result that is not float32, a tensor instead of
 an int.
 
 Notebook: ``test-measures`` records the visible and hidden test values of the four functions
@@ -39,8 +38,6 @@ import warnings
 
 import numpy as np
 
-from grader.child.probe_runner import MAX_OUTPUTS  # the numbers that come back from a case
-from grader.hidden.common import explained, student
 from grader.hidden.nbjudge import EXACT as NB_EXACT
 from grader.hidden.nbjudge import Mistake, Property, cell_judge, close
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
@@ -110,18 +107,10 @@ GROUPS = (
 )
 
 
-def _ints(ctx: JudgeContext, k: int) -> list[int] | None:
-    """The numbers case ``k`` returned, as Python ints (``None``: not all plain integers)."""
-    outputs = ctx.run.outputs(k)
-    if outputs is None:
-        return None
-    values = []
-    for out in outputs:
-        array = out.get("array")
-        if out.get("kind") != "scalar" or array is None or np.asarray(array).dtype.kind not in "iu":
-            return None
-        values.append(int(array))
-    return values
+def _plain_ints(ctx: JudgeContext, k: int) -> bool:
+    """Whether case ``k`` returned only numbers that are Python ints."""
+    return all(out.get("kind") == "scalar" and out.get("array") is not None and
+               np.asarray(out["array"]).dtype.kind in "iu" for out in ctx.run.outputs(k) or ())
 
 
 def _list_case(ctx: JudgeContext, k: int) -> Check:
@@ -140,6 +129,79 @@ def _list_case(ctx: JudgeContext, k: int) -> Check:
 
 
 # --- doubling_buckets ----------------------------------------------------------------------------
+
+def judge_buckets(ctx: JudgeContext):
+    checks = [_list_case(ctx, k) for k in range(len(BUCKET_CASES))]
+    failing = [k for k, c in enumerate(checks) if not c.ok]
+    diagnoses = ctx.named_mistakes(failing)
+    if failing and not diagnoses and all(ctx.run.outputs(k) is not None and
+                                         not _plain_ints(ctx, k) for k in failing):
+        diagnoses.append(Finding(
+            "not-ints", "doubling_buckets devuelve una lista de pares (inicio, fin) de enteros de "
+            "Python, no tensores ni floats.",
+            "doubling_buckets returns a list of (start, end) pairs of Python ints, not tensors "
+            "or floats."))
+    return ctx.verdict(checks, diagnoses=diagnoses)
+
+
+# --- bucket_means --------------------------------------------------------------------------------
+
+def judge_means(ctx: JudgeContext):
+    checks = [ctx.compare(k) for k in range(len(MEAN_CASES))]
+    failing = [k for k, c in enumerate(checks) if not c.ok]
+    diagnoses = ctx.named_mistakes(failing)
+    if any((out := ctx.out(k)) is not None and out.get("dtype") not in (None, "float32")
+           for k in failing):
+        diagnoses.append(Finding(
+            "not-float32", "bucket_means devuelve float32 sea cual sea el dtype de loss.",
+            "bucket_means returns float32 whatever the dtype of loss."))
+    return ctx.verdict(checks, diagnoses=diagnoses)
+
+
+# --- failure_position ----------------------------------------------------------------------------
+
+def judge_failure(ctx: JudgeContext):
+    checks = [ctx.compare(k, tol=EXACT, check_dtype=False) for k in range(len(FAILURE_CASES))]
+    failing = [k for k, c in enumerate(checks) if not c.ok]
+    diagnoses = ctx.named_mistakes(failing)
+    tensors = [k for k in failing if (out := ctx.out(k)) is not None and
+               out.get("kind") in ("tensor", "ndarray")]
+    if tensors:
+        diagnoses.append(Finding(
+            "not-int", "failure_position devuelve un int de Python (int(p)) o None, no un "
+            "tensor.", "failure_position returns a Python int (int(p)) or None, not a tensor."))
+    return ctx.verdict(checks, diagnoses=diagnoses)
+
+
+# --- needle_distance -----------------------------------------------------------------------------
+
+def judge_needle(ctx: JudgeContext):
+    checks = [ctx.compare(k, tol=EXACT, check_dtype=False) for k in range(len(NEEDLE_CASES))]
+    failing = [k for k, c in enumerate(checks) if not c.ok]
+    diagnoses = ctx.named_mistakes(failing)
+    if any((out := ctx.out(k)) is not None and out.get("kind") != "scalar" for k in failing):
+        diagnoses.append(Finding(
+            "not-int", "needle_distance devuelve un int de Python, no un tensor ni un array.",
+            "needle_distance returns a Python int, not a tensor or an array."))
+    return ctx.verdict(checks, diagnoses=diagnoses)
+
+
+ITEMS = (
+    Item("buckets", "buckets", 1, "doubling_buckets: cubetas que doblan y se cortan en length",
+         "doubling_buckets: doubling buckets cut at length", judge_buckets),
+    Item("means", "means", 1, "bucket_means: media de todos los valores sin NaN, en float32",
+         "bucket_means: mean of every non-NaN value, in float32", judge_means),
+    Item("failure", "failure", 2, "failure_position: media hacia atrás, referencia en [T/2, T)",
+         "failure_position: trailing mean, reference over [T/2, T)", judge_failure),
+    Item("needle", "needle", 1, "needle_distance: la distancia de la clave en la tarea passkey",
+         "needle_distance: the passkey's distance in the passkey task", judge_needle),
+)
+
+
+# --- the notebook --------------------------------------------------------------------------------
+
+# The test cell's mistakes, modelled here (the module items name the catalogue's,
+# solutions/mistakes/extrapolation.py).
 
 def buckets(train_len: int, length: int, mistake: str | None = None) -> list[int]:
     """The flattened ``(start, end)`` pairs, or one of the usual mistakes."""
@@ -167,25 +229,6 @@ BUCKET_DIAGNOSES = {
                 "ends at length."),
 }
 
-
-def judge_buckets(ctx: JudgeContext):
-    checks = [_list_case(ctx, k) for k in range(len(BUCKET_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-    names = [name for name in BUCKET_DIAGNOSES if failing and all(  # explains every case
-        _ints(ctx, k) == buckets(*BUCKET_CASES[k], mistake=name)[:MAX_OUTPUTS]
-        for k in range(len(checks)))]
-    diagnoses = [Finding(n, *BUCKET_DIAGNOSES[n]) for n in names]
-    if failing and not names and all(_ints(ctx, k) is None and ctx.run.outputs(k) is not None
-                                     for k in failing):
-        diagnoses.append(Finding(
-            "not-ints", "doubling_buckets devuelve una lista de pares (inicio, fin) de enteros de "
-            "Python, no tensores ni floats.",
-            "doubling_buckets returns a list of (start, end) pairs of Python ints, not tensors "
-            "or floats."))
-    return ctx.verdict(checks, diagnoses=diagnoses)
-
-
-# --- bucket_means --------------------------------------------------------------------------------
 
 def _quiet(function, *args, **kwargs):
     with warnings.catch_warnings():
@@ -226,30 +269,6 @@ MEAN_DIAGNOSES = {
                     "nor the count (torch.nanmean)."),
 }
 
-
-def judge_means(ctx: JudgeContext):
-    checks = [ctx.compare(k) for k in range(len(MEAN_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-
-    def variant(name):
-        def make(k):
-            key, _, spans = MEAN_CASES[k]
-            loss = ctx.inputs[key]
-            wrong = means(loss, spans, name)
-            return None if np.array_equal(wrong, means(loss, spans), equal_nan=True) else wrong
-        return make
-
-    names = explained(failing, {n: variant(n) for n in MEAN_DIAGNOSES}, lambda k: student(ctx, k))
-    diagnoses = [Finding(n, *MEAN_DIAGNOSES[n]) for n in names]
-    if any((out := ctx.out(k)) is not None and out.get("dtype") not in (None, "float32")
-           for k in failing):
-        diagnoses.append(Finding(
-            "not-float32", "bucket_means devuelve float32 sea cual sea el dtype de loss.",
-            "bucket_means returns float32 whatever the dtype of loss."))
-    return ctx.verdict(checks, diagnoses=diagnoses)
-
-
-# --- failure_position ----------------------------------------------------------------------------
 
 def failure(curve, train_len: int, tolerance: float, window: int,
             mistake: str | None = None) -> int | None:
@@ -308,38 +327,6 @@ FAILURE_DIAGNOSES = {
 }
 
 
-def judge_failure(ctx: JudgeContext):
-    checks = [ctx.compare(k, tol=EXACT, check_dtype=False) for k in range(len(FAILURE_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-
-    def answer(k):
-        out = ctx.out(k)
-        if out is None:
-            return "error"
-        if out.get("kind") == "none":
-            return None
-        array = out.get("array")
-        return int(array) if array is not None and np.asarray(array).size == 1 and \
-            np.isfinite(array).all() else "other"
-
-    def wrong(k, name):
-        key, _, T, tol, window = FAILURE_CASES[k]
-        return failure(ctx.inputs[key], T, tol, window, name)
-
-    names = [name for name in FAILURE_DIAGNOSES if failing and all(  # explains every case
-        answer(k) == wrong(k, name) for k in range(len(checks)))]
-    diagnoses = [Finding(n, *FAILURE_DIAGNOSES[n]) for n in names]
-    tensors = [k for k in failing if (out := ctx.out(k)) is not None and
-               out.get("kind") in ("tensor", "ndarray")]
-    if tensors:
-        diagnoses.append(Finding(
-            "not-int", "failure_position devuelve un int de Python (int(p)) o None, no un "
-            "tensor.", "failure_position returns a Python int (int(p)) or None, not a tensor."))
-    return ctx.verdict(checks, diagnoses=diagnoses)
-
-
-# --- needle_distance -----------------------------------------------------------------------------
-
 def needle(length: int, depth: float, k: int = 5, mistake: str | None = None) -> int:
     """The passkey distance, or one of the usual mistakes."""
     if mistake == "digits-fixed":
@@ -375,42 +362,6 @@ NEEDLE_DIAGNOSES = {
                      "F = length − 2k − 2 and the distance length − k − 2 − w."),
 }
 
-
-def judge_needle(ctx: JudgeContext):
-    checks = [ctx.compare(k, tol=EXACT, check_dtype=False) for k in range(len(NEEDLE_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-
-    def variant(name):
-        def make(k):
-            wrong = needle(*NEEDLE_CASES[k], mistake=name)
-            return None if wrong == needle(*NEEDLE_CASES[k]) else np.array(float(wrong))
-        return make
-
-    names = explained(failing, {n: variant(n) for n in NEEDLE_DIAGNOSES},
-                      lambda k: student(ctx, k), lambda k: EXACT)
-    passing = [k for k in range(len(checks)) if k not in failing]
-    names = [n for n in names if all(variant(n)(k) is None for k in passing)]  # and the rest
-    diagnoses = [Finding(n, *NEEDLE_DIAGNOSES[n]) for n in names]
-    if any((out := ctx.out(k)) is not None and out.get("kind") != "scalar" for k in failing):
-        diagnoses.append(Finding(
-            "not-int", "needle_distance devuelve un int de Python, no un tensor ni un array.",
-            "needle_distance returns a Python int, not a tensor or an array."))
-    return ctx.verdict(checks, diagnoses=diagnoses)
-
-
-ITEMS = (
-    Item("buckets", "buckets", 1, "doubling_buckets: cubetas que doblan y se cortan en length",
-         "doubling_buckets: doubling buckets cut at length", judge_buckets),
-    Item("means", "means", 1, "bucket_means: media de todos los valores sin NaN, en float32",
-         "bucket_means: mean of every non-NaN value, in float32", judge_means),
-    Item("failure", "failure", 2, "failure_position: media hacia atrás, referencia en [T/2, T)",
-         "failure_position: trailing mean, reference over [T/2, T)", judge_failure),
-    Item("needle", "needle", 1, "needle_distance: la distancia de la clave en la tarea passkey",
-         "needle_distance: the passkey's distance in the passkey task", judge_needle),
-)
-
-
-# --- the notebook --------------------------------------------------------------------------------
 
 NB_T = 64
 NB_STEP = np.concatenate([np.full(NB_T, 1.2, np.float32), np.full(7 * NB_T, 2.0, np.float32)])

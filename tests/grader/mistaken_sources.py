@@ -150,7 +150,43 @@ LAB_17_06 = {
         "apply_rotary(x[..., r : 2 * r], cos_r, sin_r,",
     ),
 }
-LAB_18_01 = {}
+SMOOTH_18_01 = "curve[max(0, p - window + 1) : p + 1].nanmean()"
+LAB_18_01 = {
+    "linear": ("min(2 * edges[-1], length)", "min(edges[-1] + train_len, length)"),
+    "not-cut": (
+        "edges = [0, min(train_len, length)]\n    while edges[-1] < length:\n"
+        "        edges.append(min(2 * edges[-1], length))",
+        "edges = [0, train_len]\n    while edges[-1] < length:\n"
+        "        edges.append(2 * edges[-1])",
+    ),
+    "mean-of-means": (".float().nanmean() for", ".float().nanmean(-1).nanmean() for"),
+    "nan-not-skipped": (".float().nanmean() for", ".float().mean() for"),
+    "nan-as-zero": (".float().nanmean() for", ".float().nan_to_num().mean() for"),
+    "centred": (SMOOTH_18_01,
+                "curve[max(0, p - window // 2) : p + (window + 1) // 2].nanmean()"),
+    "forward": (SMOOTH_18_01, "curve[p : p + window].nanmean()"),
+    "no-smoothing": (SMOOTH_18_01, "curve[p : p + 1].nanmean()"),
+    "reference-from-start": ("curve[train_len // 2 : train_len]", "curve[:train_len]"),
+    "search-from-zero": ("range(train_len, len(curve))", "range(len(curve))"),
+    "failure-nan-not-skipped": (
+        "reference = curve[train_len // 2 : train_len].nanmean()\n"
+        "    for p in range(train_len, len(curve)):\n"
+        "        smooth = " + SMOOTH_18_01,
+        "reference = curve[train_len // 2 : train_len].mean()\n"
+        "    for p in range(train_len, len(curve)):\n"
+        "        smooth = " + SMOOTH_18_01.replace("nanmean", "mean"),
+    ),
+    "greater-equal": ("if smooth > reference", "if smooth >= reference"),
+    "window-start": ("            return p\n", "            return p - window + 1\n"),
+    "truncated": ("round(depth * filler)", "int(depth * filler)"),
+    "half-up": ("round(depth * filler)", "int(depth * filler + 0.5)"),
+    "off-by-one": ("first_digit = 1 + before + 1", "first_digit = 1 + before"),
+    "digits-fixed": (
+        "filler = length - 2 * n_digits - 2\n    before = round(depth * filler)\n"
+        "    query = length - n_digits",
+        "filler = length - 12\n    before = round(depth * filler)\n    query = length - 5",
+    ),
+}
 LAB_18_02 = {
     "multiplied": ("rope_frequencies(rotary_dim, base) / factor, 1.0",
                    "rope_frequencies(rotary_dim, base) * factor, 1.0"),

@@ -79,7 +79,7 @@ MISTAKES = [
      failure_changed("reference-from-start")),
     ("failure", "search-from-zero", [("range(train_len, len(curve))", "range(len(curve))")],
      failure_changed("search-from-zero")),
-    ("failure", "nan-not-skipped", [("train_len].nanmean()", "train_len].mean()"),
+    ("failure", "failure-nan-not-skipped", [("train_len].nanmean()", "train_len].mean()"),
                                     (SMOOTH, SMOOTH.replace("nanmean", "mean"))],
      failure_changed("nan-not-skipped")),
     ("failure", "greater-equal", [("if smooth > reference", "if smooth >= reference")],
