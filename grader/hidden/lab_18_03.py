@@ -11,13 +11,11 @@ Tolerances: integer outputs must be exact; masks must hold exactly ``0`` and ``-
 the per-dtype defaults (they are a slice, so they come out exact).
 
 Known mistakes diagnosed: those of the values, from the catalogue
-``solutions/mistakes/cache_positions.py`` (positions that restart at 0, the chunk starting at
-``cache_len + 1``, the new tokens' positions restarted at 0 while the cached keys keep theirs, the
-sign of the relative position, the cached keys left out; the mask aligned top-left (SDPA's
-``is_causal=True``), the diagonal masked; the bias rows taken from the start of the table, from the
-end of a table larger than the keys, one row too far, with every column of the table or only the
-new keys' columns); positions that are not int64, ``-1e9`` instead of ``-inf``, a boolean mask,
-``dtype`` ignored, bias rows not in the table's dtype, tensors created off the input's device.
+``solutions/mistakes/cache_positions.py`` (positions restarted, off by one, restarted for the new
+tokens only, the relative sign, the cached keys left out; the mask top-left or strict; the bias
+rows from the start, from the end of a larger table, one row too far, with too many or too few
+columns); positions not int64, ``-1e9`` for ``-inf``, a boolean mask, ``dtype`` ignored or not
+kept, tensors created off the input's device.
 
 Notebook: ``test-positions`` records the visible and hidden values of the four functions (exact;
 the mistakes above recognised from them). ``test-chunk-bias`` records ALiBi's bias and the zero
@@ -187,8 +185,7 @@ ITEMS = (
 
 # --- the notebook --------------------------------------------------------------------------------
 
-# The test cell's mistakes, modelled here (the module items name the catalogue's,
-# solutions/mistakes/cache_positions.py; ``mask`` also gives judge_mask the exact mask).
+# The test cell's own mistake models (``mask`` also gives judge_mask the exact mask).
 
 def positions(cache_len: int, q_len: int, mistake: str | None = None) -> np.ndarray:
     start = {"restart": 0, "chunk-restart": 0, "off-by-one": cache_len + 1}.get(mistake,
