@@ -159,6 +159,7 @@ def test_usage_errors_exit_2(tmp_path):
         assert process.returncode == 2 and "no GPU" in output
 
 
+@pytest.mark.filterwarnings("ignore:.*not in session")  # nbgrader's own set-up of a submission
 def test_manual_grades_from_formgrader_are_merged(full_run, tmp_path, monkeypatch):
     from nbgrader.api import Gradebook
 
