@@ -65,15 +65,17 @@ def _shown(array: np.ndarray) -> object:
 
 def _expect_exact(value: object, actual: np.ndarray, name: str) -> None:
     """Fail unless ``actual`` (``value`` as an array) is the stored answer ``name`` exactly;
-    name every classic mistake that gives the same."""
+    name every classic mistake that gives the same (a short list of numbers often fits several)."""
     expected, mistakes = snap.answer(actual, name)
     if actual.shape == expected.shape and np.array_equal(actual, expected, equal_nan=True):
         return
     es = f"{name} devolvió {value!r}; se esperaba {_shown(np.asarray(expected))!r}."
     en = f"{name} returned {value!r}; expected {_shown(np.asarray(expected))!r}."
-    for wrong, why_es, why_en in mistakes.values():
-        if wrong.shape == actual.shape and np.array_equal(actual, wrong, equal_nan=True):
-            es, en = f"{es} {why_es}", f"{en} {why_en}"
+    fitting = [(why_es, why_en) for wrong, why_es, why_en in mistakes.values()
+               if wrong.shape == actual.shape and np.array_equal(actual, wrong, equal_nan=True)]
+    for number, (why_es, why_en) in enumerate(fitting):
+        es, en = (f"{es} {why_es}", f"{en} {why_en}") if number == 0 else \
+            (f"{es} O bien: {why_es}", f"{en} Or: {why_en}")
     raise CheckFailure(es, en)
 
 
