@@ -6,7 +6,8 @@ needed to install and run them. Left out: ``solutions/``, the whole ``grader/`` 
 checks, reference outputs, sample submissions, the sandbox), the project's own tests, CI and the
 grading benchmark. ``pyproject.toml`` and the ``Makefile`` are rewritten so that they no longer
 mention what was left out, the README is the students' own (``STUDENT_README``), and the
-result is scanned for leaks before it is accepted.
+result is scanned for leaks before it is accepted: instructor-only files, and any callable that
+computes a graded function's answers on the hidden inputs (``grader.leaks``).
 
 The release is built from the last commit, never from the working tree, and only after checking
 that the commit's stubs and notebooks are exactly what its ``solutions/`` generate.
@@ -203,11 +204,21 @@ def release(out: Path, *, force: bool = False, root: Path = REPO_ROOT,
             say(bilingual(f"La publicación anterior está en {saved}",
                           f"The previous release is kept in {saved}"))
         written = _write(tree, out)
-    problems = leaks(out)
+    problems = leaks(out) or answers(out, say)
     if problems:
         shutil.rmtree(out)
         raise LeakError("refusing to release:\n" + "\n".join(problems))
     return written
+
+
+def answers(out: Path, say=print) -> list[str]:
+    """The callables of the release that compute a graded function (``grader.leaks``)."""
+    from grader.leaks import search
+
+    say(bilingual("Buscando en la publicación código que calcule una respuesta calificada…",
+                  "Searching the release for code that computes a graded answer…"))
+    found = search(out)
+    return [f"{leak} · a student could call it for full marks" for leak in found.leaks]
 
 
 def _write(tree: Path, out: Path) -> list[Path]:

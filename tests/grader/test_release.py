@@ -109,6 +109,28 @@ def test_release_refuses_a_commit_whose_stub_drifted(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+PLANTED = """import numpy as np
+
+
+def table(T, d, base=10000.0):
+    angles = np.arange(T)[:, None] * base ** (-np.arange(0, d, 2) / d)
+    out = np.empty((T, d), np.float32)
+    out[:, 0::2], out[:, 1::2] = np.sin(angles), np.cos(angles)
+    return out
+"""
+
+
+def test_release_refuses_a_commit_whose_given_code_computes_an_answer(tmp_path):
+    repo = clone(tmp_path)
+    (repo / "src/minimodel/tables.py").write_text(PLANTED, encoding="utf-8")
+    commit(repo)
+    said = []
+    with pytest.raises(LeakError, match=r"minimodel\.tables\.table computes sinusoidal_pe"):
+        release(tmp_path / "out", root=repo, say=said.append)
+    assert not (tmp_path / "out").exists()
+    assert any("Searching the release" in line for line in said)
+
+
 def test_release_ships_the_commit_not_the_working_tree(tmp_path):
     repo = clone(tmp_path)
     (repo / "notes-for-me.md").write_text("answers: ...")
