@@ -13,12 +13,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from grader.findings import Finding, mismatch_findings
 from grader.verdicts import (
     CellContext,
     Check,
-    Finding,
     Tolerance,
-    mismatch_findings,
 )
 
 

@@ -12,13 +12,13 @@ import pytest
 from mistaken_sources import MISTAKEN as SOURCES
 from source_runs import grade_source, mutated
 
+from grader.findings import exception_findings
 from grader.hidden import lab_17_01 as lab
 from grader.hidden import registry
 from grader.references import References
 from grader.verdicts import (
     GroupOutcome,
     JudgeContext,
-    exception_findings,
 )
 from minimodel.messages import bilingual
 

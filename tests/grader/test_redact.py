@@ -13,10 +13,10 @@ import pytest
 import torch
 from grader_corpus import REFERENCE, Entry
 
+from grader.findings import exception_findings, import_finding
 from grader.grading import Options, grade
 from grader.redact import course_messages, from_student, redact
 from grader.sandbox import Limits
-from grader.verdicts import exception_findings, import_finding
 from minimodel.messages import bilingual
 
 SLOPES = torch.tensor([0.3, 1.1])  # float32: 0.30000001192092896 as a Python float

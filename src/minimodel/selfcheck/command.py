@@ -100,7 +100,14 @@ class Report:
             )
         else:
             self.shown.add(detail)
-        for line in detail.splitlines():
+        lines = detail.splitlines()
+        for index, line in enumerate(lines):
+            if index and line in self.shown:  # a mistake's explanation, already given above
+                line = self.say("El mismo error que arriba.", "The same mistake as above.")
+                if lines[index - 1] == line:
+                    continue
+            elif index:
+                self.shown.add(line)
             self.write(f"      {line}")
 
     def _line(self, result: Result) -> None:

@@ -101,10 +101,11 @@ def expect_array(
 
 def _explained(got: np.ndarray, es: str, en: str, mistakes: dict | None, atol: float,
                rtol: float) -> tuple[str, str]:
-    """``(es, en)`` followed by the explanation of the first mistake whose values ``got`` has."""
+    """``(es, en)`` followed, on a line of its own, by the explanation of the first mistake whose
+    values ``got`` has (the report says it once, then "the same mistake as above")."""
     for wrong, why_es, why_en in (mistakes or {}).values():
         if wrong.shape == got.shape and np.allclose(got, wrong, atol=10 * atol, rtol=rtol):
-            return f"{es} {why_es}", f"{en} {why_en}"
+            return f"{es}\n{why_es}", f"{en}\n{why_en}"
     return es, en
 
 

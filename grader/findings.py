@@ -1,0 +1,230 @@
+"""What a student reads about a run or a comparison: findings in both languages.
+
+A :class:`Finding` is one thing the student should know (a run that crashed or ran out of time, a
+module that does not import, an exception, values or dtypes that differ), with a code the tests
+and the gradebook use. Everything that comes from student code goes through
+``grader.redact.from_student`` first. The judges (``grader.verdicts``, ``grader/hidden/``) choose
+which findings a verdict carries.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from grader.child.probe_runner import BLOCKED, forbidden
+from grader.redact import from_student
+
+if TYPE_CHECKING:
+    from grader.verdicts import Check, GroupOutcome
+
+
+@dataclass
+class Finding:
+    """One thing the student should know, in both languages. ``scoring=False``: a note only."""
+
+    code: str
+    es: str
+    en: str
+    scoring: bool = True
+
+    def to_json(self) -> dict:
+        return {"code": self.code, "es": self.es, "en": self.en, "scoring": self.scoring}
+
+
+SIGNAL_NAMES = {signal.SIGSEGV: ("fallo de segmentación", "segmentation fault"),
+                signal.SIGABRT: ("abortado", "aborted"),
+                signal.SIGKILL: ("matado por el sistema, posiblemente por falta de memoria",
+                                 "killed by the system, possibly out of memory"),
+                signal.SIGBUS: ("error de bus", "bus error"),
+                signal.SIGFPE: ("error aritmético", "arithmetic error")}
+
+
+def run_findings(run: GroupOutcome, module_file: str, limits: dict | None = None) -> list[Finding]:
+    """What went wrong with the whole group (file, import, timeout, crash), if anything."""
+    limits = limits or {}
+    findings = list(run.file_findings)
+    if run.import_error:
+        findings.append(import_finding(run.import_error, module_file))
+    wall = limits.get("wall_s", run.report.get("wall_s", 0))
+    if run.status == "timeout":
+        findings.append(Finding(
+            "timeout",
+            f"Tu código no terminó a tiempo (límite: {wall:g} s para este grupo de pruebas). "
+            "¿Hay un bucle que nunca acaba o una espera?",
+            f"Your code did not finish in time (limit: {wall:g} s for this group of tests). "
+            "Is there a loop that never ends, or a wait?"))
+    elif run.status == "cpu":
+        findings.append(Finding(
+            "cpu", "Tu código superó el límite de tiempo de CPU.",
+            "Your code went over the CPU-time limit."))
+    elif run.status == "memory":
+        findings.append(Finding(
+            "memory", "Tu código usó más memoria de la permitida y se detuvo.",
+            "Your code used more memory than allowed and was stopped."))
+    elif run.status == "crashed":
+        number = run.report.get("signal", 0)
+        es, en = SIGNAL_NAMES.get(number, ("señal", "signal"))
+        name = signal.Signals(number).name if number in signal.Signals._value2member_map_ \
+            else str(number)
+        findings.append(Finding(
+            "crashed", f"El proceso que ejecutaba tu código murió ({name}: {es}).",
+            f"The process running your code died ({name}: {en})."))
+    elif run.status == "exited" and not run.import_error:
+        code = run.report.get("exit_code")
+        findings.append(Finding(
+            "exited",
+            f"El proceso terminó antes de acabar las pruebas (código de salida {code}). "
+            "¿Tu código llama a sys.exit() u os._exit()?",
+            f"The process ended before the tests finished (exit code {code}). "
+            "Does your code call sys.exit() or os._exit()?"))
+    elif run.status == "error":
+        findings.append(Finding(
+            "grader-error",
+            "El corrector tuvo un problema interno con este apartado; el profesorado lo revisará.",
+            "The grader had an internal problem with this item; your instructor will review it."))
+    if run.problems:
+        findings.append(Finding(
+            "unsafe-output",
+            "Tu código dejó resultados que no son datos numéricos normales; no se tuvieron en "
+            "cuenta.",
+            "Your code left results that are not plain numeric data; they were ignored."))
+    if run.report.get("output_bytes", 0) > 1 << 20:
+        megabytes = run.report["output_bytes"] / 2**20
+        findings.append(Finding(
+            "output-flood",
+            f"Tu código escribió {megabytes:.0f} MB en la salida. No cuesta puntos, pero "
+            "ralentiza la corrección.",
+            f"Your code wrote {megabytes:.0f} MB of output. It costs no points, but it slows "
+            "grading down.", scoring=False))
+    return findings
+
+
+def borrowed_finding(name: str, module_file: str | None = None, via: str | None = None) -> Finding:
+    """The finding of a submission that takes its values from ``name``, a course module that
+    holds answers (``grader.borrowed``), imported by ``module_file`` itself or through ``via``."""
+    who_es, who_en = (module_file, module_file) if module_file else ("Tu código", "Your code")
+    through_es = f" (a través de {via}, que importa)" if via else ""
+    through_en = f" (through {via}, which it imports)" if via else ""
+    return Finding(
+        "borrowed-answer",
+        f"{who_es} usa {name}{through_es}, que es parte del curso y no de tu trabajo: el trabajo "
+        "tiene que ser tuyo, así que los apartados que dependen de él valen 0, como sin hacer. "
+        "Escribe tú el cálculo y vuelve a entregar.",
+        f"{who_en} uses {name}{through_en}, which is part of the course, not your work: the work "
+        "must be your own, so the items that depend on it score 0, as if not done. Write the "
+        "computation yourself and submit again.")
+
+
+def blocked_import(error: dict | None) -> str | None:
+    """The forbidden module whose import the sandbox refused in ``error``, if that is what it
+    is (``probe_runner.BorrowedImportBlocker``)."""
+    if not error or error.get("type") not in ("ImportError", "ModuleNotFoundError"):
+        return None
+    found = re.search(re.escape(BLOCKED) + r"([\w.]+)", error.get("message", ""))
+    return found.group(1) if found and forbidden(found.group(1)) else None
+
+
+def import_finding(error: dict, module_file: str) -> Finding:
+    kind = error.get("type", "Error")
+    if blocked_import(error):
+        return borrowed_finding(blocked_import(error), module_file)
+    es_msg, en_msg = from_student(error.get("message", ""))
+    # the file at fault: another student module this one imports (two_d.py imports rope.py)
+    module_file = from_student(error["file"], 80)[1] if error.get("file") else module_file
+    if kind in ("SyntaxError", "IndentationError", "TabError"):
+        line = error.get("lineno", "?")
+        return Finding("syntax-error",
+                       f"{module_file} tiene un error de sintaxis en la línea {line}: {es_msg}",
+                       f"{module_file} has a syntax error on line {line}: {en_msg}")
+    if kind == "SystemExit":
+        return Finding("exit-at-import",
+                       f"Al importar {module_file}, tu código termina el proceso (SystemExit).",
+                       f"Importing {module_file} ends the process (SystemExit).")
+    return Finding("import-error",
+                   f"Importar {module_file} lanza {kind}: {es_msg}",
+                   f"Importing {module_file} raises {kind}: {en_msg}")
+
+
+def exception_findings(errors: list[dict], total: int, where: str = "") -> list[Finding]:
+    """Group the exceptions the cases raised, one finding per exception type."""
+    by_type: dict[str, list[dict]] = {}
+    for error in errors:
+        by_type.setdefault(error.get("type", "Error"), []).append(error)
+    findings = []
+    for kind, group in by_type.items():
+        first = group[0]
+        es_msg, en_msg = from_student(first.get("message", ""))
+        if kind == "KeyboardInterrupt" and not es_msg:
+            es_msg, en_msg = ("interrumpido al superar el tiempo límite",
+                              "interrupted: it went over the time limit")
+        if blocked_import(first):
+            findings.append(borrowed_finding(blocked_import(first)))
+            continue
+        line = f" (línea {first['lineno']})" if first.get("lineno") else ""
+        line_en = f" (line {first['lineno']})" if first.get("lineno") else ""
+        if kind == "NotImplementedError":
+            findings.append(Finding("not-implemented",
+                                    f"{where}Todavía sin implementar. {es_msg}".strip(),
+                                    f"{where}Not implemented yet. {en_msg}".strip()))
+            continue
+        count_es = f"{len(group)} de {total} casos ocultos lanzan" if total > 1 else "Lanza"
+        count_en = f"{len(group)} of {total} hidden cases raise" if total > 1 else "Raises"
+        findings.append(Finding(
+            "exception",
+            f"{where}{count_es} {kind}{line}: {es_msg}".rstrip(": "),
+            f"{where}{count_en} {kind}{line_en}: {en_msg}".rstrip(": ")))
+    return findings
+
+
+def mismatch_findings(checks: list[Check], expected_dtype: str | None = None,
+                      got_dtypes: list[str] = (), where: str = "") -> list[Finding]:
+    """Generic findings for checks no diagnosis explained (shape, dtype, values, ...)."""
+    total = len(checks)
+    counts: dict[str, int] = {}
+    worst = 0.0
+    for check in checks:
+        if not check.ok and check.reason not in ("error", "missing"):
+            counts[check.reason] = counts.get(check.reason, 0) + 1
+            if check.max_err is not None:
+                worst = max(worst, check.max_err)
+    findings = []
+    for reason, count in counts.items():
+        of_es, of_en = f"{count} de {total} casos ocultos", f"{count} of {total} hidden cases"
+        if reason == "shape":
+            findings.append(Finding("shape", f"{where}{of_es}: la forma del resultado no es la "
+                                    "que indica la especificación.",
+                                    f"{where}{of_en}: the result's shape is not the one the "
+                                    "specification gives."))
+        elif reason == "dtype":
+            got = ", ".join(sorted(set(got_dtypes))) or "?"
+            findings.append(Finding("dtype", f"{where}{of_es}: dtype {got}; se esperaba "
+                                    f"{expected_dtype}.",
+                                    f"{where}{of_en}: dtype {got}; expected {expected_dtype}."))
+        elif reason == "kind":
+            findings.append(Finding("kind", f"{where}{of_es}: el tipo del resultado no es el "
+                                    "de la especificación (np.ndarray o torch.Tensor).",
+                                    f"{where}{of_en}: the result's type is not the one the "
+                                    "specification gives (np.ndarray or torch.Tensor)."))
+        elif reason == "device":
+            findings.append(Finding("device", f"{where}{of_es}: el resultado no está en el "
+                                    "dispositivo de la entrada.",
+                                    f"{where}{of_en}: the result is not on the input's "
+                                    "device."))
+        elif reason == "values":
+            err = f" (error máximo {worst:.2g})" if np.isfinite(worst) else ""
+            err_en = f" (largest error {worst:.2g})" if np.isfinite(worst) else ""
+            findings.append(Finding("values", f"{where}{of_es}: los valores no coinciden con "
+                                    f"los esperados{err}.",
+                                    f"{where}{of_en}: the values differ from the expected "
+                                    f"ones{err_en}."))
+        elif reason == "invalid":
+            findings.append(Finding("invalid", f"{where}{of_es}: el resultado no es un array "
+                                    "numérico normal.",
+                                    f"{where}{of_en}: the result is not a plain numeric "
+                                    "array."))
+    return findings
