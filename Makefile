@@ -64,9 +64,9 @@ lint: install
 	$(BIN)/ruff check .
 
 sync: install
-	$(BIN)/python -m grader.sync $(if $(KEEP_COPIES),--keep-copies)
+	$(BIN)/python -m grader.build.sync $(if $(KEEP_COPIES),--keep-copies)
 	$(BIN)/minimodel-grader references
-	$(BIN)/python -m grader.snapshots
+	$(BIN)/python -m grader.build.snapshots
 
 lab: install
 	$(BIN)/python -m minimodel.jupyter_lab

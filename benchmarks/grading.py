@@ -112,7 +112,7 @@ def grade(submissions: Path, out: Path, workers: int, priority: bool):
 
 def nbgrader_autograde(submissions: Path, names: list[str], work: Path, priority: bool):
     """Plain ``nbgrader autograde`` of the same notebooks, timed (generation not included)."""
-    from grader.notebooks import _run_nbgrader
+    from grader.build.notebooks import _run_nbgrader
 
     course = work / "course"
     if course.exists():

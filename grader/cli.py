@@ -146,14 +146,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dispatch(args) -> int:
+    from grader.build.nbgrader_course import CourseError
     from grader.grading import GradingError
     from grader.lms_export import ExportError
     from grader.merging import MergeError
-    from grader.nbgrader_course import CourseError
 
     try:
         if args.command == "references":
-            from grader import references
+            from grader.build import references
 
             if args.check:
                 problems = references.drift(labs=args.lab)
@@ -162,7 +162,7 @@ def _dispatch(args) -> int:
             references.regenerate(labs=args.lab)
             return 0
         if args.command == "release":
-            from grader.release import release
+            from grader.build.release import release
 
             written = release(args.out, force=args.force)
             print(f"student repository: {len(written)} files in {args.out}")
@@ -192,7 +192,7 @@ def _dispatch(args) -> int:
             _export(args, args.out)
             return 0
         if args.command == "nbgrader-course":
-            from grader import nbgrader_course
+            from grader.build import nbgrader_course
 
             if args.scores:
                 count = nbgrader_course.write_scores(args.course, args.scores,

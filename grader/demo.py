@@ -17,10 +17,10 @@ from pathlib import Path
 import nbformat
 
 from grader import nbexec
+from grader.build.stubs import END_MARK, START_MARK
+from grader.build.sync import released_text
 from grader.grading import Options, grade
 from grader.sandbox import Limits
-from grader.stubs import END_MARK, START_MARK
-from grader.sync import released_text
 from minimodel.course import LABS, encoding_modules
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT, STUBS_DIR
 
@@ -38,7 +38,7 @@ def snippets(sample: str) -> dict[str, str]:
 
 def reference_bodies(module: str) -> dict[str, str]:
     """The body of each solution block of ``solutions/positional/<module>.py``, by function."""
-    from grader.stubs import BEGIN, END, HINT, _owner
+    from grader.build.stubs import BEGIN, END, HINT, _owner
 
     lines = (REFERENCE_DIR / f"{module}.py").read_text(encoding="utf-8").splitlines()
     bodies = {}

@@ -35,11 +35,11 @@ import nbformat
 from grader import gradebook, nbexec
 from grader.borrowed import borrowed_modules
 from grader.budget import StudentBudget
+from grader.build.references import References
 from grader.forkservers import sandbox_config
 from grader.hidden import module_name, registry
 from grader.pool import run_pool
 from grader.progress import Progress
-from grader.references import References
 from grader.runs import WORKER_OVERHEAD_MB, run_group, run_notebook, workers_that_fit
 from grader.sandbox import Capabilities, Limits, Scratch, probe_capabilities
 from grader.unpack import POSITIONAL, Submission, discover, flag_reason, unpack

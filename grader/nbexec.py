@@ -55,8 +55,8 @@ def source_path(slug: str, root: Path = REPO_ROOT) -> Path:
 
 
 def source_notebook(slug: str, root: Path = REPO_ROOT) -> nbformat.NotebookNode:
-    """The lab source with complete nbgrader metadata (``grader.notebooks``)."""
-    from grader import notebooks
+    """The lab source with complete nbgrader metadata (``grader.build.notebooks``)."""
+    from grader.build import notebooks
 
     return notebooks.source_notebook(source_path(slug, root))
 

@@ -298,7 +298,7 @@ class JudgeContext:
     gpu_available: bool = False
     meta_run: GroupOutcome | None = None  # device groups: the run on the meta device
     gpu_scores: bool = False  # graded with --device cuda: the CUDA run counts
-    mistakes: list[dict] = field(default_factory=list)  # grader.references.References.mistakes
+    mistakes: list[dict] = field(default_factory=list)  # References.mistakes(group)
 
     def named_mistakes(self, failing: list[int], prefix: str = "") -> list[Finding]:
         """The classic mistakes (``solutions/mistakes/``) whose outputs on the hidden inputs the
@@ -313,7 +313,7 @@ class JudgeContext:
 
     def _matches(self, index: int, outputs: list[dict] | dict) -> bool:
         """Whether the student's outputs of case ``index`` are a mistake's (stored as every
-        ``stride``-th value, ``grader.references``), or raise as the mistake does."""
+        ``stride``-th value, ``grader.build.references``), or raise as the mistake does."""
         if isinstance(outputs, dict):
             return self.out(index) is None and (self.error(index) or {}).get("type") == \
                 outputs["error"]

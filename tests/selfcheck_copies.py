@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.sync import released_text
+from grader.build.sync import released_text
 from minimodel.course import find_lab
 from minimodel.implementation import REFERENCE_DIR, STUBS_DIR
 from minimodel.selfcheck.runner import run_checks

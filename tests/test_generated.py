@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import stubs, sync
+from grader.build import stubs, sync
 from minimodel import generated as generated_copy
 from minimodel.course import LABS
 from minimodel.implementation import STUBS_DIR

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import sync
+from grader.build import sync
 from minimodel import generated
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-snapshots_builder = pytest.importorskip("grader.snapshots")
-mistakes = pytest.importorskip("grader.mistakes")
+snapshots_builder = pytest.importorskip("grader.build.snapshots")
+mistakes = pytest.importorskip("grader.build.mistakes")
 
 from minimodel.selfcheck import snapshots  # noqa: E402
 
@@ -25,7 +25,7 @@ def computed(tmp_path_factory):
 @pytest.mark.parametrize("lab", LABS, ids=[lab.id for lab in LABS])
 def test_stored_answers_match_the_solutions(lab, computed):
     assert snapshots_builder.drift(lab, computed) == [], (
-        "the self-check's stored answers are out of date: python -m grader.snapshots"
+        "the self-check's stored answers are out of date: python -m grader.build.snapshots"
     )
 
 

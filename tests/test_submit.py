@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.sync import released_text
+from grader.build.sync import released_text
 from minimodel import submit
 from minimodel.implementation import REPO_ROOT
 

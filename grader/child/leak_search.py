@@ -1,6 +1,6 @@
 """Look for an implementation of a graded function in a released student repository (the child).
 
-Run by :mod:`grader.leaks` as ``python leak_search.py REQUEST.json`` from a folder that also
+Run by :mod:`grader.build.leaks` as ``python leak_search.py REQUEST.json`` from a folder that also
 holds ``probe_runner.py``, with ``PYTHONPATH`` at the release's ``src`` (so ``minimodel`` is the
 released package and ``minimodel.positional`` the student stubs) and a temporary working folder.
 Every candidate callable is called on the hidden inputs of each target (a graded function's cases

@@ -1,13 +1,13 @@
 """Classic mistakes in alibi.py (lesson 17.04): what a student who makes each one writes.
 
-Each function is a wrong ``alibi_slopes`` or ``alibi_bias``. See ``grader/mistakes.py``.
+Each function is a wrong ``alibi_slopes`` or ``alibi_bias``. See ``grader/build/mistakes.py``.
 """
 
 import math
 
 import torch
 
-from grader.mistakes import mistake
+from grader.build.mistakes import mistake
 from minimodel.positional.alibi import alibi_bias as right_bias
 from minimodel.positional.alibi import alibi_slopes as right_slopes
 

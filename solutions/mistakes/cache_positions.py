@@ -4,12 +4,12 @@ The module's later functions build on its earlier ones (``relative_positions`` o
 ``chunk_positions``, ``causal_mask_after_cache`` on ``relative_positions``), so a mistake in one
 also shows in the next ones: the positions restarted at 0 give the top-left mask, and a chunk
 that starts one position too far gives a mask that lets each query see one key too many. See
-``grader/mistakes.py``.
+``grader/build/mistakes.py``.
 """
 
 import torch
 
-from grader.mistakes import mistake
+from grader.build.mistakes import mistake
 from minimodel.positional.cache_positions import relative_positions as right_relative
 
 

@@ -1,11 +1,11 @@
 """Classic mistakes in equivariance.py (lesson 17.00): what a student who makes each one writes.
 
-See ``grader/mistakes.py``.
+See ``grader/build/mistakes.py``.
 """
 
 import torch
 
-from grader.mistakes import mistake
+from grader.build.mistakes import mistake
 from minimodel.positional.equivariance import permutation_equivariance_gap as right_gap
 
 

@@ -1,6 +1,6 @@
 """Classic mistakes in extrapolation.py (lesson 18.01): what a student who makes each one writes.
 
-See ``grader/mistakes.py``. ``doubling_buckets``, ``failure_position`` and ``needle_distance``
+See ``grader/build/mistakes.py``. ``doubling_buckets``, ``failure_position`` and ``needle_distance``
 return Python lists and numbers; the self-check stores them as arrays (``None`` as NaN).
 """
 
@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from grader.mistakes import mistake
+from grader.build.mistakes import mistake
 
 # --- doubling_buckets ---------------------------------------------------------------------------
 

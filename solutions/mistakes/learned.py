@@ -1,12 +1,12 @@
 """Classic mistakes in learned.py (lesson 17.02): what a student who makes each one writes.
 
-Each function is a wrong ``interpolate_positions``. See ``grader/mistakes.py``.
+Each function is a wrong ``interpolate_positions``. See ``grader/build/mistakes.py``.
 """
 
 import torch
 import torch.nn.functional as F
 
-from grader.mistakes import mistake
+from grader.build.mistakes import mistake
 
 
 @mistake("interpolate_positions", "centres",

@@ -2,14 +2,14 @@
 
 Each function is a wrong ``relative_position_bucket``, ``RelativePositionBias.forward`` or
 ``swin_relative_index``; ``RelativePositionBias``, which buckets with
-``relative_position_bucket``, inherits that function's mistakes. See ``grader/mistakes.py``.
+``relative_position_bucket``, inherits that function's mistakes. See ``grader/build/mistakes.py``.
 """
 
 import math
 
 import torch
 
-from grader.mistakes import mistake
+from grader.build.mistakes import mistake
 from minimodel.positional.relative_bias import relative_position_bucket as right_bucket
 from minimodel.positional.relative_bias import swin_relative_index as right_swin
 

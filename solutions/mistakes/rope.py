@@ -2,12 +2,12 @@
 
 The module's other functions call the one a mistake replaces (``apply_rope`` and
 ``RotaryEmbedding`` build on ``rope_frequencies``, ``rope_cos_sin`` and ``apply_rotary``), so
-they inherit it. See ``grader/mistakes.py``.
+they inherit it. See ``grader/build/mistakes.py``.
 """
 
 import torch
 
-from grader.mistakes import mistake
+from grader.build.mistakes import mistake
 from minimodel.positional.rope import RotaryEmbedding
 from minimodel.positional.rope import apply_rotary as right_rotary
 from minimodel.positional.rope import rope_cos_sin as right_cos_sin

@@ -1,14 +1,14 @@
 """Classic mistakes in scaling.py (lesson 18.02): what a student who makes each one writes.
 
 Each function is a wrong version of one scaling, with that scaling's call. See
-``grader/mistakes.py``.
+``grader/build/mistakes.py``.
 """
 
 import math
 
 import torch
 
-from grader.mistakes import mistake
+from grader.build.mistakes import mistake
 from minimodel.positional.rope import rope_frequencies
 from minimodel.positional.scaling import linear_scaling as right_linear
 from minimodel.positional.scaling import ntk_scaling as right_ntk

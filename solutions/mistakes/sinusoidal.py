@@ -1,12 +1,12 @@
 """Classic mistakes in sinusoidal.py (lesson 17.01): what a student who makes each one writes.
 
 Each function is a wrong ``sinusoidal_pe``; the module's ``SinusoidalPositionalEncoding``, which
-builds its table with ``sinusoidal_pe``, inherits the mistake. See ``grader/mistakes.py``.
+builds its table with ``sinusoidal_pe``, inherits the mistake. See ``grader/build/mistakes.py``.
 """
 
 import numpy as np
 
-from grader.mistakes import mistake
+from grader.build.mistakes import mistake
 from minimodel.positional.sinusoidal import sinusoidal_pe as right
 
 

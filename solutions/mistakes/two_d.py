@@ -1,7 +1,7 @@
 """Classic mistakes in two_d.py (lesson 17.06): what a student who makes each one writes.
 
 Each function is a wrong ``sinusoidal_2d``, ``interpolate_grid`` or ``apply_rope_2d``. See
-``grader/mistakes.py``.
+``grader/build/mistakes.py``.
 """
 
 import math
@@ -9,7 +9,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from grader.mistakes import mistake
+from grader.build.mistakes import mistake
 from minimodel.positional.two_d import apply_rope_2d as right_rope_2d
 from minimodel.positional.two_d import sinusoidal_2d as right_2d
 

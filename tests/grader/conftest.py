@@ -51,7 +51,7 @@ def graded_once(tmp_path_factory, name: str, build) -> dict:
 def released(tmp_path_factory) -> Path:
     """The student repository, released once per worker from the last commit (read-only:
     copy it to change it)."""
-    from grader.release import release
+    from grader.build.release import release
 
     out = tmp_path_factory.mktemp("student-repo")
     release(out, force=True)

@@ -16,8 +16,8 @@ from pathlib import Path
 import nbformat
 
 from grader import nbexec
+from grader.build.sync import released_text
 from grader.demo import fill_notebook, fill_stub
-from grader.sync import released_text
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT, STUBS_DIR
 
 SLUG = "17_01_sinusoidal"

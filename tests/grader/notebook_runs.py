@@ -24,10 +24,10 @@ import nbformat
 from grader_corpus import shared_dir
 
 from grader import gradebook, nbexec
+from grader.build.sync import released_text
 from grader.demo import fill_notebook
 from grader.grading import Options, grade
 from grader.sandbox import Limits
-from grader.sync import released_text
 from minimodel.course import encoding_modules, find_lab
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT, STUBS_DIR
 

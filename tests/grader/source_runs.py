@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
+from grader.build.references import References
+from grader.build.sync import released_text
 from grader.child import probe_runner
 from grader.hidden import registry
-from grader.references import References
 from grader.safe_io import read_group
-from grader.sync import released_text
 from grader.verdicts import GroupOutcome, JudgeContext, Verdict
 from minimodel.implementation import REFERENCE_DIR, STUBS_DIR
 

@@ -13,9 +13,9 @@ import pytest
 from mistaken_sources import MISTAKEN as SOURCES
 from source_runs import codes, grade_sources, mutated, points, reference, scoring, stub
 
+from grader.build.references import References
 from grader.hidden import lab_17_00 as lab
 from grader.hidden import registry
-from grader.references import References
 
 RETURN = "return (permuted_first - permuted_after).abs().max().item()"
 

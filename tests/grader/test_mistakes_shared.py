@@ -13,7 +13,7 @@ from mistaken_sources import MISTAKEN
 from selfcheck_copies import student_copy
 from source_runs import grade_source, mutated
 
-from grader.mistakes import lab_mistakes
+from grader.build.mistakes import lab_mistakes
 from minimodel.course import find_lab
 from minimodel.selfcheck.runner import run_checks
 

@@ -165,7 +165,7 @@ def test_hand_grading_merges_into_one_total_and_feedback(term):
 
 
 def test_repository_submissions_give_formgrader_their_notebooks(term, tmp_path):
-    from grader.nbgrader_course import collect_from
+    from grader.build.nbgrader_course import collect_from
 
     course = term["course"]
     subs = tmp_path / "subs"

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from grader import nbexec
+from grader.build.references import References
 from grader.hidden import registry
-from grader.references import References
 from grader.verdicts import CellContext
 
 LABS = [lab_id for lab_id, checks in registry().items() if checks.notebook is not None]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader import references
+from grader.build import references
 from grader.hidden import registry
 from minimodel.course import LABS
 

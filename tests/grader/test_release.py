@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.release import STUDENT_README, LeakError, leaks, release, student_makefile
-from grader.sync import committed_text
+from grader.build.release import STUDENT_README, LeakError, leaks, release, student_makefile
+from grader.build.sync import committed_text
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
 
 

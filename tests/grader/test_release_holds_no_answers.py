@@ -2,7 +2,7 @@
 
 Every callable of the released package (outside the stubs) and of the released lab notebooks
 whose signature binds a graded function's hidden arguments is called on the hidden inputs in a
-child process and compared with the reference outputs (``grader.leaks``); one that gives them
+child process and compared with the reference outputs (``grader.build.leaks``); one that gives them
 all would earn a student the points without the work.
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from grader.build.leaks import Leak, search, targets, trivial
 from grader.hidden import registry
-from grader.leaks import Leak, search, targets, trivial
 from minimodel.implementation import REFERENCE_DIR
 
 SHORTCUT = f'''"""Tables."""

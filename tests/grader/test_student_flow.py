@@ -19,9 +19,9 @@ import nbformat
 import pytest
 
 from grader import nbexec
+from grader.build.release import release
 from grader.demo import fill_notebook, fill_stub, reference_bodies
 from grader.grading import Options, grade
-from grader.release import release
 from grader.sandbox import Limits
 
 LAB, SLUG, MODULE = "17.01", "17_01_sinusoidal", "sinusoidal"

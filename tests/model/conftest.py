@@ -6,7 +6,7 @@ import types
 import pytest
 import torch
 
-from grader.sync import released_text
+from grader.build.sync import released_text
 from minimodel.implementation import STUBS_DIR
 from minimodel.model import ENCODINGS, GPT, GPTConfig
 

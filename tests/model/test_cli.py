@@ -103,7 +103,7 @@ def test_train_help_shows_the_defaults(capsys):
 
 def test_compare_checks_every_encoding_before_training(tmp_path):
     """A partly done implementation: compare names every missing encoding, trains nothing."""
-    from grader.sync import released_text
+    from grader.build.sync import released_text
     from minimodel.implementation import REFERENCE_DIR, STUBS_DIR
 
     student = tmp_path / "student"

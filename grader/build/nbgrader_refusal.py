@@ -2,14 +2,14 @@
 writes: stop before any student code runs, and say what to run instead.
 
 Its own module so that the command line does not import nbgrader for every command; the
-course's ``nbgrader_config.py`` names it as ``grader.nbgrader_refusal.RefuseAutograde``.
+course's ``nbgrader_config.py`` names it as ``grader.build.nbgrader_refusal.RefuseAutograde``.
 """
 
 from __future__ import annotations
 
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from grader.nbgrader_course import CourseError
+from grader.build.nbgrader_course import CourseError
 from minimodel.messages import bilingual
 
 REFUSAL = bilingual(

@@ -7,7 +7,7 @@ checks, reference outputs, sample submissions, the sandbox), the project's own t
 grading benchmark. ``pyproject.toml`` and the ``Makefile`` are rewritten so that they no longer
 mention what was left out, the README is the students' own (``STUDENT_README``), and the
 result is scanned for leaks before it is accepted: instructor-only files, and any callable that
-computes a graded function's answers on the hidden inputs (``grader.leaks``).
+computes a graded function's answers on the hidden inputs (``grader.build.leaks``).
 
 The release is built from the last commit, never from the working tree, and only after checking
 that the commit's stubs and notebooks are exactly what its ``solutions/`` generate.
@@ -35,7 +35,7 @@ KEPT_TESTS = ("tests/student/", "tests/conftest.py")
 # The self-check's stored answers on the visible inputs (minimodel.selfcheck.snapshots) ship.
 SNAPSHOTS = "src/minimodel/selfcheck/snapshots/"
 LEAK_MARKERS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "grader.hidden",
-                "grader/references", "grader.references", "grader/samples")
+                "grader/references", "grader.build.references", "grader/samples")
 
 
 class LeakError(RuntimeError):
@@ -163,7 +163,7 @@ def export_commit(root: Path, dest: Path) -> Path:
 
 def drift(tree: Path) -> list[str]:
     """Generated files of ``tree`` that differ from what its ``solutions/`` generate."""
-    from grader import sync
+    from grader.build import sync
 
     return [f"{path.relative_to(tree)}: out of date (make sync, then commit)"
             for path in sync.drifted(sync.generated_files(tree))]
@@ -212,8 +212,8 @@ def release(out: Path, *, force: bool = False, root: Path = REPO_ROOT,
 
 
 def answers(out: Path, say=print) -> list[str]:
-    """The callables of the release that compute a graded function (``grader.leaks``)."""
-    from grader.leaks import search
+    """The callables of the release that compute a graded function (``grader.build.leaks``)."""
+    from grader.build.leaks import search
 
     say(bilingual("Buscando en la publicación código que calcule una respuesta calificada…",
                   "Searching the release for code that computes a graded answer…"))

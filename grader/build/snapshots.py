@@ -2,12 +2,12 @@
 
 For each lab, the lab's visible checks run against the reference implementation with
 ``minimodel.selfcheck.snapshots.RECORDER`` set: every value a check names is recorded instead of
-judged. They run again once per classic mistake of the lab's modules (``grader.mistakes``), the
+judged. They run again once per classic mistake of the lab's modules (``grader.build.mistakes``), the
 reference patched with that mistake; a value the mistake changes is stored as what that mistake
 gives. Each pass runs in a forked child of one process that loaded PyTorch, so that one pass
 cannot leave state for the next.
 
-``python -m grader.snapshots`` writes the files (``make sync`` runs it); ``--check`` fails when
+``python -m grader.build.snapshots`` writes the files (``make sync`` runs it); ``--check`` fails when
 the stored answers no longer match what the solutions give (``tests/test_selfcheck_snapshots.py``).
 """
 
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.mistakes import forked
-from grader.references import DRIFT_TOLERANCE, _sha, write_npz
+from grader.build.mistakes import forked
+from grader.build.references import DRIFT_TOLERANCE, _sha, write_npz
 from minimodel.course import LABS, Lab, find_lab
 from minimodel.implementation import ENV_VAR, REFERENCE_DIR, REPO_ROOT
 from minimodel.selfcheck import snapshots
@@ -38,7 +38,7 @@ WRONG_SIZE = 8192  # values kept per mistake at most (a smaller value of the che
 
 def sources(lab: Lab) -> dict[str, str]:
     """Hashes of what a lab's snapshots are computed from."""
-    from grader.mistakes import CATALOGUE_DIR
+    from grader.build.mistakes import CATALOGUE_DIR
 
     phase, lesson = lab.id.split(".")
     paths = [SELFCHECK_DIR / f"lab_{phase}_{lesson}.py"]
@@ -78,7 +78,7 @@ def _run_pass(lab: Lab, mistake) -> dict:
     """Run the lab's checks recording values (in the forked child)."""
     import torch
 
-    from grader.mistakes import made
+    from grader.build.mistakes import made
     from minimodel.selfcheck.runner import lab_checks
 
     torch.set_num_threads(1)
@@ -97,7 +97,7 @@ def _run_pass(lab: Lab, mistake) -> dict:
 def compute(lab: Lab) -> tuple[dict[str, np.ndarray], dict]:
     """A lab's snapshots: (arrays, description). Run where ``minimodel.positional`` is the
     reference (``compute_all`` arranges it)."""
-    from grader.mistakes import catalogue
+    from grader.build.mistakes import catalogue
 
     right = forked(_run_pass, lab, None)
     if right["failures"]:
@@ -141,7 +141,7 @@ def compute_all(labs: list[Lab], folder: Path) -> None:
     """Compute and write the snapshots of ``labs`` into ``folder`` (a child process with the
     reference implementation)."""
     env = {**os.environ, ENV_VAR: "reference", "PYTHONDONTWRITEBYTECODE": "1"}
-    subprocess.run([sys.executable, "-m", "grader.snapshots", "--write-to", str(folder),
+    subprocess.run([sys.executable, "-m", "grader.build.snapshots", "--write-to", str(folder),
                     *[lab.id for lab in labs]], env=env, check=True)
 
 
@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         for problem in problems:
             print(problem)
         print("snapshots up to date" if not problems else
-              "snapshots out of date: python -m grader.snapshots")
+              "snapshots out of date: python -m grader.build.snapshots")
         return 1 if problems else 0
     compute_all(labs, snapshots.FOLDER)
     return 0

@@ -12,7 +12,7 @@ grading, ``generate_feedback`` / ``release_feedback``. What nbgrader must not do
 code itself: its Autograde (command or formgrader button) would run it outside the sandbox and,
 with execution disabled, give untouched stubs the points of every test cell that raises nothing.
 So the course's config replaces Autograde's steps with ``RefuseAutograde``, which stops with
-a message that says what to run instead (``grader/nbgrader_refusal.py``).
+a message that says what to run instead (``grader/build/nbgrader_refusal.py``).
 
 ``minimodel-grader grade COURSE/submitted --out OUT`` grades nbgrader's layout
 (``submitted/<student>/<slug>/<slug>.ipynb``), and then
@@ -34,7 +34,8 @@ from pathlib import Path
 
 import nbformat
 
-from grader import nbexec, notebooks
+from grader import nbexec
+from grader.build import notebooks
 from grader.gradebook import load_records
 from grader.hidden import registry
 from minimodel.messages import bilingual
@@ -47,8 +48,8 @@ c.CourseDirectory.course_id = "{COURSE_ID}"
 c.ClearSolutions.code_stub = {{"python": {notebooks.CODE_STUB!r}}}
 c.ClearSolutions.text_stub = {notebooks.TEXT_STUB!r}
 # Student code runs only in minimodel-grader's sandbox: nbgrader's Autograde is refused.
-c.Autograde.sanitize_preprocessors = ["grader.nbgrader_refusal.RefuseAutograde"]
-c.Autograde.autograde_preprocessors = ["grader.nbgrader_refusal.RefuseAutograde"]
+c.Autograde.sanitize_preprocessors = ["grader.build.nbgrader_refusal.RefuseAutograde"]
+c.Autograde.autograde_preprocessors = ["grader.build.nbgrader_refusal.RefuseAutograde"]
 '''
 class CourseError(ValueError):
     """The course folder cannot be written or read; the message says why, in both languages."""

@@ -1,7 +1,7 @@
 """``make sync``: regenerate every generated file from ``solutions/``; ``--check`` finds drift.
 
 Generated files: the student stubs (``src/minimodel/positional/``) and the student notebooks
-(``labs/``). ``python -m grader.sync`` rewrites those that are out of date; ``--check`` writes
+(``labs/``). ``python -m grader.build.sync`` rewrites those that are out of date; ``--check`` writes
 nothing and exits 1 listing the files whose copy differs from what would be generated.
 
 These are the very files a student edits, so a file somebody wrote in (its fingerprint no longer
@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader import notebooks, stubs
+from grader.build import notebooks, stubs
 from minimodel import generated
 from minimodel.implementation import REPO_ROOT
 from minimodel.messages import bilingual

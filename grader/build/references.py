@@ -35,7 +35,8 @@ from grader.verdicts import Tolerance, values_close
 from minimodel.course import encoding_modules, find_lab
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
 
-REFERENCES_DIR = Path(__file__).resolve().parent / "references"
+GRADER_DIR = Path(__file__).resolve().parent.parent
+REFERENCES_DIR = GRADER_DIR / "references"
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 # ulp-level differences between CPUs and thread counts; atol covers float32 rounding of values
 # that are themselves rounding noise (17.00's equivariance gaps, about 5e-7)
@@ -78,11 +79,11 @@ def lab_modules(checks: LabChecks) -> list[str]:
 
 def source_hashes(checks: LabChecks) -> dict[str, str]:
     """Hashes of everything a lab's references are computed from."""
-    from grader.mistakes import CATALOGUE_DIR
+    from grader.build.mistakes import CATALOGUE_DIR
 
     files = [REFERENCE_DIR / f"{m}.py" for m in lab_modules(checks)]
     files += [CATALOGUE_DIR / f"{m}.py" for m in find_lab(checks.lab_id).modules]
-    files.append(Path(__file__).resolve().parent / "hidden" / f"{module_name(checks.lab_id)}.py")
+    files.append(GRADER_DIR / "hidden" / f"{module_name(checks.lab_id)}.py")
     if checks.notebook:
         files.append(nbexec.source_path(checks.notebook.slug))
     return {str(f.relative_to(REPO_ROOT)): _sha(f) for f in files}
@@ -182,10 +183,10 @@ def _store(arrays: dict, prefix: str, outputs: list[dict]) -> list[dict]:
 
 
 def _mistakes(checks: LabChecks, requests: list[dict], arrays: dict, work: Path) -> dict:
-    """What each classic mistake of the lab's modules (``grader.mistakes``) gives on the hidden
+    """What each classic mistake of the lab's modules (``grader.build.mistakes``) gives on the hidden
     inputs, where it differs from the reference: key -> texts and group -> {case: outputs, or
     ``{"error": type}`` where the mistake raises}."""
-    from grader.mistakes import hidden_outputs, lab_mistakes
+    from grader.build.mistakes import hidden_outputs, lab_mistakes
 
     found: dict = {}
     if not requests or not lab_mistakes(checks.lab_id):

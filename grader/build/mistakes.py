@@ -5,8 +5,8 @@ explanation in both languages: what a student who makes that mistake would have 
 student's value matches what the wrong version gives, the explanation is shown, by the self-check
 and by the grader alike, with the same code and the same words. The wrong versions are
 instructor material: they run only where the course is built, on the visible inputs for the
-self-check's stored answers (``grader.snapshots``) and on the hidden inputs for the grader's
-reference outputs (:func:`hidden_outputs`, stored by ``grader.references``); only their outputs
+self-check's stored answers (``grader.build.snapshots``) and on the hidden inputs for the grader's
+reference outputs (:func:`hidden_outputs`, stored by ``grader.build.references``); only their outputs
 on the visible inputs reach the student's repository.
 
 A catalogue file binds the right functions it starts from at import
@@ -118,7 +118,7 @@ def forked(function, *args) -> dict:
 
 def _run_groups(item: Mistake | None, requests: list[dict], out_dir: str) -> None:
     """In the forked child: the lab's probe groups with ``item`` made (``None``: as it is)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent / "child"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "child"))
     import probe_runner
     import torch
 
@@ -136,7 +136,7 @@ def hidden_outputs(lab_id: str, requests: list[dict], out_dir: Path) -> list[Mis
     grader sends them to the sandbox): ``out_dir/<mistake key>/<request dir>/`` gets what the
     probe runner writes. Runs in a child process where ``minimodel.positional`` is the reference;
     returns the mistakes."""
-    subprocess.run([sys.executable, "-m", "grader.mistakes", lab_id, str(out_dir)],
+    subprocess.run([sys.executable, "-m", "grader.build.mistakes", lab_id, str(out_dir)],
                    input=pickle.dumps(requests), check=True,
                    env={**os.environ, ENV_VAR: "reference", "PYTHONDONTWRITEBYTECODE": "1"})
     return lab_mistakes(lab_id)
@@ -157,7 +157,7 @@ def main() -> int:
     return 0
 
 
-if __name__ == "__main__":  # the catalogue files import grader.mistakes: run that one's main
-    from grader.mistakes import main as catalogue_main
+if __name__ == "__main__":  # the catalogue files import grader.build.mistakes: run that one's main
+    from grader.build.mistakes import main as catalogue_main
 
     sys.exit(catalogue_main())

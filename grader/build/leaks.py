@@ -2,7 +2,7 @@
 
 A target is one graded function in one probe group of a lab's hidden checks (``sinusoidal_pe``
 in 17.01's group ``pe``): its ``"function"`` cases and the reference outputs stored for them
-(:class:`grader.references.References`). A child process (``grader/child/leak_search.py``, with
+(:class:`grader.build.references.References`). A child process (``grader/child/leak_search.py``, with
 the release's ``src`` on ``PYTHONPATH`` and the student stubs as ``minimodel.positional``) calls
 every callable of the released package and of the lab notebooks whose signature binds a target's
 arguments on the hidden inputs, as the probe runner builds them. A callable that gives every
@@ -28,9 +28,9 @@ import numpy as np
 
 from grader.hidden import module_name, registry
 from grader.hidden.spec import Case
-from grader.references import References
+from grader.build.references import References
 
-CHILD_DIR = Path(__file__).resolve().parent / "child"
+CHILD_DIR = Path(__file__).resolve().parent.parent / "child"
 TIME_LIMIT_S = 5.0  # per call; the graded functions take milliseconds on the hidden inputs
 STALL_S = 4 * TIME_LIMIT_S  # a searching child silent this long is stuck in C code: killed
 MEMORY_MB = 1024  # the child's data limit: the hidden inputs are small
