@@ -119,11 +119,6 @@ def targets() -> tuple[Target, ...]:
     return tuple(found)
 
 
-def wanted_paths() -> dict[str, int]:
-    """Canonical editable path -> size cap."""
-    return {target.path: target.cap for target in targets()}
-
-
 def discover(folder: Path) -> list[tuple[str, Path]]:
     """The submissions in ``folder``: (student_id, path), one per folder or ``.zip``, sorted."""
     entries = []

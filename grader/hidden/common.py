@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.verdicts import Check, Finding, JudgeContext, Tolerance, values_close
-
-LOOSE = Tolerance(rtol=1e-3, atol=2e-3)  # to recognise a known mistake, not to grade
+from grader.verdicts import MISTAKE_TOLERANCE, Check, Finding, JudgeContext, Tolerance, values_close
 
 
 def whole_case(ctx: JudgeContext, index: int, run=None, **options) -> Check:
@@ -31,40 +29,10 @@ def student(ctx, index, position: int = 0, run=None) -> np.ndarray | None:
 
 
 def resembles(actual: np.ndarray | None, candidate: np.ndarray | None,
-              tol: Tolerance = LOOSE) -> bool:
+              tol: Tolerance = MISTAKE_TOLERANCE) -> bool:
     """``actual`` is ``candidate`` (same shape, close values); ``None`` resembles nothing."""
     return actual is not None and candidate is not None and \
         actual.shape == candidate.shape and values_close(actual, candidate, tol)[0]
-
-
-LOOSE_BY_DTYPE = {"float16": Tolerance(5e-3, 5e-3), "bfloat16": Tolerance(3e-2, 3e-2)}
-
-
-def loose_for(dtype: str) -> Tolerance:
-    """The tolerance to recognise a mistake in an output of ``dtype``."""
-    return LOOSE_BY_DTYPE.get(dtype, LOOSE)
-
-
-def explained(failing: list[int], candidates: dict[str, callable], actual,
-              tol=lambda k: LOOSE) -> list[str]:
-    """Names of the mistakes that explain every failing case.
-
-    ``candidates[name](k)`` gives the output the mistake would produce on case ``k`` (or ``None``
-    when the mistake makes no difference there); ``actual(k)`` the student's output; ``tol(k)``
-    how close it must be (wider for half-precision outputs).
-    """
-    if not failing:
-        return []
-    names = []
-    for name, make in candidates.items():
-        hits = 0
-        for k in failing:
-            wrong = make(k)
-            if wrong is not None and resembles(actual(k), wrong, tol(k)):
-                hits += 1
-        if hits == len(failing):
-            names.append(name)
-    return names
 
 
 def bf16(values: np.ndarray) -> np.ndarray:
