@@ -299,6 +299,7 @@ class References:
         self.meta = json.loads(js.read_text(encoding="utf-8"))
         with np.load(npz, allow_pickle=False) as stored:
             self.arrays = {key: stored[key] for key in stored.files}
+        self._mistakes: dict[str, list[dict]] = {}
 
     def _outputs(self, described: list[dict]) -> list[dict]:
         outputs = []
@@ -315,8 +316,11 @@ class References:
     def mistakes(self, key: str) -> list[dict]:
         """The classic mistakes that change group ``key``'s outputs: each with its ``code``
         (``<module>.<name>``), texts and ``cases`` (case index -> outputs, as ``group`` gives, or
-        ``{"error": type}`` where the mistake raises)."""
-        found = []
+        ``{"error": type}`` where the mistake raises). Built once per group: every student's
+        judges read the same lists."""
+        if key in self._mistakes:
+            return self._mistakes[key]
+        found = self._mistakes[key] = []
         for code, item in sorted(self.meta.get("mistakes", {}).items()):
             cases = item["groups"].get(key)
             if cases:
