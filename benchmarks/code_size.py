@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PARTS = {
     "self-check": ("src/minimodel/selfcheck",),
-    "hidden checks": ("grader/hidden",),
+    "hidden checks": ("grader/hidden",),  # with each lab's solutions/labs/<slug>/checks.py
     "course building": ("grader/build",),
     "grading (the rest)": ("grader",),
 }
@@ -42,14 +42,17 @@ def code_lines(text: str) -> int:
 def files(rev: str | None) -> dict[str, str]:
     """path -> text of every Python file under the parts' folders."""
     if rev is None:
-        return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
-                for folder in ("src/minimodel/selfcheck", "grader")
-                for p in sorted((ROOT / folder).rglob("*.py"))}
+        paths = [p for folder in ("src/minimodel/selfcheck", "grader", "solutions/labs")
+                 for p in sorted((ROOT / folder).rglob("*.py"))]
+        return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in paths
+                if not p.is_relative_to(ROOT / "solutions") or p.name == "checks.py"}
     listed = subprocess.run(["git", "ls-tree", "-r", "--name-only", rev, "src/minimodel/selfcheck",
-                             "grader"], cwd=ROOT, capture_output=True, text=True, check=True)
+                             "grader", "solutions/labs"], cwd=ROOT, capture_output=True, text=True,
+                            check=True)
     return {path: subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, capture_output=True,
                                  text=True, check=True).stdout
-            for path in listed.stdout.split() if path.endswith(".py")}
+            for path in listed.stdout.split() if path.endswith(".py") and (
+                not path.startswith("solutions/") or path.endswith("/checks.py"))}
 
 
 def count(rev: str | None) -> dict[str, int]:
@@ -57,6 +60,8 @@ def count(rev: str | None) -> dict[str, int]:
     for path, text in files(rev).items():
         if path in {f"grader/{m}.py" for m in BUILD_MODULES}:
             path = "grader/build/" + path.removeprefix("grader/")
+        if path.startswith("solutions/labs/"):  # a lab's hidden checks
+            path = "grader/hidden/" + path
         part = next(name for name, (folder,) in PARTS.items() if path.startswith(folder + "/"))
         totals[part] += code_lines(text)
     return totals

@@ -6,15 +6,15 @@ formgrader for the written answers). Autograding is done here instead, under the
 1. The notebook that runs is rebuilt from the lab source: locked cells come from the source (a
    student who edits one gains nothing), solution cells from the student, cells the student added
    stay where they were. Each auto-graded test cell is replaced by a recorder call that evaluates
-   the values named in the lab's hidden checks (``grader/hidden/lab_*.py``) and saves them as plain
-   data; no assertion and no expected value ever enters the kernel, and the test cells' hidden
+   the values named in the lab's hidden checks (``solutions/labs/*/checks.py``) and saves them as
+   plain data; no assertion and no expected value ever enters the kernel, and the test cells' hidden
    tests never leave the source.
 2. The kernel runs inside the sandbox (``grader/child/kernel_jail.py``): no network, hidden
    files covered, unprivileged, limits, its own PID namespace; the grader talks to it over Unix
    sockets. It is forked by the worker's kernel server, which loaded PyTorch and ipykernel once.
    Output is capped; warnings and stderr cost nothing.
 3. The parent reads the recorded files safely and each cell's judge compares them with the values
-   the reference notebook recorded (``grader/references``).
+   the reference notebook recorded (``solutions/labs/*/references.*``).
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from grader.sandbox import (
     sandbox_uid,
 )
 from grader.verdicts import Finding
+from minimodel.course import find_lab
 from minimodel.implementation import REPO_ROOT
 
 CODE_STUB = "raise NotImplementedError()"
@@ -51,7 +52,7 @@ OUTPUT_CAP = 64 * 1024  # bytes of output kept per cell (the rest is dropped)
 
 
 def source_path(slug: str, root: Path = REPO_ROOT) -> Path:
-    return root / "solutions" / "labs" / f"{slug}.py"
+    return root / find_lab(slug).source
 
 
 def source_notebook(slug: str, root: Path = REPO_ROOT) -> nbformat.NotebookNode:

@@ -2,7 +2,7 @@
 
 Nothing here runs student code. The child's outputs arrive as checked plain arrays (see
 ``grader.safe_io.read_group``); each case is compared with the reference output of the same hidden
-input, and each item's judge (in ``grader/hidden/lab_*.py``) turns the comparisons into a
+input, and each item's judge (in ``solutions/labs/*/checks.py``) turns the comparisons into a
 :class:`Verdict`: a score, a status, and findings for the student in Spanish and English.
 
 Tolerances

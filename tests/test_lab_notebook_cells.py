@@ -107,7 +107,7 @@ def bilingual_message(node: ast.expr | None) -> bool:
     return bool(re.search(r"[a-zA-Z]{2}", es) and re.search(r"[a-zA-Z]{2}", en))
 
 
-LAB_SOURCES = [SOURCES / f"{lab.slug}.py" for lab in LABS]
+LAB_SOURCES = [REPO_ROOT / lab.source for lab in LABS]
 
 
 @pytest.mark.parametrize("path", LAB_SOURCES, ids=[lab.id for lab in LABS])
@@ -129,7 +129,7 @@ def test_every_visible_assert_of_a_locked_cell_has_a_bilingual_message(path):
 
 def test_the_checks_find_what_they_look_for():
     """The finders see 17.01's `closed_form` and its asserts (a test that cannot fail is none)."""
-    path = SOURCES / "17_01_sinusoidal.py"
+    path = SOURCES / "17_01_sinusoidal" / "notebook.py"
     assert ("test-dots", "closed_form") in {(cell, name) for cell, name, _ in names_to_define(path)}
     asserts = locked_asserts(path)
     assert len(asserts) >= 8 and all(bilingual_message(node.msg) for _, node, _ in asserts)

@@ -25,8 +25,8 @@ def course_template(tmp_path_factory) -> Path:
     """A course folder with every solution module and one lab, generated once."""
     root = tmp_path_factory.mktemp("course")
     shutil.copytree(ROOT / "solutions" / "positional", root / "solutions" / "positional")
-    (root / "solutions" / "labs").mkdir()
-    shutil.copy(ROOT / "solutions" / "labs" / f"{LAB}.py", root / "solutions" / "labs")
+    (root / "solutions" / "labs" / LAB).mkdir(parents=True)
+    shutil.copy(ROOT / "solutions/labs" / LAB / "notebook.py", root / "solutions/labs" / LAB)
     assert sync.sync(root, out=io.StringIO()) == 0
     return root
 
@@ -56,7 +56,8 @@ def write_in_notebook(path: Path, text: str) -> None:
 
 def change_solutions(root: Path) -> None:
     """The instructor changes the sources, so that `make sync` wants to rewrite both files."""
-    for source in (root / "solutions/positional/sinusoidal.py", root / f"solutions/labs/{LAB}.py"):
+    for source in (root / "solutions/positional/sinusoidal.py",
+                   root / "solutions/labs" / LAB / "notebook.py"):
         source.write_text(source.read_text(encoding="utf-8") + "\n# revised\n", encoding="utf-8")
 
 

@@ -1,7 +1,7 @@
-"""Generate the student notebooks in ``labs/`` from the lab sources in ``solutions/labs/``.
+"""Generate the student notebooks in ``labs/`` from the lab sources in ``solutions/labs/*/``.
 
-A lab source is a Jupytext percent file (``solutions/labs/<slug>.py``) whose cells carry short
-nbgrader metadata (``grade_id`` plus ``solution``/``grade``/``locked``/``points``). This module
+A lab source is a Jupytext percent file (``solutions/labs/<slug>/notebook.py``) whose cells carry
+short nbgrader metadata (``grade_id`` plus ``solution``/``grade``/``locked``/``points``). This module
 completes that metadata, gives every cell a stable id, and runs nbgrader's
 ``generate_assignment`` in a scratch course folder: solutions and hidden tests are removed,
 outputs stripped, checksums added. The result is written with sorted keys so it diffs cleanly.
@@ -75,7 +75,7 @@ def release_text(source: Path) -> str:
     key = hashlib.sha256(b"\0".join([
         source.read_bytes(), Path(__file__).read_bytes(), Path(generated.__file__).read_bytes(),
         nbgrader.__version__.encode()])).hexdigest()[:20]
-    cached = CACHE_DIR / f"{source.stem}-{key}.ipynb"
+    cached = CACHE_DIR / f"{source.parent.name}-{key}.ipynb"
     if cached.exists():
         return cached.read_text(encoding="utf-8")
     text = _release(source)
@@ -87,7 +87,7 @@ def release_text(source: Path) -> str:
 
 
 def _release(source: Path) -> str:
-    slug = source.stem
+    slug = source.parent.name
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         (root / "source" / slug).mkdir(parents=True)
@@ -120,10 +120,11 @@ def _run_nbgrader(root: Path, slug: str) -> None:
         raise RuntimeError(f"nbgrader generate_assignment failed for {slug}:\n{result['log']}")
 
 
-def generate(sources_dir: Path, labs_dir: Path) -> dict[Path, str]:
-    """Map each student notebook path to the text ``make sync`` writes there.
+def generate(root: Path) -> dict[Path, str]:
+    """Map each student notebook ``labs/<slug>.ipynb`` of the repository at ``root`` to the text
+    ``make sync`` writes there.
 
     A lab whose source is not written yet is left out here.
     """
-    sources = [sources_dir / f"{lab.slug}.py" for lab in LABS]
-    return {labs_dir / f"{src.stem}.ipynb": release_text(src) for src in sources if src.exists()}
+    return {root / "labs" / f"{lab.slug}.ipynb": release_text(root / lab.source)
+            for lab in LABS if (root / lab.source).exists()}

@@ -1,10 +1,10 @@
 """Reference outputs: what the reference solutions give on every hidden input.
 
 ``minimodel-grader references`` runs the reference implementation (``solutions/positional``)
-and the solved lab notebooks (``solutions/labs``) through exactly the machinery that grades
-students (same sandbox, same probe runner, same recorder) and stores the outputs in
-``grader/references/lab_<id>.npz`` (arrays) and ``lab_<id>.json`` (descriptions, and the hashes
-of the sources they came from). The ``.npz`` is written byte-for-byte deterministically (fixed zip
+and the solved lab notebooks (``solutions/labs/<slug>/notebook.py``) through exactly the machinery
+that grades students (same sandbox, same probe runner, same recorder) and stores the outputs in the
+lab's folder: ``solutions/labs/<slug>/references.npz`` (arrays) and ``references.json``
+(descriptions, and the hashes of the sources they came from). The ``.npz`` is written byte-for-byte deterministically (fixed zip
 timestamps, sorted keys), so regenerating without changes leaves git clean;
 ``minimodel-grader references --check`` (and ``tests/grader/test_references.py``) fails when the
 committed files no longer match what the solutions give.
@@ -35,8 +35,6 @@ from grader.verdicts import Tolerance, values_close
 from minimodel.course import encoding_modules, find_lab
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
 
-GRADER_DIR = Path(__file__).resolve().parent.parent
-REFERENCES_DIR = GRADER_DIR / "references"
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 # ulp-level differences between CPUs and thread counts; atol covers float32 rounding of values
 # that are themselves rounding noise (17.00's equivariance gaps, about 5e-7)
@@ -83,7 +81,7 @@ def source_hashes(checks: LabChecks) -> dict[str, str]:
 
     files = [REFERENCE_DIR / f"{m}.py" for m in lab_modules(checks)]
     files += [CATALOGUE_DIR / f"{m}.py" for m in find_lab(checks.lab_id).modules]
-    files.append(GRADER_DIR / "hidden" / f"{module_name(checks.lab_id)}.py")
+    files.append(REPO_ROOT / find_lab(checks.lab_id).folder / "checks.py")
     if checks.notebook:
         files.append(nbexec.source_path(checks.notebook.slug))
     return {str(f.relative_to(REPO_ROOT)): _sha(f) for f in files}
@@ -265,34 +263,34 @@ def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     path.write_bytes(buffer.getvalue())
 
 
-def paths(lab_id: str, folder: Path = REFERENCES_DIR) -> tuple[Path, Path]:
-    name = module_name(lab_id)
-    return folder / f"{name}.npz", folder / f"{name}.json"
+def paths(lab_id: str, root: Path = REPO_ROOT) -> tuple[Path, Path]:
+    """``solutions/labs/<slug>/references.{npz,json}`` of the repository at ``root``."""
+    folder = root / find_lab(lab_id).folder
+    return folder / "references.npz", folder / "references.json"
 
 
-def regenerate(folder: Path = REFERENCES_DIR, labs: list[str] | None = None,
+def regenerate(root: Path = REPO_ROOT, labs: list[str] | None = None,
                log=print) -> list[Path]:
     """Recompute and write every lab's references; return the files written."""
-    folder.mkdir(parents=True, exist_ok=True)
     written = []
     for lab_id, checks in registry().items():
         if labs and lab_id not in labs:
             continue
         with tempfile.TemporaryDirectory(prefix="mmg-ref-") as tmp:
             arrays, meta = compute(checks, Path(tmp), Path(tmp) / "log")
-        npz, js = paths(lab_id, folder)
+        npz, js = paths(lab_id, root)
         write_npz(npz, arrays)
         js.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         written += [npz, js]
-        log(f"{lab_id}: {len(arrays)} reference arrays -> {npz.relative_to(folder.parent)}")
+        log(f"{lab_id}: {len(arrays)} reference arrays -> {npz.relative_to(root)}")
     return written
 
 
 class References:
     """A lab's stored reference outputs, as the judges see them."""
 
-    def __init__(self, lab_id: str, folder: Path = REFERENCES_DIR):
-        npz, js = paths(lab_id, folder)
+    def __init__(self, lab_id: str, root: Path = REPO_ROOT):
+        npz, js = paths(lab_id, root)
         if not npz.exists() or not js.exists():
             raise FileNotFoundError(
                 f"no reference outputs for lab {lab_id}: run `minimodel-grader references`")
@@ -344,13 +342,13 @@ class References:
         return changed
 
 
-def drift(folder: Path = REFERENCES_DIR, labs: list[str] | None = None) -> list[str]:
+def drift(root: Path = REPO_ROOT, labs: list[str] | None = None) -> list[str]:
     """Differences between the committed references and freshly computed ones."""
     problems = []
     for lab_id, checks in registry().items():
         if labs and lab_id not in labs:
             continue
-        npz, js = paths(lab_id, folder)
+        npz, js = paths(lab_id, root)
         if not npz.exists() or not js.exists():
             problems.append(f"{lab_id}: reference outputs missing")
             continue

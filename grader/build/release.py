@@ -35,7 +35,7 @@ KEPT_TESTS = ("tests/student/", "tests/conftest.py")
 # The self-check's stored answers on the visible inputs (minimodel.selfcheck.snapshots) ship.
 SNAPSHOTS = "src/minimodel/selfcheck/snapshots/"
 LEAK_MARKERS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "grader.hidden",
-                "grader/references", "grader.build.references", "grader/samples")
+                "references.npz", "grader.build.references", "grader/samples")
 
 
 class LeakError(RuntimeError):

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from grader.build import notebooks, stubs
 from minimodel import generated
+from minimodel.course import find_lab
 from minimodel.implementation import REPO_ROOT
 from minimodel.messages import bilingual
 
@@ -31,7 +32,7 @@ SAVED_DIR = "saved-work"
 def generated_files(root: Path = REPO_ROOT) -> dict[Path, str]:
     """Every generated path and the text it must hold."""
     files = stubs.generate(root / "solutions" / "positional", root / "src/minimodel/positional")
-    files.update(notebooks.generate(root / "solutions" / "labs", root / "labs"))
+    files.update(notebooks.generate(root))
     return files
 
 
@@ -91,7 +92,7 @@ def released_text(path: Path, root: Path = REPO_ROOT) -> str:
     if committed is not None and generated.is_pristine_text(committed, relative.suffix):
         return committed
     if relative.suffix == ".ipynb":
-        return notebooks.release_text(root / "solutions" / "labs" / f"{relative.stem}.py")
+        return notebooks.release_text(root / find_lab(relative.stem).source)
     return stubs.make_stub(
         (root / "solutions" / "positional" / relative.name).read_text(encoding="utf-8"),
         relative.stem)

@@ -1,35 +1,54 @@
-"""Hidden checks, one module per lab: ``lab_17_01.py`` for lab 17.01, and so on.
+"""Hidden checks: the vocabulary here, each lab's checks in its own folder.
 
-Adding a lab's hidden checks is adding its file here: the registry finds every ``lab_*.py``
-module that defines ``CHECKS`` (a :class:`~grader.hidden.spec.LabChecks`) and whose lab is
-listed in ``minimodel.course.LABS``. Nothing in this package ships to students.
+A lab's hidden checks are ``solutions/labs/<slug>/checks.py`` (instructor-only, never released),
+next to the lab's notebook source and its reference outputs (:attr:`minimodel.course.Lab.folder`).
+They import as ``grader.hidden.lab_<id>`` (``grader.hidden.lab_17_01`` for lab 17.01). Adding a
+lab's checks is writing that file, which defines ``CHECKS`` (a :class:`spec.LabChecks`).
+This package holds what every lab's checks share: ``spec`` (cases, probe groups, items), ``common``
+(the small judges), ``nbcells`` and ``nbjudge`` (the notebook cells' judges) and ``depends``.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import importlib.abc
+import importlib.util
+import sys
 from functools import cache
 
 from grader.hidden.spec import LabChecks
 from minimodel.course import LABS
+from minimodel.implementation import REPO_ROOT
+
+
+def module_name(lab_id: str) -> str:
+    """``"17.01"`` -> ``"lab_17_01"``."""
+    return "lab_" + lab_id.replace(".", "_")
+
+
+class _LabChecksFinder(importlib.abc.MetaPathFinder):
+    """Imports ``grader.hidden.lab_<id>`` from ``solutions/labs/<slug>/checks.py``."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        lab = next((lab for lab in LABS if fullname == f"{__name__}.{module_name(lab.id)}"), None)
+        source = REPO_ROOT / lab.folder / "checks.py" if lab else None
+        if source is None or not source.exists():
+            return None
+        return importlib.util.spec_from_file_location(fullname, source)
+
+
+if not any(isinstance(finder, _LabChecksFinder) for finder in sys.meta_path):
+    sys.meta_path.append(_LabChecksFinder())
 
 
 @cache
 def registry() -> dict[str, LabChecks]:
     """Lab id -> its hidden checks, in course order."""
     found: dict[str, LabChecks] = {}
-    for info in pkgutil.iter_modules(__path__):
-        if not info.name.startswith("lab_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        checks = getattr(module, "CHECKS", None)
-        if isinstance(checks, LabChecks):
-            found[checks.lab_id] = checks
-    order = [lab.id for lab in LABS]
-    return {lab_id: found[lab_id] for lab_id in order if lab_id in found}
-
-
-def module_name(lab_id: str) -> str:
-    """``"17.01"`` -> ``"lab_17_01"`` (also the name of its reference-output files)."""
-    return "lab_" + lab_id.replace(".", "_")
+    for lab in LABS:
+        if (REPO_ROOT / lab.folder / "checks.py").exists():
+            checks = getattr(importlib.import_module(f"{__name__}.{module_name(lab.id)}"),
+                             "CHECKS", None)
+            if isinstance(checks, LabChecks) and checks.lab_id == lab.id:
+                found[lab.id] = checks
+    return found

@@ -1,6 +1,6 @@
 """The vocabulary of hidden checks: what to run in the sandbox and how to judge it outside.
 
-A lab's hidden checks (``grader/hidden/lab_<id>.py``) declare:
+A lab's hidden checks (``solutions/labs/<slug>/checks.py``) declare:
 
 - ``inputs()``: the hidden input arrays, generated deterministically from fixed seeds by the
   trusted parent and handed to the child in a file;

@@ -1,12 +1,13 @@
 """Run lab notebooks headless against a chosen implementation and collect their figures.
 
 ``python -m minimodel.labrun --impl reference --size demo --figures build/figures`` (what
-``make demo`` runs) executes every lab from its source in ``solutions/labs/`` (or, in a student's
-copy, the notebook in ``labs/``), writes the executed notebooks to ``build/labs/`` and the figures
-to ``--figures``. Sizes: ``full`` is what students run; ``test`` is the small version the test
-suite uses; ``demo`` runs at full size the labs that take under half a minute and the others
-(they train models for minutes) at test size. Each lab announces itself with its expected time, a
-cell that runs long says so while it runs, and the run ends with where to look.
+``make demo`` runs) executes every lab from its source ``solutions/labs/<slug>/notebook.py`` (or,
+in a student's copy, the notebook in ``labs/``), writes the executed notebooks to
+``build/labs/`` and the figures to ``--figures``. Sizes: ``full`` is what students run; ``test``
+is the small version the test suite uses; ``demo`` runs at full size the labs that take under
+half a minute and the others (they train models for minutes) at test size. Each lab announces
+itself with its expected time, a cell that runs long says so while it runs, and the run ends with
+where to look.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ LONG_CELL_S = 15.0  # a cell running longer than this is announced, then every m
 
 def lab_notebook(lab: Lab, root: Path = REPO_ROOT) -> Path:
     """The notebook to run: the solved source when the course has it, else the student's lab."""
-    source = root / "solutions" / "labs" / f"{lab.slug}.py"
+    source = root / lab.source
     return source if source.exists() else root / "labs" / f"{lab.slug}.ipynb"
 
 

@@ -2,8 +2,8 @@
 reference with one typical mistake written in, and a student's rope.py that scaling.py calls.
 
 Each expected score follows from how many hidden cases the mistake changes (the case lists are
-in ``grader/hidden/lab_18_02.py``): e.g. multiplying by ``s`` leaves only the ``factor=1`` case
-of four right, so linear keeps 1/4 of its point.
+in ``solutions/labs/18_02_rope_scaling/checks.py``): e.g. multiplying by ``s`` leaves only the
+``factor=1`` case of four right, so linear keeps 1/4 of its point.
 """
 
 from __future__ import annotations

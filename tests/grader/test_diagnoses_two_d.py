@@ -2,8 +2,8 @@
 reference with one typical mistake written in, and a student's rope.py that two_d.py depends on.
 
 The expected scores follow from how many hidden cases each mistake changes (see the case lists
-in ``grader/hidden/lab_17_06.py``): e.g. ``align_corners=True`` changes 5 of the 6 resizes (the
-same-size one stays the identity), so the 2-point grid item keeps 2 * 1/6 = 0.33.
+in ``solutions/labs/17_06_two_d/checks.py``): e.g. ``align_corners=True`` changes 5 of the 6
+resizes (the same-size one stays the identity), so the 2-point grid item keeps 2 * 1/6 = 0.33.
 """
 
 from __future__ import annotations

@@ -182,7 +182,7 @@ def test_outputs_must_match_their_description(tmp_path):
 def test_a_child_cannot_choose_which_file_is_read(tmp_path):
     np.save(tmp_path / "case_000_0.npy", np.ones(2))
     meta = {"kind": "ndarray", "dtype": "float64", "shape": [2],
-            "file": "../../grader/references/lab_17_01.npz"}
+            "file": "../../solutions/labs/17_01_sinusoidal/references.npz"}
     out = read_outputs(tmp_path, "case_000", [meta])[0]
     assert out["array"] is not None and out["array"].tolist() == [1.0, 1.0]
 
