@@ -19,6 +19,27 @@ def whole_case(ctx: JudgeContext, index: int, run=None, **options) -> Check:
     return failing[0]
 
 
+def judged_cases(ctx: JudgeContext, compare=whole_case,
+                 **options) -> tuple[list[Check], list[int], list[Finding]]:
+    """Every case of the item's group against its reference, by ``compare(ctx, k, **options)``
+    (:func:`whole_case`, or ``JudgeContext.compare`` for the first output only): the checks, the
+    indices of the failing cases, and the catalogue's mistakes that explain them all."""
+    checks = [compare(ctx, k, **options) for k in range(len(ctx.group.cases))]
+    failing = [k for k, c in enumerate(checks) if not c.ok]
+    return checks, failing, ctx.named_mistakes(failing)
+
+
+def cases_judge(compare=whole_case, **options):
+    """A judge for an item whose every case must match its reference (:func:`judged_cases`); its
+    findings are the catalogue's mistakes that explain the failing cases."""
+
+    def judge(ctx: JudgeContext):
+        checks, _, diagnoses = judged_cases(ctx, compare, **options)
+        return ctx.verdict(checks, diagnoses=diagnoses)
+
+    return judge
+
+
 def student(ctx, index, position: int = 0, run=None) -> np.ndarray | None:
     """The student's output as float64 (``None`` when there is none)."""
     out = ctx.out(index, position, run) if isinstance(ctx, JudgeContext) else \

@@ -45,10 +45,12 @@ def mutated(module: str, *replacements: tuple[str, str]) -> str:
     return source
 
 
-def grade_sources(lab_id: str, sources: dict[str, str], folder: Path) -> dict[str, Verdict]:
+def grade_sources(lab_id: str, sources: dict[str, str], folder: Path, checks=None,
+                  refs: References | None = None) -> dict[str, Verdict]:
     """Every module item of ``lab_id`` judged on ``sources`` (module -> source; the lab's module
-    and what it imports): item key -> verdict."""
-    checks = registry()[lab_id]
+    and what it imports): item key -> verdict. ``checks`` and ``refs``: other hidden checks than
+    the lab's, with their references."""
+    checks = checks or registry()[lab_id]
     (module,) = checks.modules()
     package = f"mmg_sources_{next(_COUNTER)}"
     root = folder / package
@@ -76,7 +78,7 @@ def grade_sources(lab_id: str, sources: dict[str, str], folder: Path) -> dict[st
                                                                  data)
     finally:
         sys.path.remove(str(root))
-    refs = References(lab_id)
+    refs = refs or References(lab_id)
     verdicts = {}
     for item in checks.items:
         group = checks.group(item.group)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden import nbcells
-from grader.hidden.common import resembles, whole_case
+from grader.hidden.common import judged_cases, resembles, whole_case
 from grader.hidden.nbcells import arr, outputs, prop
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
 from grader.verdicts import Finding, JudgeContext
@@ -65,9 +65,7 @@ GROUPS = (
 
 
 def judge_interpolate(ctx: JudgeContext):
-    checks = [whole_case(ctx, k) for k in range(len(INTERP_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-    diagnoses = ctx.named_mistakes(failing)
+    checks, failing, diagnoses = judged_cases(ctx)
     if _dtype_changed(ctx, failing, [c[1] for c in INTERP_CASES]):
         diagnoses.append(Finding(
             "dtype-not-kept",

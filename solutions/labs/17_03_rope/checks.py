@@ -23,7 +23,15 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden import nbcells
-from grader.hidden.common import bf16, device_judge, resembles, student, whole_case
+from grader.hidden.common import (
+    bf16,
+    cases_judge,
+    device_judge,
+    judged_cases,
+    resembles,
+    student,
+    whole_case,
+)
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
 from grader.verdicts import Finding, JudgeContext, Tolerance
 
@@ -149,9 +157,7 @@ def _tail_only(ctx: JudgeContext, k: int) -> bool:
 
 
 def judge_rotary(ctx: JudgeContext):
-    checks = [whole_case(ctx, k, tolerances=HALF_PRECISION) for k in range(len(ROTARY_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-    diagnoses = ctx.named_mistakes(failing)
+    checks, failing, diagnoses = judged_cases(ctx, tolerances=HALF_PRECISION)
     if not diagnoses and failing and all(_tail_only(ctx, k) for k in failing):
         diagnoses = _catalogue_finding(ctx, "tail")  # a tail changed otherwise, or dropped
     wrong_dtype = [ROTARY_CASES[k][1] for k in range(len(ROTARY_CASES))
@@ -167,8 +173,7 @@ def judge_rotary(ctx: JudgeContext):
 
 
 def judge_frequencies(ctx: JudgeContext):
-    checks = [whole_case(ctx, k) for k in range(len(FREQ_CASES))]
-    diagnoses = ctx.named_mistakes([k for k, c in enumerate(checks) if not c.ok])
+    checks, _, diagnoses = judged_cases(ctx)
     if any((out := ctx.out(k)) is not None and out.get("dtype") == "float64"
            for k in range(len(FREQ_CASES))):
         diagnoses.append(Finding("float64-output",
@@ -177,26 +182,16 @@ def judge_frequencies(ctx: JudgeContext):
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 
-def judge_cos_sin(ctx: JudgeContext):
-    # Far positions (up to 100000): float32 angles are off by up to ~6e-3 rad, the reference's as
-    # well as a student's, and float64 angles are better still; both must pass. bfloat16 angles
-    # are off by whole radians.
-    checks = [whole_case(ctx, k, tol=FAR_TOL if COS_SIN_CASES[k][0] == "pl" else None)
-              for k in range(len(COS_SIN_CASES))]
-    return ctx.verdict(checks, diagnoses=ctx.named_mistakes(
-        [k for k, c in enumerate(checks) if not c.ok]))
-
-
-def judge_rope(ctx: JudgeContext):
-    checks = [whole_case(ctx, k, tolerances=ANGLE_TOL) for k in range(len(ROPE_CASES))]
-    return ctx.verdict(checks, diagnoses=ctx.named_mistakes(
-        [k for k, c in enumerate(checks) if not c.ok]))
+# Far positions (up to 100000): float32 angles are off by up to ~6e-3 rad, the reference's as
+# well as a student's, and float64 angles are better still; both must pass. bfloat16 angles are
+# off by whole radians.
+judge_cos_sin = cases_judge(
+    lambda ctx, k: whole_case(ctx, k, tol=FAR_TOL if COS_SIN_CASES[k][0] == "pl" else None))
+judge_rope = cases_judge(tolerances=ANGLE_TOL)
 
 
 def judge_module(ctx: JudgeContext):
-    checks = [whole_case(ctx, k, tolerances=ANGLE_TOL) for k in range(len(MODULE_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-    diagnoses = ctx.named_mistakes(failing)
+    checks, failing, diagnoses = judged_cases(ctx, tolerances=ANGLE_TOL)
     if not diagnoses and failing == [2]:
         diagnoses.append(Finding(
             "past-table",

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from grader.hidden import nbcells
-from grader.hidden.common import device_judge, resembles, student, whole_case
+from grader.hidden.common import device_judge, judged_cases, resembles, student
 from grader.hidden.spec import (
     Case,
     CellCheck,
@@ -78,9 +78,7 @@ def bias(q_len: int, k_len: int, m: np.ndarray, causal: bool) -> np.ndarray:
 
 
 def judge_slopes(ctx: JudgeContext):
-    checks = [whole_case(ctx, k) for k in range(len(HEADS))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-    diagnoses = ctx.named_mistakes(failing)
+    checks, failing, diagnoses = judged_cases(ctx)
     if failing and all((a := student(ctx, k)) is not None and np.all(a < 0) for k in failing):
         diagnoses.append(Finding(
             "negative-slopes",
@@ -90,9 +88,7 @@ def judge_slopes(ctx: JudgeContext):
 
 
 def judge_bias(ctx: JudgeContext):
-    checks = [whole_case(ctx, k) for k in range(len(BIAS_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-    diagnoses = ctx.named_mistakes(failing)
+    checks, failing, diagnoses = judged_cases(ctx)
     finite = []
     for k in failing:
         expected, got = ctx.ref(k).get("array"), student(ctx, k)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden import nbcells
-from grader.hidden.common import resembles, whole_case
+from grader.hidden.common import cases_judge, resembles, whole_case
 from grader.hidden.nbcells import arr, ref
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
 from grader.verdicts import JudgeContext, Tolerance
@@ -81,10 +81,7 @@ GROUPS = (
 )
 
 
-def judge_buckets(ctx: JudgeContext):
-    checks = [whole_case(ctx, k, tol=EXACT) for k in range(len(BUCKET_CASES))]
-    return ctx.verdict(checks, diagnoses=ctx.named_mistakes(
-        [k for k, c in enumerate(checks) if not c.ok]))
+judge_buckets = cases_judge(tol=EXACT)
 
 
 def judge_bias(ctx: JudgeContext):
@@ -105,10 +102,7 @@ def _out_of_table(ctx: JudgeContext, k: int) -> bool:
         "index" in error.get("message", "").lower()
 
 
-def judge_swin(ctx: JudgeContext):
-    checks = [whole_case(ctx, k, tol=EXACT) for k in range(len(WINDOWS))]
-    return ctx.verdict(checks, diagnoses=ctx.named_mistakes(
-        [k for k, c in enumerate(checks) if not c.ok]))
+judge_swin = cases_judge(tol=EXACT)
 
 
 ITEMS = (

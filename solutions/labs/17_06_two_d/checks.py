@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden import depends, nbcells
-from grader.hidden.common import bf16, resembles, student, whole_case
+from grader.hidden.common import bf16, judged_cases, resembles, student, whole_case
 from grader.hidden.nbcells import arr, prop, ref
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
 from grader.verdicts import Finding, JudgeContext, Tolerance, values_close
@@ -119,15 +119,12 @@ GROUPS = (
 
 
 def judge_sin(ctx: JudgeContext):
-    checks = [whole_case(ctx, k, tol=SIN_TOL) for k in range(len(SIN_CASES))]
-    diagnoses = ctx.named_mistakes([k for k, c in enumerate(checks) if not c.ok])
+    checks, _, diagnoses = judged_cases(ctx, tol=SIN_TOL)
     return ctx.verdict(checks, diagnoses=diagnoses + depends.import_findings(ctx))
 
 
 def judge_grid(ctx: JudgeContext):
-    checks = [whole_case(ctx, k) for k in range(len(GRID_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-    diagnoses = ctx.named_mistakes(failing)
+    checks, failing, diagnoses = judged_cases(ctx)
     prefixed = [k for k in range(len(GRID_CASES)) if GRID_CASES[k][4]]
     if failing and set(prefixed) <= set(failing) and all(
             checks[k].ok for k in range(len(GRID_CASES)) if k not in prefixed):

@@ -38,6 +38,7 @@ import warnings
 
 import numpy as np
 
+from grader.hidden.common import judged_cases
 from grader.hidden.nbjudge import EXACT as NB_EXACT
 from grader.hidden.nbjudge import Mistake, Property, cell_judge, close
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
@@ -131,9 +132,7 @@ def _list_case(ctx: JudgeContext, k: int) -> Check:
 # --- doubling_buckets ----------------------------------------------------------------------------
 
 def judge_buckets(ctx: JudgeContext):
-    checks = [_list_case(ctx, k) for k in range(len(BUCKET_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-    diagnoses = ctx.named_mistakes(failing)
+    checks, failing, diagnoses = judged_cases(ctx, _list_case)
     if failing and not diagnoses and all(ctx.run.outputs(k) is not None and
                                          not _plain_ints(ctx, k) for k in failing):
         diagnoses.append(Finding(
@@ -147,9 +146,7 @@ def judge_buckets(ctx: JudgeContext):
 # --- bucket_means --------------------------------------------------------------------------------
 
 def judge_means(ctx: JudgeContext):
-    checks = [ctx.compare(k) for k in range(len(MEAN_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-    diagnoses = ctx.named_mistakes(failing)
+    checks, failing, diagnoses = judged_cases(ctx, JudgeContext.compare)
     if any((out := ctx.out(k)) is not None and out.get("dtype") not in (None, "float32")
            for k in failing):
         diagnoses.append(Finding(
@@ -161,9 +158,8 @@ def judge_means(ctx: JudgeContext):
 # --- failure_position ----------------------------------------------------------------------------
 
 def judge_failure(ctx: JudgeContext):
-    checks = [ctx.compare(k, tol=EXACT, check_dtype=False) for k in range(len(FAILURE_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-    diagnoses = ctx.named_mistakes(failing)
+    checks, failing, diagnoses = judged_cases(ctx, JudgeContext.compare, tol=EXACT,
+                                              check_dtype=False)
     tensors = [k for k in failing if (out := ctx.out(k)) is not None and
                out.get("kind") in ("tensor", "ndarray")]
     if tensors:
@@ -176,9 +172,8 @@ def judge_failure(ctx: JudgeContext):
 # --- needle_distance -----------------------------------------------------------------------------
 
 def judge_needle(ctx: JudgeContext):
-    checks = [ctx.compare(k, tol=EXACT, check_dtype=False) for k in range(len(NEEDLE_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-    diagnoses = ctx.named_mistakes(failing)
+    checks, failing, diagnoses = judged_cases(ctx, JudgeContext.compare, tol=EXACT,
+                                              check_dtype=False)
     if any((out := ctx.out(k)) is not None and out.get("kind") != "scalar" for k in failing):
         diagnoses.append(Finding(
             "not-int", "needle_distance devuelve un int de Python, no un tensor ni un array.",

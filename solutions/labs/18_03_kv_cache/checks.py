@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden.common import device_judge, student, whole_case
+from grader.hidden.common import device_judge, judged_cases, student
 from grader.hidden.nbjudge import Mistake, Property, cell_judge, value
 from grader.hidden.spec import (
     Case,
@@ -89,24 +89,17 @@ GROUPS = (
 
 # --- judges --------------------------------------------------------------------------------------
 
-def _integer_judge(cases):
-    def judge(ctx: JudgeContext):
-        checks = [whole_case(ctx, k, tol=EXACT) for k in range(len(cases))]
-        failing = [k for k, c in enumerate(checks) if not c.ok]
-        diagnoses = ctx.named_mistakes(failing)
-        if any((out := ctx.out(k)) is not None and out.get("dtype") != "int64"
-               for k in failing):
-            diagnoses.append(Finding(
-                "not-int64", "Las posiciones son un tensor int64 (torch.long), no float ni int32.",
-                "Positions are an int64 (torch.long) tensor, not float or int32."))
-        return ctx.verdict(checks, diagnoses=diagnoses)
-    return judge
+def judge_positions(ctx: JudgeContext):
+    checks, failing, diagnoses = judged_cases(ctx, tol=EXACT)
+    if any((out := ctx.out(k)) is not None and out.get("dtype") != "int64" for k in failing):
+        diagnoses.append(Finding(
+            "not-int64", "Las posiciones son un tensor int64 (torch.long), no float ni int32.",
+            "Positions are an int64 (torch.long) tensor, not float or int32."))
+    return ctx.verdict(checks, diagnoses=diagnoses)
 
 
 def judge_mask(ctx: JudgeContext):
-    checks = [whole_case(ctx, k) for k in range(len(MASK_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-    diagnoses = ctx.named_mistakes(failing)
+    checks, failing, diagnoses = judged_cases(ctx)
     overflow = [k for k in failing if ctx.out(k) is None and  # -1e9 does not fit in float16
                 "overflow" in (ctx.error(k) or {}).get("message", "")]
     wrong_values = [k for k in failing if k not in overflow and
@@ -147,9 +140,7 @@ def judge_mask(ctx: JudgeContext):
 
 
 def judge_rows(ctx: JudgeContext):
-    checks = [whole_case(ctx, k) for k in range(len(ROWS_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-    diagnoses = ctx.named_mistakes(failing)
+    checks, failing, diagnoses = judged_cases(ctx)
     if any((out := ctx.out(k)) is not None and out.get("dtype") != ROWS_CASES[k][1]
            for k in failing):
         diagnoses.append(Finding(
@@ -170,10 +161,10 @@ judge_device = device_judge(
 ITEMS = (
     Item("chunk", "chunk", 1, "chunk_positions: los tokens nuevos van detrás de la caché",
          "chunk_positions: the new tokens come after the cache",
-         _integer_judge(CHUNK_CASES)),
+         judge_positions),
     Item("relative", "relative", 1, "relative_positions: clave − consulta con todas las claves",
          "relative_positions: key − query against every key",
-         _integer_judge(RELATIVE_CASES)),
+         judge_positions),
     Item("mask", "mask", 2, "causal_mask_after_cache: alineada abajo a la derecha, −inf, dtype",
          "causal_mask_after_cache: bottom-right aligned, −inf, dtype", judge_mask),
     Item("rows", "rows", 1, "bias_rows_after_cache: las filas de las consultas nuevas",
