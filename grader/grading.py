@@ -44,10 +44,8 @@ from grader.runs import WORKER_OVERHEAD_MB, run_group, run_notebook, workers_tha
 from grader.sandbox import Capabilities, Limits, Scratch, probe_capabilities
 from grader.unpack import POSITIONAL, Submission, discover, flag_reason, unpack
 from grader.verdicts import CellContext, Finding, GroupOutcome, JudgeContext, Verdict
-from minimodel.course import find_lab
-from minimodel.implementation import STUBS_DIR
-
-GRADER_DIR = Path(__file__).resolve().parent
+from minimodel.course import LABS, find_lab
+from minimodel.implementation import REPO_ROOT, STUBS_DIR
 
 
 @dataclass
@@ -81,13 +79,16 @@ class GradingError(RuntimeError):
     """The run cannot start (bad arguments, output folder in use, no references)."""
 
 
-def code_version() -> str:
-    """Hash of the grader's code, hidden checks and reference outputs (part of the config)."""
+def code_version(root: Path = REPO_ROOT) -> str:
+    """Hash of the grader's code, the labs' folders (notebook source, hidden checks, reference
+    outputs) and the catalogue of mistakes: part of the config, so that a change to any of them
+    regrades every submission."""
     digest = hashlib.sha256()
-    for path in sorted(GRADER_DIR.rglob("*")):
-        if path.suffix in (".py", ".json", ".npz") and "samples" not in path.parts and \
-                "__pycache__" not in path.parts:
-            digest.update(str(path.relative_to(GRADER_DIR)).encode() + path.read_bytes())
+    grader = sorted(p for p in (root / "grader").rglob("*") if p.suffix in (".py", ".json")
+                    and "samples" not in p.parts and "__pycache__" not in p.parts)
+    labs = sorted(p for lab in LABS for p in (root / lab.folder).glob("*") if p.is_file())
+    for path in [*grader, *labs, *sorted((root / "solutions" / "mistakes").glob("*.py"))]:
+        digest.update(str(path.relative_to(root)).encode() + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
