@@ -26,7 +26,7 @@ SLOW = {
     "grader/test_release_holds_no_answers.py", "grader/test_runs.py",
     "grader/test_student_cap.py", "grader/test_student_flow.py", "grader/test_intake.py",
     "grader/test_references.py", "grader/test_notebook_judges.py",
-    "grader/test_mistakes_shared.py",
+    "grader/test_mistakes_shared.py", "grader/test_readme_example.py",
     "test_jupyter_lab.py", "test_lab_notebook_cells.py", "test_labrun.py", "test_labs.py",
     "test_nothing_lost.py", "test_selfcheck.py", "test_selfcheck_17_00_02_03.py",
     "test_selfcheck_17_04_05_06.py", "test_selfcheck_18_01_03.py", "test_selfcheck_19_01_02.py",
