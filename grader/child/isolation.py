@@ -237,6 +237,21 @@ def close_other_fds(keep: set[int]) -> None:
                 os.close(fd)
 
 
+def detach(config: dict, out_w: int) -> None:
+    """First steps of a forked process that will run student code: its own session and, when
+    ``config`` asks for a PID namespace (this process is its PID 1), a ``/proc`` of its own;
+    stdin from ``/dev/null``, stdout and stderr into the pipe ``out_w``, no other descriptor."""
+    os.setsid()
+    if config.get("pid_namespace"):
+        unshare(CLONE_NEWNS)
+        mount_private_proc()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out_w, 1)
+    os.dup2(out_w, 2)
+    close_other_fds({0, 1, 2})
+
+
 def install_audit_guard(deny: list[str], allow: list[str]) -> None:
     """Fallback when no mount namespace is available: refuse, from Python, to open hidden paths
     (those under ``deny`` and not under ``allow``) or to use the network. Code that calls C

@@ -39,15 +39,7 @@ def _kernel(config: dict, connection_file: str, out_w: int) -> None:
 
     code = 72
     try:
-        os.setsid()
-        if config.get("pid_namespace"):
-            isolation.unshare(isolation.CLONE_NEWNS)
-            isolation.mount_private_proc()
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.dup2(out_w, 1)
-        os.dup2(out_w, 2)
-        isolation.close_other_fds({0, 1, 2})
+        isolation.detach(config, out_w)
         workdir = config["workdir"]
         os.chdir(workdir)
         if config.get("drop_privileges"):

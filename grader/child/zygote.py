@@ -50,18 +50,10 @@ def _worker(request: dict, config: dict, item_dir: str, out_w: int, applied: dic
     """The process that runs student code (never returns)."""
     code = 70
     try:
-        os.setsid()
+        isolation.detach(config, out_w)
         os.environ.clear()
         os.environ.update(config["env"])
         sys.path.insert(0, config["course_src"])
-        if config.get("pid_namespace"):
-            isolation.unshare(isolation.CLONE_NEWNS)
-            isolation.mount_private_proc()
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.dup2(out_w, 1)
-        os.dup2(out_w, 2)
-        isolation.close_other_fds({0, 1, 2})
         os.chdir(item_dir)
         limits = dict(request.get("limits", {}))
         if request.get("variant") == "cuda":
