@@ -36,11 +36,10 @@ from grader import gradebook, nbexec
 from grader.borrowed import borrowed_modules
 from grader.budget import StudentBudget
 from grader.build.references import References
-from grader.forkservers import sandbox_config
 from grader.hidden import module_name, registry
 from grader.pool import run_pool
 from grader.progress import Progress
-from grader.runs import WORKER_OVERHEAD_MB, run_group, run_notebook, workers_that_fit
+from grader.runs import WORKER_OVERHEAD_MB, LabRun, kernel_server, workers_that_fit, zygote
 from grader.sandbox import Capabilities, Limits, Scratch, probe_capabilities
 from grader.unpack import POSITIONAL, Submission, discover, flag_reason, unpack
 from grader.verdicts import CellContext, Finding, GroupOutcome, JudgeContext, Verdict
@@ -198,40 +197,24 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
                borrowed: dict[str, Finding]) -> dict:
     lab = find_lab(lab_id)
     refs, arrays = _lab_data(lab_id)
-    inputs_path = scratch.add_inputs(module_name(lab_id), arrays)
-    outcomes: dict[str, dict[str, GroupOutcome]] = {}
+    run = LabRun(checks, scratch, scratch.add_inputs(module_name(lab_id), arrays), ctx.limits,
+                 budget, zygote(ctx), ctx.caps, ctx.extra_hide, ctx.cuda, log_path)
     limits = ctx.limits.group()
-    sandbox = sandbox_config(scratch, ctx.caps, extra_hide=ctx.extra_hide, cuda=ctx.cuda)
-    for group in checks.groups:
-        n = len(group.cases)
-        variants = group.variants(ctx.cuda)
-        if submission.module(group.module) is None:
-            finding = _missing_module(group.module)
-            outcomes[group.key] = {v: GroupOutcome.absent(v, "missing", n, [finding])
-                                   for v in variants}
-            continue
-        if group.module in borrowed:  # scored like the stub, without running it
-            outcomes[group.key] = {v: GroupOutcome.absent(v, "missing", n,
-                                                          [borrowed[group.module]])
-                                   for v in variants}
-            continue
-        results = {}
-        for variant in variants:
-            if budget.spent():
-                budget.skipped.append(f"{lab_id}/{group.key}/{variant}")
-                results[variant] = GroupOutcome.absent(variant, "capped", n, [budget.finding()])
-                continue
-            results[variant] = run_group(group, variant, inputs_path, scratch, ctx, sandbox,
-                                         limits, budget)
-            report = results[variant].report
-            record["instructor"]["groups"][f"{lab_id}/{group.key}/{variant}"] = {
-                k: v for k, v in report.items() if k != "output_head"}
-            _log(log_path, f"-- {lab_id} {group.key} [{variant}]: {results[variant].status}, "
-                           f"{report.get('wall_s', '?')} s, {report.get('output_bytes', 0)} "
-                           f"bytes of output\n{report.get('output_head') or ''}")
-            if results[variant].status == "error":
-                problems.append("sandbox")
-        outcomes[group.key] = results
+    # the groups of a missing module, or of one that borrows its answers, are not run
+    not_run = {**borrowed, **{g.module: _missing_module(g.module) for g in checks.groups
+                              if submission.module(g.module) is None}}
+
+    def ran(group, variant, outcome) -> None:
+        report = outcome.report
+        record["instructor"]["groups"][f"{lab_id}/{group.key}/{variant}"] = {
+            k: v for k, v in report.items() if k != "output_head"}
+        _log(log_path, f"-- {lab_id} {group.key} [{variant}]: {outcome.status}, "
+                       f"{report.get('wall_s', '?')} s, {report.get('output_bytes', 0)} "
+                       f"bytes of output\n{report.get('output_head') or ''}")
+        if outcome.status == "error":
+            problems.append("sandbox")
+
+    outcomes = run.groups(lambda group: group.variants(ctx.cuda), not_run, ran)
     items = []
     for item in checks.items:
         group = checks.group(item.group)
@@ -248,8 +231,7 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
                              item.points, problems))
     notebook_info: dict = {}
     if checks.notebook:
-        items += _grade_notebook(lab_id, checks, submission, scratch, ctx, refs, log_path,
-                                 record, notebook_info, problems, budget)
+        items += _grade_notebook(run, submission, ctx, refs, record, notebook_info, problems)
     return {"title_es": lab.title_es, "title_en": lab.title_en,
             "items": [v.to_json() for v in items], "notebook": notebook_info}
 
@@ -273,8 +255,9 @@ def _judged(judge, context, key, title_es, title_en, points, problems) -> Verdic
             "it.")], instructor={"traceback": traceback.format_exc()[-4000:]})
 
 
-def _grade_notebook(lab_id, checks, submission, scratch, ctx, refs, log_path, record,
-                    info, problems, budget: StudentBudget) -> list[Verdict]:
+def _grade_notebook(run: LabRun, submission, ctx, refs, record, info,
+                    problems) -> list[Verdict]:
+    lab_id, checks, budget, log_path = run.checks.lab_id, run.checks, run.budget, run.log_path
     slug = checks.notebook.slug
     source = _source(slug)
     graded = nbexec.graded_cells(source)
@@ -302,8 +285,8 @@ def _grade_notebook(lab_id, checks, submission, scratch, ctx, refs, log_path, re
             budget.skipped.append(f"{lab_id}/notebook")
             findings.append(budget.finding())
         elif student is not None:
-            folder, outcome, build = run_notebook(lab_id, checks, source, student, scratch, ctx,
-                                                  log_path, budget)
+            folder, outcome, build = run.notebook(source, student, kernel_server(ctx),
+                                                  ctx.mpl_cache)
             if outcome.get("status") == "error":
                 problems.append("notebook")
             _log(log_path, f"-- {lab_id} notebook: {outcome.get('status')}, "

@@ -1,5 +1,7 @@
-"""Run a student's code in the sandbox: probe groups on the worker's zygote, notebooks in a
+"""Run a lab's code in the sandbox: probe groups on the worker's zygote, notebooks in a
 sandboxed kernel, each charged to the student's :class:`~grader.budget.StudentBudget`.
+:class:`LabRun` is the one driver: grading runs a student's code through it, and
+``grader.build.references`` the reference solutions and the classic mistakes.
 
 A grade must not depend on the machine's load, the number of workers or an interruption. So a
 run stopped by a wall-clock limit is run once more with a larger wall budget before a time-out
@@ -12,16 +14,18 @@ warns when it uses more).
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import nbexec
 from grader.budget import DescendantCpu, StudentBudget
-from grader.forkservers import KernelServer, Zygote
+from grader.child import probe_runner
+from grader.forkservers import KernelServer, Zygote, sandbox_config
 from grader.hidden import module_name
+from grader.hidden.spec import LabChecks
 from grader.safe_io import read_group
-from grader.sandbox import Limits, matplotlib_cache
-from grader.verdicts import GroupOutcome
+from grader.sandbox import Capabilities, ItemFolders, Limits, matplotlib_cache
+from grader.verdicts import Finding, GroupOutcome
 
 WORKER_OVERHEAD_MB = 1024  # a worker, its zygote (NumPy, PyTorch) and a probe group
 
@@ -61,69 +65,129 @@ def kernel_server(ctx) -> KernelServer:
     return _KERNELS
 
 
-def run_group(group, variant, inputs_path, scratch, ctx, sandbox: dict, limits: dict,
-              budget: StudentBudget) -> GroupOutcome:
-    """Run one probe group. A group stopped by the wall clock runs once more with a wall
-    budget the CPU limit decides (four times it, plus 10 s; the CPU limit unchanged) before a
-    time-out is scored, so that a busy machine does not change the grade."""
-    n = len(group.cases)
-    for attempt in (1, 2):
-        request = {"dir": scratch.new_item_dir(f"{group.key}-{variant}"),
-                   "module": group.module, "variant": variant, "inputs": str(inputs_path),
-                   "cases": [c.to_json() for c in group.cases], "limits": limits,
-                   "sandbox": sandbox}
-        report = zygote(ctx).run(request, timeout=float(limits["wall_s"]) + 30)
-        if report.get("status") == "grader-error":
-            return GroupOutcome.absent(variant, "error", n)
-        stopped = report.get("status") == "timeout"
-        retry = stopped and attempt == 1 and budget.left() > float(limits["wall_s"])
-        budget.charge(float(report.get("cpu_s", 0)), float(report.get("wall_s", 0)),
-                      stopped_on_time=stopped and not retry)
-        if not retry:
-            break
-        wall = max(3 * float(limits["wall_s"]), 4 * float(limits["cpu_s"]) + 10)
-        limits = {**limits, "wall_s": min(wall, budget.left())}
-    report["attempts"] = attempt
-    data = read_group(scratch.items / request["dir"], n)
-    return GroupOutcome.from_run(variant, report, data)
+@dataclass
+class LabRun:
+    """Runs one lab's code on one course tree and reads back what it wrote: the one driver of a
+    grading run (a student's modules and notebook) and of the reference outputs
+    (``grader.build.references``: the reference solutions and each classic mistake).
+
+    With a ``zygote`` each probe group runs in the sandbox of ``scratch`` (a
+    :class:`~grader.sandbox.Scratch`, its limits ``limits.group()``); without one, in this process
+    from ``package`` (the plain path, for the course's own code only). What a run used is charged
+    to ``budget``; once it is spent, the items not yet run are not run.
+    """
+
+    checks: LabChecks
+    scratch: ItemFolders
+    inputs: Path  # the lab's hidden inputs, ``Scratch.add_inputs``
+    limits: Limits = field(default_factory=Limits)
+    budget: StudentBudget = field(default_factory=lambda: StudentBudget(0))
+    zygote: Zygote | None = None
+    caps: Capabilities | None = None
+    extra_hide: list[Path] = field(default_factory=list)
+    cuda: bool = False
+    log_path: Path | None = None
+    package: str = "minimodel.positional"
+
+    def groups(self, variants=lambda group: ("cpu",), not_run: dict[str, Finding] | None = None,
+               on_run=None) -> dict[str, dict[str, GroupOutcome]]:
+        """Every probe group on every one of its ``variants(group)``: group key -> variant ->
+        what it gave. A group of a module in ``not_run`` (module -> why) is scored like the
+        stub without running; ``on_run(group, variant, outcome)`` is told of each run."""
+        not_run = not_run or {}
+        sandbox = sandbox_config(self.scratch, self.caps, extra_hide=self.extra_hide,
+                                 cuda=self.cuda) if self.zygote else None
+        outcomes: dict[str, dict[str, GroupOutcome]] = {}
+        for group in self.checks.groups:
+            n = len(group.cases)
+            if group.module in not_run:
+                outcomes[group.key] = {v: GroupOutcome.absent(v, "missing", n,
+                                                              [not_run[group.module]])
+                                       for v in variants(group)}
+                continue
+            outcomes[group.key] = {}
+            for variant in variants(group):
+                if self.budget.spent():
+                    self.budget.skipped.append(f"{self.checks.lab_id}/{group.key}/{variant}")
+                    outcomes[group.key][variant] = GroupOutcome.absent(
+                        variant, "capped", n, [self.budget.finding()])
+                    continue
+                outcome = outcomes[group.key][variant] = self._group(group, variant, sandbox)
+                if on_run:
+                    on_run(group, variant, outcome)
+        return outcomes
+
+    def _group(self, group, variant: str, sandbox: dict | None) -> GroupOutcome:
+        """One probe group on one variant. A group stopped by the wall clock runs once more
+        with a wall budget the CPU limit decides (four times it, plus 10 s; the CPU limit
+        unchanged) before a time-out is scored, so that a busy machine does not change the
+        grade."""
+        n = len(group.cases)
+        limits = self.limits.group()
+        for attempt in (1, 2):
+            request = {"dir": self.scratch.new_item_dir(f"{group.key}-{variant}"),
+                       "module": group.module, "variant": variant, "inputs": str(self.inputs),
+                       "cases": [c.to_json() for c in group.cases], "limits": limits,
+                       "sandbox": sandbox}
+            if self.zygote is None:
+                (self.scratch.items / request["dir"]).mkdir(parents=True)
+                probe_runner.run(request, str(self.scratch.items / request["dir"]), self.package)
+                report = {"status": "exited"}
+            else:
+                report = self.zygote.run(request, timeout=float(limits["wall_s"]) + 30)
+            if report.get("status") == "grader-error":
+                return GroupOutcome.absent(variant, "error", n)
+            stopped = report.get("status") == "timeout"
+            retry = stopped and attempt == 1 and self.budget.left() > float(limits["wall_s"])
+            self.budget.charge(float(report.get("cpu_s", 0)), float(report.get("wall_s", 0)),
+                               stopped_on_time=stopped and not retry)
+            if not retry:
+                break
+            wall = max(3 * float(limits["wall_s"]), 4 * float(limits["cpu_s"]) + 10)
+            limits = {**limits, "wall_s": min(wall, self.budget.left())}
+        report["attempts"] = attempt
+        data = read_group(self.scratch.items / request["dir"], n)
+        return GroupOutcome.from_run(variant, report, data)
+
+    def notebook(self, source, student, kernels: KernelServer,
+                 mpl_cache: Path) -> tuple[Path, dict, dict]:
+        """Run the lab's notebook (``student=None``: the source's own solutions) in a sandboxed
+        kernel forked by ``kernels``, charging its CPU time to the budget: (the folder it wrote,
+        how the run went, what was taken from where).
+
+        A run that hits a wall-clock limit (a cell's or the notebook's) runs once more with three
+        times the time (at most what is left of the budget) before a time-out is scored.
+        """
+        limits = self.limits
+        kernels.ensure()  # its own start-up is charged to nobody
+        measured_apart = {z.process.pid for z in (self.zygote, kernels)
+                          if z is not None and z.alive()}
+        for attempt in (1, 2):
+            name = module_name(self.checks.lab_id) + ("" if attempt == 1 else "-again")
+            notebook, build = nbexec.build_run_notebook(
+                source, student, self.checks.notebook, str(self.scratch.runner),
+                str(self.scratch.items / f"nb-{name}"))
+            fonts = matplotlib_cache(mpl_cache)  # built once per run, charged to nobody
+            with DescendantCpu(exclude=measured_apart) as meter:
+                folder, outcome = nbexec.run_notebook(
+                    notebook, scratch=self.scratch, name=name, caps=self.caps, limits=limits,
+                    extra_hide=self.extra_hide, log_path=self.log_path, kernels=kernels,
+                    mpl_cache=fonts)
+            outcome["cpu_s"] = meter.seconds
+            stopped = timed_out(outcome)
+            retry = stopped and attempt == 1 and self.budget.left() > limits.notebook_wall_s
+            self.budget.charge(meter.seconds, float(outcome.get("wall_s", 0)),
+                               stopped_on_time=stopped and not retry)
+            if not retry:
+                break
+            limits = replace(limits, cell_timeout_s=3 * limits.cell_timeout_s,
+                             notebook_wall_s=int(min(3 * limits.notebook_wall_s,
+                                                     self.budget.left())))
+        outcome["attempts"] = attempt
+        return folder, outcome, build
 
 
 def timed_out(outcome: dict) -> bool:
     """Whether a notebook run was stopped by a wall-clock limit (its own, or a cell's)."""
     return outcome.get("status") == "timeout" or any(
         e.get("ename") == "CellTimeout" for e in outcome.get("cell_errors", []))
-
-
-def run_notebook(lab_id, checks, source, student, scratch, ctx, log_path: Path,
-                 budget: StudentBudget) -> tuple[Path, dict, dict]:
-    """Run a student's notebook in the sandbox, charging its kernel's CPU time to the budget.
-
-    A run that hits a wall-clock limit (a cell's or the notebook's) runs once more with three
-    times the time (at most what is left of the student's budget) before a time-out is scored.
-    """
-    limits = ctx.limits
-    kernels = kernel_server(ctx)
-    kernels.ensure()  # its own start-up is charged to nobody
-    measured_apart = {z.process.pid for z in (_ZYGOTE, kernels) if z is not None and z.alive()}
-    for attempt in (1, 2):
-        name = module_name(lab_id) + ("" if attempt == 1 else "-again")
-        notebook, build = nbexec.build_run_notebook(
-            source, student, checks.notebook, str(scratch.runner),
-            str(scratch.items / f"nb-{name}"))
-        fonts = matplotlib_cache(ctx.mpl_cache)  # built once per run, charged to nobody
-        with DescendantCpu(exclude=measured_apart) as meter:
-            folder, outcome = nbexec.run_notebook(
-                notebook, scratch=scratch, name=name, caps=ctx.caps, limits=limits,
-                extra_hide=ctx.extra_hide, log_path=log_path, kernels=kernels,
-                mpl_cache=fonts)
-        outcome["cpu_s"] = meter.seconds
-        stopped = timed_out(outcome)
-        retry = stopped and attempt == 1 and budget.left() > limits.notebook_wall_s
-        budget.charge(meter.seconds, float(outcome.get("wall_s", 0)),
-                      stopped_on_time=stopped and not retry)
-        if not retry:
-            break
-        limits = replace(limits, cell_timeout_s=3 * limits.cell_timeout_s,
-                         notebook_wall_s=int(min(3 * limits.notebook_wall_s, budget.left())))
-    outcome["attempts"] = attempt
-    return folder, outcome, build

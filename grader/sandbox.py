@@ -319,14 +319,27 @@ def matplotlib_cache(folder: Path) -> Path:
     return folder
 
 
-class Scratch:
+class ItemFolders:
+    """Where runs write: one folder per run under ``items``, named ``<number>-<prefix>`` in the
+    order they were asked for (a retry gets a fresh one)."""
+
+    def __init__(self, items: Path):
+        self.items = items
+        self._counter = 0
+
+    def new_item_dir(self, prefix: str) -> str:
+        self._counter += 1
+        return f"{self._counter:03d}-{prefix}"
+
+
+class Scratch(ItemFolders):
     """The scratch folder of one submission: all the sandbox can see besides Python itself."""
 
     def __init__(self, root: Path, student_files: dict[str, bytes]):
+        super().__init__(root / "items")
         self.root = root
         self.course_src = root / "course" / "src"
         self.runner = root / "runner"
-        self.items = root / "items"
         self.inputs = root / "inputs"
         root.mkdir(parents=True, mode=0o755)
         os.chmod(root, 0o755)
@@ -340,7 +353,6 @@ class Scratch:
             shutil.copy2(CHILD_DIR / name, self.runner / name)
         self.items.mkdir(mode=0o755)
         self.inputs.mkdir(mode=0o755)
-        self._counter = 0
 
     @staticmethod
     def _given_code_only(folder: str, names: list[str]) -> list[str]:
@@ -362,10 +374,6 @@ class Scratch:
         np.savez(path, **arrays)
         os.chmod(path, 0o644)
         return path
-
-    def new_item_dir(self, prefix: str) -> str:
-        self._counter += 1
-        return f"{self._counter:03d}-{prefix}"
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)

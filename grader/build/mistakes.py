@@ -30,6 +30,7 @@ from pathlib import Path
 from minimodel.implementation import ENV_VAR, REPO_ROOT
 
 CATALOGUE_DIR = REPO_ROOT / "solutions" / "mistakes"
+OUTCOMES = "outcomes.pickle"  # what the child that runs the mistakes hands back
 
 
 @dataclass(frozen=True)
@@ -116,30 +117,26 @@ def forked(function, *args) -> dict:
     return result["ok"]
 
 
-def _run_groups(item: Mistake | None, requests: list[dict], out_dir: str) -> None:
-    """In the forked child: the lab's probe groups with ``item`` made (``None``: as it is)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "child"))
-    import probe_runner
+def _hidden_run(item: Mistake, run) -> dict:
+    """In the forked child: the lab's probe groups with ``item`` made, through the driver that
+    grades (``run``, a ``grader.runs.LabRun`` on its plain path)."""
     import torch
 
     torch.set_num_threads(1)  # as in the sandbox
-
-    with made(item) if item else contextlib.nullcontext():
-        for request in requests:
-            folder = os.path.join(out_dir, request["dir"])
-            os.makedirs(folder)
-            probe_runner.run(request, folder)
+    with made(item):
+        return run.groups()
 
 
-def hidden_outputs(lab_id: str, requests: list[dict], out_dir: Path) -> list[Mistake]:
-    """Run every mistake of the lab's modules on the lab's probe groups (``requests``, as the
-    grader sends them to the sandbox): ``out_dir/<mistake key>/<request dir>/`` gets what the
-    probe runner writes. Runs in a child process where ``minimodel.positional`` is the reference;
-    returns the mistakes."""
-    subprocess.run([sys.executable, "-m", "grader.build.mistakes", lab_id, str(out_dir)],
-                   input=pickle.dumps(requests), check=True,
+def hidden_outputs(lab_id: str, inputs: Path, out_dir: Path) -> dict[str, dict]:
+    """What every mistake of the lab's modules gives on the lab's probe groups (``inputs``: the
+    hidden inputs' file): mistake key -> group key -> ``{"cpu": GroupOutcome}``. Runs in a child
+    process where ``minimodel.positional`` is the reference; ``out_dir/<mistake key>/`` gets what
+    the probe runner writes."""
+    out_dir.mkdir(parents=True)
+    subprocess.run([sys.executable, "-m", "grader.build.mistakes", lab_id, str(inputs),
+                    str(out_dir)], check=True,
                    env={**os.environ, ENV_VAR: "reference", "PYTHONDONTWRITEBYTECODE": "1"})
-    return lab_mistakes(lab_id)
+    return pickle.loads((out_dir / OUTCOMES).read_bytes())
 
 
 def lab_mistakes(lab_id: str) -> list[Mistake]:
@@ -150,10 +147,16 @@ def lab_mistakes(lab_id: str) -> list[Mistake]:
 
 
 def main() -> int:
-    lab_id, out_dir = sys.argv[1], Path(sys.argv[2])
-    requests = pickle.loads(sys.stdin.buffer.read())
-    for item in lab_mistakes(lab_id):
-        forked(_run_groups, item, requests, str(out_dir / item.key))
+    from grader.hidden import registry
+    from grader.runs import LabRun
+    from grader.sandbox import ItemFolders
+
+    lab_id, inputs, out_dir = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+    checks = registry()[lab_id]
+    outcomes = {item.key: forked(_hidden_run, item,
+                                 LabRun(checks, ItemFolders(out_dir / item.key), inputs))
+                for item in lab_mistakes(lab_id)}
+    (out_dir / OUTCOMES).write_bytes(pickle.dumps(outcomes))
     return 0
 
 

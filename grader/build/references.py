@@ -26,11 +26,11 @@ from pathlib import Path
 import numpy as np
 
 from grader import nbexec
-from grader.forkservers import KernelServer, Zygote, sandbox_config
+from grader.forkservers import KernelServer, Zygote
 from grader.hidden import module_name, registry
 from grader.hidden.spec import LabChecks
-from grader.safe_io import read_group
-from grader.sandbox import Limits, Scratch, matplotlib_cache, probe_capabilities
+from grader.runs import LabRun
+from grader.sandbox import Limits, Scratch, probe_capabilities
 from grader.verdicts import Tolerance, values_close
 from minimodel.course import encoding_modules, find_lab
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
@@ -94,57 +94,44 @@ def inputs_hash(arrays: dict[str, np.ndarray]) -> str:
     return digest.hexdigest()[:16]
 
 
+REFERENCE_LIMITS = Limits(wall_s=120, cpu_s=120, cell_timeout_s=300, notebook_wall_s=600)
+
+
 def compute(checks: LabChecks, work: Path, log_path: Path) -> tuple[dict, dict]:
     """Run the reference on every hidden input: (arrays, descriptions)."""
-    caps = probe_capabilities()
     modules = lab_modules(checks)
     if checks.notebook:  # a notebook may use any course module (the Mini-GPT uses them all)
         modules += [m for m in encoding_modules() if m not in modules]
-    files = {m: (REFERENCE_DIR / f"{m}.py").read_bytes() for m in modules}
-    scratch = Scratch(work / "reference", files)
+    scratch = Scratch(work / "reference", {m: (REFERENCE_DIR / f"{m}.py").read_bytes()
+                                           for m in modules})
+    lab_inputs = checks.inputs()
+    run = LabRun(checks, scratch, scratch.add_inputs(module_name(checks.lab_id), lab_inputs),
+                 REFERENCE_LIMITS, zygote=Zygote(work / "zygote", log_path),
+                 caps=probe_capabilities(), log_path=log_path)
+    try:
+        outcomes = run.groups()
+    finally:
+        run.zygote.close()
     arrays: dict[str, np.ndarray] = {}
     meta: dict = {"groups": {}, "notebook": {}}
-    lab_inputs = checks.inputs()
-    inputs_path = scratch.add_inputs(module_name(checks.lab_id), lab_inputs)
-    zygote = Zygote(work / "zygote", log_path)
-    sandbox = sandbox_config(scratch, caps, extra_hide=[], cuda=False)
-    zygote.start()
-    requests = []
-    try:
-        limits = Limits(wall_s=120, cpu_s=120).group()
-        for group in checks.groups:
-            request = {"dir": scratch.new_item_dir(group.key), "module": group.module,
-                       "variant": "cpu", "inputs": str(inputs_path),
-                       "cases": [c.to_json() for c in group.cases], "limits": limits,
-                       "sandbox": sandbox}
-            requests.append(request)
-            report = zygote.run(request, timeout=200)
-            data = read_group(scratch.items / request["dir"], len(group.cases))
-            if data["import_error"] or report.get("status") != "exited":
-                raise ReferenceError(f"{group.key}: reference run failed: {report} "
-                                     f"{data['import_error']}")
-            described = []
-            for index, case in enumerate(data["cases"]):
-                if case is None or not case["ok"]:
-                    raise ReferenceError(f"{group.key}[{index}]: reference raised "
-                                         f"{case and case['error']}")
-                described.append(_store(arrays, f"g/{group.key}/{index}", case["outputs"]))
-            meta["groups"][group.key] = described
-    finally:
-        zygote.close()
-    meta["mistakes"] = _mistakes(checks, requests, arrays, work)
+    for group in checks.groups:
+        outcome = outcomes[group.key]["cpu"]
+        if outcome.import_error or outcome.report.get("status") != "exited":
+            raise ReferenceError(f"{group.key}: reference run failed: {outcome.report} "
+                                 f"{outcome.import_error}")
+        described = []
+        for index, case in enumerate(outcome.cases):
+            if case is None or not case["ok"]:
+                raise ReferenceError(f"{group.key}[{index}]: reference raised "
+                                     f"{case and case['error']}")
+            described.append(_store(arrays, f"g/{group.key}/{index}", case["outputs"]))
+        meta["groups"][group.key] = described
+    meta["mistakes"] = _mistakes(checks, run.inputs, arrays, work)
     if checks.notebook:
-        source = nbexec.source_notebook(checks.notebook.slug)
-        folder_name = checks.notebook.slug
-        notebook, _ = nbexec.build_run_notebook(source, None, checks.notebook,
-                                                str(scratch.runner),
-                                                str(scratch.items / f"nb-{folder_name}"))
         kernels = KernelServer(work / "zygote", log_path)
         try:
-            folder, outcome = nbexec.run_notebook(
-                notebook, scratch=scratch, name=folder_name, caps=caps,
-                limits=Limits(cell_timeout_s=300, notebook_wall_s=600), extra_hide=[],
-                log_path=log_path, kernels=kernels, mpl_cache=matplotlib_cache(work / "mpl"))
+            folder, outcome, _ = run.notebook(nbexec.source_notebook(checks.notebook.slug),
+                                              None, kernels, work / "mpl")
         finally:
             kernels.close()
         if outcome["status"] != "finished" or outcome["cell_errors"]:
@@ -180,22 +167,22 @@ def _store(arrays: dict, prefix: str, outputs: list[dict]) -> list[dict]:
     return described
 
 
-def _mistakes(checks: LabChecks, requests: list[dict], arrays: dict, work: Path) -> dict:
+def _mistakes(checks: LabChecks, inputs: Path, arrays: dict, work: Path) -> dict:
     """What each classic mistake of the lab's modules (``grader.build.mistakes``) gives on the hidden
     inputs, where it differs from the reference: key -> texts and group -> {case: outputs, or
     ``{"error": type}`` where the mistake raises}."""
     from grader.build.mistakes import hidden_outputs, lab_mistakes
 
     found: dict = {}
-    if not requests or not lab_mistakes(checks.lab_id):
+    if not checks.groups or not lab_mistakes(checks.lab_id):
         return found
-    for item in hidden_outputs(checks.lab_id, requests, work / "mistakes"):
+    outcomes = hidden_outputs(checks.lab_id, inputs, work / "mistakes")
+    for item in lab_mistakes(checks.lab_id):
         groups = {}
-        for group, request in zip(checks.groups, requests, strict=True):
-            data = read_group(work / "mistakes" / item.key / request["dir"], len(group.cases))
+        for group in checks.groups:
             right = meta_arrays(arrays, f"g/{group.key}")
             cases = {}
-            for index, case in enumerate(data["cases"]):
+            for index, case in enumerate(outcomes[item.key][group.key]["cpu"].cases):
                 if case is None or not case["ok"]:
                     if case is not None and index in right:  # raises where the reference doesn't
                         cases[str(index)] = {"error": (case.get("error") or {}).get("type")}

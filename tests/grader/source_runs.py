@@ -3,9 +3,9 @@
 Each source (the reference, a stub, or a copy of the reference with one mistake written in) is
 written into a fresh temporary package, together with the course modules it imports (e.g. a
 student's rope.py next to their two_d.py: ``from minimodel.positional.rope import`` is pointed at
-the package), and every probe group runs through ``grader.child.probe_runner`` and
-``grader.safe_io.read_group`` as in a grading run, only without the sandbox (the sources here are
-the course's own). Device groups also run on PyTorch's ``meta`` device; CUDA is "not run".
+the package), and every probe group runs through the driver of a grading run
+(``grader.runs.LabRun``) on its plain path, without the sandbox (the sources here are the
+course's own). Device groups also run on PyTorch's ``meta`` device; CUDA is "not run".
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import numpy as np
 
 from grader.build.references import References
 from grader.build.sync import released_text
-from grader.child import probe_runner
 from grader.hidden import registry
-from grader.safe_io import read_group
+from grader.runs import LabRun
+from grader.sandbox import ItemFolders
 from grader.verdicts import GroupOutcome, JudgeContext, Verdict
 from minimodel.implementation import REFERENCE_DIR, STUBS_DIR
 
@@ -63,19 +63,8 @@ def grade_sources(lab_id: str, sources: dict[str, str], folder: Path, checks=Non
     np.savez(root / "inputs.npz", **arrays)
     sys.path.insert(0, str(root))
     try:
-        runs = {}
-        for group in checks.groups:
-            runs[group.key] = {}
-            for variant in group.variants(cuda=False):
-                out = root / f"{group.key}-{variant}"
-                out.mkdir()
-                request = {"module": module, "variant": variant,
-                           "inputs": str(root / "inputs.npz"),
-                           "cases": [c.to_json() for c in group.cases]}
-                probe_runner.run(request, str(out), package)
-                data = read_group(out, len(group.cases))
-                runs[group.key][variant] = GroupOutcome.from_run(variant, {"status": "exited"},
-                                                                 data)
+        runs = LabRun(checks, ItemFolders(root), root / "inputs.npz",
+                      package=package).groups(lambda group: group.variants(cuda=False))
     finally:
         sys.path.remove(str(root))
     refs = refs or References(lab_id)
