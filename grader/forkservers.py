@@ -97,6 +97,11 @@ class Zygote:
             raise ZygoteError(f"sandbox did not start: {hello!r}")
         self.ready = True
 
+    def ensure(self) -> None:
+        """Started and ready (started again if it died)."""
+        if not self.alive() or not self.ready:
+            self.start()
+
     def launch(self) -> None:
         """Start the zygote without waiting: it imports its libraries while the caller works."""
         self.ready = False
@@ -138,11 +143,10 @@ class Zygote:
         """Send one probe group; return the monitor's report (``grader-error`` if no answer).
 
         A zygote that died is started again first."""
-        if not self.alive() or not self.ready:
-            try:
-                self.start()
-            except ZygoteError as error:
-                return {"status": "grader-error", "detail": str(error)}
+        try:
+            self.ensure()
+        except ZygoteError as error:
+            return {"status": "grader-error", "detail": str(error)}
         assert self.process.stdin is not None
         try:
             self.process.stdin.write((json.dumps(request) + "\n").encode())
@@ -194,8 +198,3 @@ class KernelServer(Zygote):
 
     def config(self, cuda: bool) -> dict:
         return {**super().config(cuda), "socket": str(self.socket_path)}
-
-    def ensure(self) -> None:
-        """Started and ready (started again if it died)."""
-        if not self.alive() or not self.ready:
-            self.start()

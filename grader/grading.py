@@ -204,17 +204,10 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
     not_run = {**borrowed, **{g.module: _missing_module(g.module) for g in checks.groups
                               if submission.module(g.module) is None}}
 
-    def ran(group, variant, outcome) -> None:
-        report = outcome.report
-        record["instructor"]["groups"][f"{lab_id}/{group.key}/{variant}"] = {
-            k: v for k, v in report.items() if k != "output_head"}
-        _log(log_path, f"-- {lab_id} {group.key} [{variant}]: {outcome.status}, "
-                       f"{report.get('wall_s', '?')} s, {report.get('output_bytes', 0)} "
-                       f"bytes of output\n{report.get('output_head') or ''}")
-        if outcome.status == "error":
-            problems.append("sandbox")
-
-    outcomes = run.groups(lambda group: group.variants(ctx.cuda), not_run, ran)
+    outcomes = run.groups(lambda group: group.variants(ctx.cuda), not_run)
+    record["instructor"]["groups"].update(run.reports)
+    if any(o.status == "error" for runs in outcomes.values() for o in runs.values()):
+        problems.append("sandbox")
     items = []
     for item in checks.items:
         group = checks.group(item.group)
@@ -236,12 +229,6 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
             "items": [v.to_json() for v in items], "notebook": notebook_info}
 
 
-def _log(log_path: Path, text: str) -> None:
-    """Append to the student's instructor-only log what a probe group or notebook printed."""
-    with open(log_path, "a", encoding="utf-8", errors="replace") as log:
-        log.write(text.rstrip("\n")[:8000] + "\n")
-
-
 def _judged(judge, context, key, title_es, title_en, points, problems) -> Verdict:
     try:
         return judge(context)
@@ -257,7 +244,7 @@ def _judged(judge, context, key, title_es, title_en, points, problems) -> Verdic
 
 def _grade_notebook(run: LabRun, submission, ctx, refs, record, info,
                     problems) -> list[Verdict]:
-    lab_id, checks, budget, log_path = run.checks.lab_id, run.checks, run.budget, run.log_path
+    lab_id, checks, budget = run.checks.lab_id, run.checks, run.budget
     slug = checks.notebook.slug
     source = _source(slug)
     graded = nbexec.graded_cells(source)
@@ -289,11 +276,6 @@ def _grade_notebook(run: LabRun, submission, ctx, refs, record, info,
                                                   ctx.mpl_cache)
             if outcome.get("status") == "error":
                 problems.append("notebook")
-            _log(log_path, f"-- {lab_id} notebook: {outcome.get('status')}, "
-                           f"{outcome.get('wall_s', '?')} s; cell errors: "
-                           + "; ".join(f"{e.get('grade_id') or e.get('index')}: {e.get('ename')}"
-                                       f" {e.get('evalue', '')[:200]}"
-                                       for e in outcome.get("cell_errors", [])))
             records = nbexec.read_records(folder, checks.notebook)
             findings += nbexec.kernel_findings(outcome, build)
             record["instructor"]["notebooks"][lab_id] = {**outcome, **build}

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import nbformat
 
-from grader.forkservers import KernelServer
+from grader.forkservers import KernelServer, sandbox_config
 from grader.hidden.spec import NotebookChecks
 from grader.redact import from_student
 from grader.safe_io import UnsafeData, read_json, read_outputs
@@ -39,7 +39,6 @@ from grader.sandbox import (
     Capabilities,
     Limits,
     Scratch,
-    filesystem_view,
     sandbox_env,
     sandbox_uid,
 )
@@ -193,13 +192,8 @@ def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str
     if caps.drop_privileges:
         for path in (folder, mpl, *mpl.iterdir()):
             os.chown(path, uid, uid)
-    view = filesystem_view(scratch.root, extra_hide)
     config = {
-        **view,
-        "namespaces": caps.namespaces,
-        "pid_namespace": caps.pid_namespace,
-        "drop_privileges": caps.drop_privileges,
-        "uid": uid, "gid": uid,
+        **sandbox_config(scratch, caps, extra_hide=extra_hide, cuda=False),
         "python": sys.executable,
         "workdir": str(folder),
         "env": {**sandbox_env(folder, cuda=False), "PYTHONPATH": str(scratch.course_src),

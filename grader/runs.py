@@ -43,26 +43,24 @@ def workers_that_fit(limits: Limits) -> int:
     return max(1, total_mb // (limits.kernel_memory_mb + WORKER_OVERHEAD_MB))
 
 
-_ZYGOTE: Zygote | None = None
-_KERNELS: KernelServer | None = None
+_SERVERS: dict[type, Zygote] = {}
+
+
+def _server(kind: type[Zygote], ctx, **options) -> Zygote:
+    if kind not in _SERVERS:
+        home = ctx.scratch_root / f"worker-{os.getpid()}"
+        _SERVERS[kind] = kind(home, ctx.out / "logs" / f"worker-{os.getpid()}.log", **options)
+    return _SERVERS[kind]
 
 
 def zygote(ctx) -> Zygote:
     """This worker's zygote (one per worker process, started on first use)."""
-    global _ZYGOTE
-    if _ZYGOTE is None:
-        home = ctx.scratch_root / f"worker-{os.getpid()}"
-        _ZYGOTE = Zygote(home, ctx.out / "logs" / f"worker-{os.getpid()}.log", cuda=ctx.cuda)
-    return _ZYGOTE
+    return _server(Zygote, ctx, cuda=ctx.cuda)
 
 
 def kernel_server(ctx) -> KernelServer:
     """This worker's kernel server (one per worker process, started on first use)."""
-    global _KERNELS
-    if _KERNELS is None:
-        home = ctx.scratch_root / f"worker-{os.getpid()}"
-        _KERNELS = KernelServer(home, ctx.out / "logs" / f"worker-{os.getpid()}.log")
-    return _KERNELS
+    return _server(KernelServer, ctx)
 
 
 @dataclass
@@ -86,14 +84,20 @@ class LabRun:
     caps: Capabilities | None = None
     extra_hide: list[Path] = field(default_factory=list)
     cuda: bool = False
-    log_path: Path | None = None
+    log_path: Path | None = None  # the instructor-only log of what the runs printed
     package: str = "minimodel.positional"
+    reports: dict[str, dict] = field(default_factory=dict)  # "<lab>/<group>/<variant>" -> run
 
-    def groups(self, variants=lambda group: ("cpu",), not_run: dict[str, Finding] | None = None,
-               on_run=None) -> dict[str, dict[str, GroupOutcome]]:
+    def log(self, text: str) -> None:
+        if self.log_path:
+            with open(self.log_path, "a", encoding="utf-8", errors="replace") as log:
+                log.write(text.rstrip("\n")[:8000] + "\n")
+
+    def groups(self, variants=lambda group: ("cpu",),
+               not_run: dict[str, Finding] | None = None) -> dict[str, dict[str, GroupOutcome]]:
         """Every probe group on every one of its ``variants(group)``: group key -> variant ->
         what it gave. A group of a module in ``not_run`` (module -> why) is scored like the
-        stub without running; ``on_run(group, variant, outcome)`` is told of each run."""
+        stub without running. How each run went is logged and kept in ``reports``."""
         not_run = not_run or {}
         sandbox = sandbox_config(self.scratch, self.caps, extra_hide=self.extra_hide,
                                  cuda=self.cuda) if self.zygote else None
@@ -113,8 +117,12 @@ class LabRun:
                         variant, "capped", n, [self.budget.finding()])
                     continue
                 outcome = outcomes[group.key][variant] = self._group(group, variant, sandbox)
-                if on_run:
-                    on_run(group, variant, outcome)
+                report = outcome.report
+                self.reports[f"{self.checks.lab_id}/{group.key}/{variant}"] = {
+                    k: v for k, v in report.items() if k != "output_head"}
+                self.log(f"-- {self.checks.lab_id} {group.key} [{variant}]: {outcome.status}, "
+                         f"{report.get('wall_s', '?')} s, {report.get('output_bytes', 0)} "
+                         f"bytes of output\n{report.get('output_head') or ''}")
         return outcomes
 
     def _group(self, group, variant: str, sandbox: dict | None) -> GroupOutcome:
@@ -174,7 +182,8 @@ class LabRun:
                     extra_hide=self.extra_hide, log_path=self.log_path, kernels=kernels,
                     mpl_cache=fonts)
             outcome["cpu_s"] = meter.seconds
-            stopped = timed_out(outcome)
+            stopped = outcome.get("status") == "timeout" or any(
+                e.get("ename") == "CellTimeout" for e in outcome.get("cell_errors", []))
             retry = stopped and attempt == 1 and self.budget.left() > limits.notebook_wall_s
             self.budget.charge(meter.seconds, float(outcome.get("wall_s", 0)),
                                stopped_on_time=stopped and not retry)
@@ -184,10 +193,9 @@ class LabRun:
                              notebook_wall_s=int(min(3 * limits.notebook_wall_s,
                                                      self.budget.left())))
         outcome["attempts"] = attempt
+        self.log(f"-- {self.checks.lab_id} notebook: {outcome.get('status')}, "
+                 f"{outcome.get('wall_s', '?')} s; cell errors: "
+                 + "; ".join(f"{e.get('grade_id') or e.get('index')}: {e.get('ename')}"
+                             f" {e.get('evalue', '')[:200]}"
+                             for e in outcome.get("cell_errors", [])))
         return folder, outcome, build
-
-
-def timed_out(outcome: dict) -> bool:
-    """Whether a notebook run was stopped by a wall-clock limit (its own, or a cell's)."""
-    return outcome.get("status") == "timeout" or any(
-        e.get("ename") == "CellTimeout" for e in outcome.get("cell_errors", []))

@@ -226,11 +226,9 @@ def meta_arrays(arrays: dict, prefix: str) -> dict[int, list[np.ndarray]]:
 
 
 def _same(outputs: list[np.ndarray], right: list[np.ndarray] | None) -> bool:
-    """Whether a mistake's outputs are the reference's (up to rounding noise)."""
+    """Whether outputs are the reference's (up to rounding noise)."""
     return right is not None and len(outputs) == len(right) and all(
-        a.shape == b.shape and a.dtype == b.dtype and np.allclose(
-            a.astype(np.float64), b.astype(np.float64), rtol=DRIFT_TOLERANCE.rtol,
-            atol=DRIFT_TOLERANCE.atol, equal_nan=True)
+        a.shape == b.shape and a.dtype == b.dtype and values_close(a, b, DRIFT_TOLERANCE)[0]
         for a, b in zip(outputs, right, strict=True))
 
 
@@ -256,15 +254,19 @@ def paths(lab_id: str, root: Path = REPO_ROOT) -> tuple[Path, Path]:
     return folder / "references.npz", folder / "references.json"
 
 
+def _computed(labs: list[str] | None):
+    """(lab id, arrays, descriptions) of every lab of ``labs`` (default all), freshly computed."""
+    for lab_id, checks in registry().items():
+        if not labs or lab_id in labs:
+            with tempfile.TemporaryDirectory(prefix="mmg-ref-") as tmp:
+                yield lab_id, *compute(checks, Path(tmp), Path(tmp) / "log")
+
+
 def regenerate(root: Path = REPO_ROOT, labs: list[str] | None = None,
                log=print) -> list[Path]:
     """Recompute and write every lab's references; return the files written."""
     written = []
-    for lab_id, checks in registry().items():
-        if labs and lab_id not in labs:
-            continue
-        with tempfile.TemporaryDirectory(prefix="mmg-ref-") as tmp:
-            arrays, meta = compute(checks, Path(tmp), Path(tmp) / "log")
+    for lab_id, arrays, meta in _computed(labs):
         npz, js = paths(lab_id, root)
         write_npz(npz, arrays)
         js.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
@@ -332,15 +334,11 @@ class References:
 def drift(root: Path = REPO_ROOT, labs: list[str] | None = None) -> list[str]:
     """Differences between the committed references and freshly computed ones."""
     problems = []
-    for lab_id, checks in registry().items():
-        if labs and lab_id not in labs:
-            continue
+    for lab_id, arrays, meta in _computed(labs):
         npz, js = paths(lab_id, root)
         if not npz.exists() or not js.exists():
             problems.append(f"{lab_id}: reference outputs missing")
             continue
-        with tempfile.TemporaryDirectory(prefix="mmg-ref-") as tmp:
-            arrays, meta = compute(checks, Path(tmp), Path(tmp) / "log")
         committed = json.loads(js.read_text(encoding="utf-8"))
         fresh_meta = json.loads(json.dumps(meta, sort_keys=True))
         for key in ("groups", "notebook", "inputs"):  # what the outputs are, not where from
@@ -351,9 +349,6 @@ def drift(root: Path = REPO_ROOT, labs: list[str] | None = None) -> list[str]:
         if set(old) != set(arrays):
             problems.append(f"{lab_id}: different reference arrays "
                             f"({sorted(set(old) ^ set(arrays))[:5]})")
-        for key in sorted(set(old) & set(arrays)):
-            same_kind = old[key].dtype == arrays[key].dtype and old[key].shape == arrays[
-                key].shape
-            if not same_kind or not values_close(old[key], arrays[key], DRIFT_TOLERANCE)[0]:
-                problems.append(f"{lab_id}: {key} changed")
+        problems += [f"{lab_id}: {key} changed" for key in sorted(set(old) & set(arrays))
+                     if not _same([old[key]], [arrays[key]])]
     return problems
