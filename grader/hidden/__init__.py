@@ -5,7 +5,7 @@ next to the lab's notebook source and its reference outputs (:attr:`minimodel.co
 They import as ``grader.hidden.lab_<id>`` (``grader.hidden.lab_17_01`` for lab 17.01). Adding a
 lab's checks is writing that file, which defines ``CHECKS`` (a :class:`spec.LabChecks`).
 This package holds what every lab's checks share: ``spec`` (cases, probe groups, items), ``common``
-(the small judges), ``nbcells`` and ``nbjudge`` (the notebook cells' judges) and ``depends``.
+(the small judges), ``cells`` (the notebook cells' judge) and ``depends``.
 """
 
 from __future__ import annotations

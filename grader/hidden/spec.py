@@ -10,8 +10,9 @@ A lab's hidden checks (``solutions/labs/<slug>/checks.py``) declare:
   there is a GPU); its reference outputs come from the CPU;
 - ``ITEMS``: graded items. Each reads the outputs of one group and is judged by a function that
   gets a :class:`~grader.verdicts.JudgeContext` and returns a :class:`~grader.verdicts.Verdict`;
-- ``NOTEBOOK``: for the lab's notebook, the values to record in place of each auto-graded test
-  cell (expressions evaluated in the student's kernel) and the judge of each cell.
+- ``CELLS``: for the lab's notebook, the values to record in place of each auto-graded test
+  cell (expressions evaluated in the student's kernel) and the judge of each cell
+  (:mod:`grader.hidden.cells`); ``QUESTIONS``: what its hand-graded answers are about.
 
 Nothing in a spec is ever sent to the child except the cases and the input arrays; the reference
 outputs and the judges stay in the parent.
@@ -23,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from minimodel.course import LABS
 
 
 @dataclass(frozen=True)
@@ -167,11 +170,19 @@ class CellCheck:
 
 @dataclass(frozen=True)
 class NotebookChecks:
-    """The lab notebook's auto-graded cells, and titles for its hand-graded answers."""
+    """The lab notebook's auto-graded cells, and what its hand-graded answers are about: one
+    ``(es, en)`` per question, the cells ``q1-answer``, ``q2-answer``, ..."""
 
     slug: str
     cells: tuple[CellCheck, ...]
-    manual_titles: dict[str, tuple[str, str]] = field(default_factory=dict)
+    questions: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def manual_titles(self) -> dict[str, tuple[str, str]]:
+        """The written answers' titles, by grade id."""
+        return {f"q{i}-answer": (f"Pregunta {i}: {es} (corrección manual)",
+                                 f"Question {i}: {en} (graded by hand)")
+                for i, (es, en) in enumerate(self.questions, start=1)}
 
     def title(self, grade_id: str) -> tuple[str, str]:
         for cell in self.cells:
@@ -189,7 +200,16 @@ class LabChecks:
     inputs: Callable[[], dict[str, np.ndarray]]
     groups: tuple[Group, ...]
     items: tuple[Item, ...]
-    notebook: NotebookChecks | None = None
+    cells: tuple[CellCheck, ...] = ()
+    questions: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def notebook(self) -> NotebookChecks | None:
+        """The lab notebook's graded cells (``None`` when it has none)."""
+        if not self.cells:
+            return None
+        slug = next(lab.slug for lab in LABS if lab.id == self.lab_id)
+        return NotebookChecks(slug, self.cells, self.questions)
 
     def group(self, key: str) -> Group:
         return next(g for g in self.groups if g.key == key)

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden import nbcells
-from grader.hidden.common import resembles
+from grader.hidden.cells import Mistake, cell_judge, formula_mistakes, not_a_float, ref
+from grader.hidden.common import resembles, student
 from grader.hidden.spec import (
     Case,
     CellCheck,
@@ -34,7 +34,6 @@ from grader.hidden.spec import (
     Input,
     Item,
     LabChecks,
-    NotebookChecks,
 )
 from grader.verdicts import Check, Finding, JudgeContext, Tolerance
 
@@ -171,9 +170,13 @@ PROBE_X = "torch.sin(torch.arange(60, dtype=torch.float64) * 0.7).reshape(2, 5, 
 PROBE_W = ", ".join(f"torch.cos(torch.arange(18, dtype=torch.float64) * {step}).reshape(6, 3)"
                     for step in (1.3, 0.4, 2.1))
 PREFIX = "torch.tensor([3, 0, 6, 1, 5, 2, 4, 7])"  # the first seven positions shuffled, T - 1 kept
+SMALL, LOOSE = Tolerance(1e-5, 1e-5), Tolerance(1e-4, 1e-4)
+FINISH = ("termina con .item()", "finish with .item()")
 
 
-def _attention(x, w_q, w_k, w_v, *, scale=None, axis=-1, mask=None) -> np.ndarray:
+def _attention(*, scale=None, axis=-1, mask=None) -> np.ndarray:
+    """Self-attention of the probe inputs, or with one of the usual mistakes."""
+    x, w_q, w_k, w_v = _probe_inputs()
     q, k, v = x @ w_q, x @ w_k, x @ w_v
     logits = q @ np.swapaxes(k, -1, -2) / (scale if scale is not None else np.sqrt(q.shape[-1]))
     if mask is not None:
@@ -183,159 +186,122 @@ def _attention(x, w_q, w_k, w_v, *, scale=None, axis=-1, mask=None) -> np.ndarra
     return (weights / weights.sum(axis=axis, keepdims=True)) @ v
 
 
-ATTENTION_MISTAKES = {
-    "nb-no-scale": (
+ATTENTION_MISTAKES = formula_mistakes("probe", _attention, {
+    "nb-no-scale": ({"scale": 1.0}, (
         "self_attention no divide los logits entre √d_k: QKᵀ/√d_k evita que el softmax se sature "
         "cuando d_k crece.",
         "self_attention does not divide the logits by √d_k: QKᵀ/√d_k keeps the softmax from "
-        "saturating as d_k grows."),
-    "nb-scale-d-model": (
+        "saturating as d_k grows.")),
+    "nb-scale-d-model": ({"scale": np.sqrt(6)}, (
         "self_attention divide entre √d (la anchura de x) en lugar de √d_k (la de Q y K). En el "
         "cuaderno coinciden, en las pruebas ocultas no: usa q.shape[-1].",
         "self_attention divides by √d (the width of x) instead of √d_k (that of Q and K). They "
-        "match in the notebook but not in the hidden tests: use q.shape[-1]."),
-    "nb-softmax-axis": (
+        "match in the notebook but not in the hidden tests: use q.shape[-1].")),
+    "nb-softmax-axis": ({"axis": -2}, (
         "El softmax va por columnas: cada fila de pesos (una consulta) debe sumar 1, así que va "
         "sobre la última dimensión (dim=-1), la de las claves.",
         "The softmax runs along columns: each row of weights (one query) must add up to 1, so it "
-        "runs over the last dimension (dim=-1), the keys'."),
-}
-CAUSAL_MISTAKES = {
-    "nb-mask-diagonal": (
-        "La máscara causal también tapa la diagonal (triu(0) en lugar de triu(1)): cada token "
-        "debe verse a sí mismo, y la primera fila se queda sin ninguna clave (NaN).",
-        "The causal mask also covers the diagonal (triu(0) instead of triu(1)): each token must "
-        "see itself, and the first row is left with no key at all (NaN)."),
-    "nb-mask-past": (
-        "La máscara causal tapa el pasado en lugar del futuro: −∞ va por encima de la diagonal "
-        "(claves j > i), no por debajo.",
-        "The causal mask covers the past instead of the future: −∞ goes above the diagonal "
-        "(keys j > i), not below it."),
-    "nb-mask-ignored": (
-        "Con causal=True la salida es la misma que sin máscara: falta aplicar la máscara.",
-        "With causal=True the output is the same as without a mask: the mask is never applied."),
-}
+        "runs over the last dimension (dim=-1), the keys'.")),
+})
 
 
-def _diagnose_attention(ctx, ok):
-    x, *ws = _probe_inputs()
-    T = x.shape[1]
-    plain, causal = nbcells.arr(ctx, "probe"), nbcells.arr(ctx, "probe_causal")
-    future = np.triu(np.ones((T, T), bool), 1)
-    found = []
-    if not ok["probe"]:
-        candidates = {"nb-no-scale": _attention(x, *ws, scale=1.0),
-                      "nb-scale-d-model": _attention(x, *ws, scale=np.sqrt(x.shape[-1])),
-                      "nb-softmax-axis": _attention(x, *ws, axis=-2)}
-        found += [(code, *ATTENTION_MISTAKES[code]) for code, value in candidates.items()
-                  if resembles(plain, value)]
-    if ok["probe"] and not ok["probe_causal"] and causal is not None:
-        if np.isnan(causal[:, 0]).all():
-            found.append(("nb-mask-diagonal", *CAUSAL_MISTAKES["nb-mask-diagonal"]))
-        elif resembles(causal, _attention(x, *ws, mask=np.tril(np.ones((T, T), bool), -1))):
-            found.append(("nb-mask-past", *CAUSAL_MISTAKES["nb-mask-past"]))
-        elif resembles(causal, _attention(x, *ws)) and not resembles(
-                causal, _attention(x, *ws, mask=future)):
-            found.append(("nb-mask-ignored", *CAUSAL_MISTAKES["nb-mask-ignored"]))
-    return found
-
-
-NOT_A_FLOAT = (
-    "{name} devuelve {kind}, no un float de Python: termina con .item().",
-    "{name} returns {kind}, not a Python float: finish with .item().")
-
-
-def _not_a_float(ctx, record: str, name: str):
-    kind = nbcells.text(ctx, record)
-    if kind is not None and kind != "float":
-        return [("nb-not-float", NOT_A_FLOAT[0].format(name=name, kind=kind),
-                 NOT_A_FLOAT[1].format(name=name, kind=kind))]
+def _diagnose_causal(ctx, ok):
+    causal, T = student(ctx, "probe_causal"), 5
+    if not ok["probe"] or ok["probe_causal"] or causal is None:
+        return []
+    if np.isnan(causal[:, 0]).all():
+        return [("nb-mask-diagonal",
+                 "La máscara causal también tapa la diagonal (triu(0) en lugar de triu(1)): cada "
+                 "token debe verse a sí mismo, y la primera fila se queda sin ninguna clave (NaN).",
+                 "The causal mask also covers the diagonal (triu(0) instead of triu(1)): each "
+                 "token must see itself, and the first row is left with no key at all (NaN).")]
+    if resembles(causal, _attention(mask=np.tril(np.ones((T, T), bool), -1))):
+        return [("nb-mask-past",
+                 "La máscara causal tapa el pasado en lugar del futuro: −∞ va por encima de la "
+                 "diagonal (claves j > i), no por debajo.",
+                 "The causal mask covers the past instead of the future: −∞ goes above the "
+                 "diagonal (keys j > i), not below it.")]
+    if resembles(causal, _attention()) and not resembles(
+            causal, _attention(mask=np.triu(np.ones((T, T), bool), 1))):
+        return [("nb-mask-ignored",
+                 "Con causal=True la salida es la misma que sin máscara: falta aplicar la máscara.",
+                 "With causal=True the output is the same as without a mask: the mask is never "
+                 "applied.")]
     return []
 
 
-def _diagnose_gap(ctx, ok):
-    found = _not_a_float(ctx, "kind", "permutation_equivariance_gap")
-    gap, flat = nbcells.arr(ctx, "gap"), nbcells.ref(ctx, "not_invariant")
-    if not ok["gap"] and resembles(gap, flat, nbcells.Tolerance(1e-4, 1e-4)):
-        found.append(("nb-not-permuted-back",
-                      "El desvío de la atención coincide con |Attn(PX) − Attn(X)|: antes de "
-                      "restar, hay que permutar también layer(X): P·layer(X) = "
-                      "layer(x)[:, perm].",
-                      "The gap of attention equals |Attn(PX) − Attn(X)|: before subtracting, "
-                      "layer(X) must be permuted too: P·layer(X) = layer(x)[:, perm]."))
-    return found
+NOT_PERMUTED_BACK = Mistake(
+    "nb-not-permuted-back", lambda get: {"gap": get("ref:not_invariant")},
+    "El desvío de la atención coincide con |Attn(PX) − Attn(X)|: antes de restar, hay que "
+    "permutar también layer(X): P·layer(X) = layer(x)[:, perm].",
+    "The gap of attention equals |Attn(PX) − Attn(X)|: before subtracting, layer(X) must be "
+    "permuted too: P·layer(X) = layer(x)[:, perm].", LOOSE)
 
 
-def _diagnose_spread(ctx, ok):
-    found = _not_a_float(ctx, "kind", "offset_spread")
-    several = nbcells.arr(ctx, "several")
-    if not ok["several"] and ok["first"] and ok["last"]:
-        if resembles(several, nbcells.ref(ctx, "last"), nbcells.Tolerance(1e-6, 1e-6)):
-            found.append(("nb-last-offset",
-                          "offset_spread solo tiene en cuenta el último desplazamiento de la "
-                          "lista: debe devolver el máximo sobre todos.",
-                          "offset_spread only takes the last offset of the list into account: "
-                          "it must return the maximum over all of them."))
-        elif resembles(several, nbcells.ref(ctx, "first"), nbcells.Tolerance(1e-6, 1e-6)):
-            found.append(("nb-first-offset",
-                          "offset_spread devuelve dentro del bucle, tras el primer desplazamiento: "
-                          "debe devolver el máximo sobre todos.",
-                          "offset_spread returns inside the loop, after the first offset: it "
-                          "must return the maximum over all of them."))
-    return found
+def _diagnose_offsets(ctx, ok):
+    several = student(ctx, "several")
+    if ok["several"] or not ok["first"] or not ok["last"]:
+        return []
+    if resembles(several, ref(ctx, "last"), Tolerance(1e-6, 1e-6)):
+        return [("nb-last-offset",
+                 "offset_spread solo tiene en cuenta el último desplazamiento de la lista: debe "
+                 "devolver el máximo sobre todos.",
+                 "offset_spread only takes the last offset of the list into account: it must "
+                 "return the maximum over all of them.")]
+    if resembles(several, ref(ctx, "first"), Tolerance(1e-6, 1e-6)):
+        return [("nb-first-offset",
+                 "offset_spread devuelve dentro del bucle, tras el primer desplazamiento: debe "
+                 "devolver el máximo sobre todos.",
+                 "offset_spread returns inside the loop, after the first offset: it must return "
+                 "the maximum over all of them.")]
+    return []
 
 
-SMALL = nbcells.Tolerance(1e-5, 1e-5)
-
-NOTEBOOK = NotebookChecks(
-    slug="17_00_why_position",
-    cells=(
-        CellCheck("test-self-attention", "Cuaderno: autoatención a mano",
-                  "Notebook: self-attention by hand", {
-                      "out": "out", "causal": "self_attention(x, w_q, w_k, w_v, causal=True)",
-                      "probe": f"self_attention({PROBE_X}, {PROBE_W})",
-                      "probe_causal": f"self_attention({PROBE_X}, {PROBE_W}, causal=True)",
-                  }, nbcells.cell_judge(tol=SMALL, diagnose=_diagnose_attention)),
-        CellCheck("test-equivariance", "Cuaderno: equivariante, no invariante",
-                  "Notebook: equivariant, not invariant", {
-                      "gap": "gap", "not_invariant": "not_invariant",
-                      "mean_pooled": "mean_pooled", "block_gap": "block_gap",
-                      "identity": "permutation_equivariance_gap(lambda z: z, x, perm)",
-                      "ramp": "permutation_equivariance_gap(lambda z: z + torch.arange(T, "
-                              "dtype=torch.float32)[:, None], x, perm)",
-                      "kind": "type(gap).__name__",
-                  }, nbcells.cell_judge(tol=SMALL, diagnose=_diagnose_gap)),
-        CellCheck("test-positions", "Cuaderno: las posiciones rompen la simetría",
-                  "Notebook: positions break the symmetry", {
-                      "gap_positions": "gap_positions",
-                      "identity": "permutation_equivariance_gap(attention_with_positions, x, "
-                                  "torch.arange(T))",
-                  }, nbcells.cell_judge(tol=SMALL)),
-        CellCheck("test-causal", "Cuaderno: la máscara causal", "Notebook: the causal mask", {
-                      "gap_causal": "gap_causal", "counted": "counted", "flat": "flat",
-                      "prefix": f"causal_attention(x[:, {PREFIX}])[:, -1]",
-                      "last": "causal_attention(x)[:, -1]",
-                  }, nbcells.cell_judge(tol=SMALL)),
-        CellCheck("test-hooks", "Cuaderno: absoluta o relativa según dónde entra",
-                  "Notebook: absolute or relative by where it enters", {
-                      "rows": "[v for h in (None, 'input', 'qk', 'logits') for v in rows[h]]",
-                      "zero": "offset_spread('input', x, [0])",
-                      "several": "offset_spread('input', x, [3, 7, 1])",  # 7 gives the max
-                      "first": "offset_spread('input', x, [3])",
-                      "last": "offset_spread('input', x, [1])",
-                      "rotated": "offset_spread('qk', x, [2, 9])",
-                      "kind": "type(offset_spread('input', x, [3])).__name__",
-                  }, nbcells.cell_judge(tol=nbcells.Tolerance(1e-4, 1e-4),
-                                        diagnose=_diagnose_spread)),
-    ),
-    manual_titles={
-        "q1-answer": ("Pregunta 1: posición sin codificación, causal o bidireccional (corrección "
-                      "manual)", "Question 1: position without an encoding, causal or "
-                      "bidirectional (graded by hand)"),
-        "q2-answer": ("Pregunta 2: posición en los valores o solo en los pesos (corrección "
-                      "manual)", "Question 2: position in the values or only in the weights "
-                      "(graded by hand)"),
-    },
+CELLS = (
+    CellCheck("test-self-attention", "Cuaderno: autoatención a mano",
+              "Notebook: self-attention by hand", {
+                  "out": "out", "causal": "self_attention(x, w_q, w_k, w_v, causal=True)",
+                  "probe": f"self_attention({PROBE_X}, {PROBE_W})",
+                  "probe_causal": f"self_attention({PROBE_X}, {PROBE_W}, causal=True)",
+              }, cell_judge(tol=SMALL, mistakes=ATTENTION_MISTAKES,
+                            diagnoses=(_diagnose_causal,))),
+    CellCheck("test-equivariance", "Cuaderno: equivariante, no invariante",
+              "Notebook: equivariant, not invariant", {
+                  "gap": "gap", "not_invariant": "not_invariant",
+                  "mean_pooled": "mean_pooled", "block_gap": "block_gap",
+                  "identity": "permutation_equivariance_gap(lambda z: z, x, perm)",
+                  "ramp": "permutation_equivariance_gap(lambda z: z + torch.arange(T, "
+                          "dtype=torch.float32)[:, None], x, perm)",
+                  "kind": "type(gap).__name__",
+              }, cell_judge(tol=SMALL, mistakes=(NOT_PERMUTED_BACK,), diagnoses=(
+                  not_a_float("permutation_equivariance_gap", *FINISH),))),
+    CellCheck("test-positions", "Cuaderno: las posiciones rompen la simetría",
+              "Notebook: positions break the symmetry", {
+                  "gap_positions": "gap_positions",
+                  "identity": "permutation_equivariance_gap(attention_with_positions, x, "
+                              "torch.arange(T))",
+              }, cell_judge(tol=SMALL)),
+    CellCheck("test-causal", "Cuaderno: la máscara causal", "Notebook: the causal mask", {
+                  "gap_causal": "gap_causal", "counted": "counted", "flat": "flat",
+                  "prefix": f"causal_attention(x[:, {PREFIX}])[:, -1]",
+                  "last": "causal_attention(x)[:, -1]",
+              }, cell_judge(tol=SMALL)),
+    CellCheck("test-hooks", "Cuaderno: absoluta o relativa según dónde entra",
+              "Notebook: absolute or relative by where it enters", {
+                  "rows": "[v for h in (None, 'input', 'qk', 'logits') for v in rows[h]]",
+                  "zero": "offset_spread('input', x, [0])",
+                  "several": "offset_spread('input', x, [3, 7, 1])",  # 7 gives the max
+                  "first": "offset_spread('input', x, [3])",
+                  "last": "offset_spread('input', x, [1])",
+                  "rotated": "offset_spread('qk', x, [2, 9])",
+                  "kind": "type(offset_spread('input', x, [3])).__name__",
+              }, cell_judge(tol=LOOSE, diagnoses=(not_a_float("offset_spread", *FINISH),
+                                                  _diagnose_offsets))),
 )
 
-CHECKS = LabChecks(lab_id="17.00", inputs=inputs, groups=GROUPS, items=ITEMS, notebook=NOTEBOOK)
+CHECKS = LabChecks(
+    lab_id="17.00", inputs=inputs, groups=GROUPS, items=ITEMS, cells=CELLS, questions=(
+        ("posición sin codificación, causal o bidireccional",
+         "position without an encoding, causal or bidirectional"),
+        ("posición en los valores o solo en los pesos",
+         "position in the values or only in the weights")))

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
+from grader.hidden.cells import cell_judge, ref
+from grader.hidden.common import student
+from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
 from grader.verdicts import (
-    CellContext,
     Check,
     Finding,
     JudgeContext,
@@ -352,79 +353,62 @@ ITEMS = (
 
 # --- the notebook --------------------------------------------------------------------------------
 
-def _cell_judge(tolerances: dict[str, Tolerance] | None = None, *, tol: Tolerance | None = None,
-                transposed: str | None = None, offset: tuple[str, ...] = ()):
-    """Compare every recorded value with the reference notebook's; optional diagnoses.
-
-    ``offset = (without, *with_offset)``: when the value computed without an offset is right and
-    every one computed with an offset is wrong, the module mishandles ``offset``.
-    """
-
-    def judge(ctx: CellContext):
-        checks = [ctx.compare(name, tol=tol, tolerances=tolerances, check_kind=False,
-                              check_dtype=False) for name in ctx.cell.records]
-        ok = dict(zip(ctx.cell.records, (c.ok for c in checks), strict=True))
-        diagnoses = []
-        if offset and ok[offset[0]] and not any(ok[name] for name in offset[1:]) and \
-                all(ctx.out(name) is not None for name in offset[1:]):
-            diagnoses.append(Finding("nb-offset", *NOTEBOOK_OFFSET))
-        if transposed:
-            names = [n for n, c in zip(ctx.cell.records, checks, strict=True) if not c.ok]
-            flipped = [n for n in names if (a := _array(ctx.out(n))) is not None
-                       and a.ndim == 2 and (r := ctx.ref(n).get("array")) is not None
-                       and a.shape == r.shape[::-1] and np.allclose(a, np.asarray(r).T,
-                                                                    atol=1e-5)]
-            if names and len(flipped) == len(names):
-                diagnoses.append(Finding("transposed", *TRANSPOSED))
-        return ctx.verdict(checks, diagnoses)
-
-    return judge
+def _offset_mishandled(ctx, ok):
+    """Right without an offset, wrong with every one: the module mishandles ``offset``."""
+    with_offset = ("chunked", "rows", "hidden")
+    if ok["full"] and not any(ok[n] for n in with_offset) and \
+            all(ctx.out(n) is not None for n in with_offset):
+        return [("nb-offset",
+                 "Sin offset el módulo da lo esperado, pero con offset no: los trozos de la celda "
+                 "«module-offset» no coinciden con la secuencia entera. Revisa qué filas de la "
+                 "tabla suma forward.",
+                 "Without an offset the module gives the expected values, but not with one: the "
+                 "chunks of cell 'module-offset' do not match the whole sequence. Check which "
+                 "rows of the table forward adds.")]
+    return []
 
 
-NOTEBOOK_OFFSET = (
-    "Sin offset el módulo da lo esperado, pero con offset no: los trozos de la celda «module-"
-    "offset» no coinciden con la secuencia entera. Revisa qué filas de la tabla suma forward.",
-    "Without an offset the module gives the expected values, but not with one: the chunks of "
-    "cell 'module-offset' do not match the whole sequence. Check which rows of the table "
-    "forward adds.")
+def _transposed(ctx, ok):
+    """Every failing value is the transpose of the reference's."""
+    failing = [n for n in ctx.cell.records if not ok[n]]
+    flipped = [n for n in failing if (a := student(ctx, n)) is not None and a.ndim == 2 and
+               (r := ref(ctx, n)) is not None and a.shape == r.shape[::-1] and
+               np.allclose(a, r.T, atol=1e-5)]
+    if failing and len(flipped) == len(failing):
+        return [("transposed",
+                 "shift_matrix devuelve la traspuesta: M(Δ)ᵀ = M(−Δ) desplaza hacia atrás. Revisa "
+                 "el signo de los senos: la fila del seno lleva (cos Δω, sin Δω) y la del coseno "
+                 "(−sin Δω, cos Δω).",
+                 "shift_matrix returns the transpose: M(Δ)ᵀ = M(−Δ) shifts backwards. Check the "
+                 "signs of the sines: the sine row holds (cos Δω, sin Δω) and the cosine row "
+                 "(−sin Δω, cos Δω).")]
+    return []
 
-TRANSPOSED = (
-    "shift_matrix devuelve la traspuesta: M(Δ)ᵀ = M(−Δ) desplaza hacia atrás. Revisa el signo "
-    "de los senos: la fila del seno lleva (cos Δω, sin Δω) y la del coseno (−sin Δω, cos Δω).",
-    "shift_matrix returns the transpose: M(Δ)ᵀ = M(−Δ) shifts backwards. Check the signs of the "
-    "sines: the sine row holds (cos Δω, sin Δω) and the cosine row (−sin Δω, cos Δω).")
 
-NOTEBOOK = NotebookChecks(
-    slug="17_01_sinusoidal",
-    cells=(
-        CellCheck("test-table", "Cuaderno: la tabla", "Notebook: the table",
-                  {"pe": "pe", "small": "sinusoidal_pe(6, 10, base=300.0)"},
-                  _cell_judge(tol=TABLE_TOL)),
-        CellCheck("test-shift", "Cuaderno: el desplazamiento es una rotación",
-                  "Notebook: a shift is a rotation",
-                  {"M": "M", "a": "shift_matrix(9, 10, base=30.0)",
-                   "b": "shift_matrix(2, 14)", "c": "shift_matrix(11, 10)",
-                   "composed": "shift_matrix(2, 10) @ shift_matrix(9, 10)"},
-                  _cell_judge(tol=Tolerance(1e-6, 1e-6), transposed="M")),
-        CellCheck("test-dots", "Cuaderno: el producto escalar", "Notebook: the dot product",
-                  {"dots": "dots", "closed_form": "closed_form"},
-                  _cell_judge(tol=Tolerance(1e-5, 2e-3))),
-        CellCheck("test-module", "Cuaderno: el módulo y el offset",
-                  "Notebook: the module and the offset",
-                  {"chunked": "chunked", "full": "full",
-                   "bf16": "encoder(x.to(torch.bfloat16)).dtype",
-                   "rows": "encoder(torch.zeros(1, 3, 32), offset=4)[0]",
-                   "hidden": "SinusoidalPositionalEncoding(d_model=10, max_len=30, base=60.0)"
-                             "(torch.zeros(2, 4, 10, dtype=torch.float64), offset=13)"},
-                  _cell_judge(tolerances=SUM_TOLERANCES, offset=("full", "chunked", "rows",
-                                                                 "hidden"))),
-    ),
-    manual_titles={
-        "q1-answer": ("Pregunta 1: por qué oscila el producto escalar (corrección manual)",
-                      "Question 1: why the dot product oscillates (graded by hand)"),
-        "q2-answer": ("Pregunta 2: pesos de la disposición concatenada (corrección manual)",
-                      "Question 2: weights from the concatenated layout (graded by hand)"),
-    },
+CELLS = (
+    CellCheck("test-table", "Cuaderno: la tabla", "Notebook: the table",
+              {"pe": "pe", "small": "sinusoidal_pe(6, 10, base=300.0)"},
+              cell_judge(tol=TABLE_TOL)),
+    CellCheck("test-shift", "Cuaderno: el desplazamiento es una rotación",
+              "Notebook: a shift is a rotation",
+              {"M": "M", "a": "shift_matrix(9, 10, base=30.0)",
+               "b": "shift_matrix(2, 14)", "c": "shift_matrix(11, 10)",
+               "composed": "shift_matrix(2, 10) @ shift_matrix(9, 10)"},
+              cell_judge(tol=Tolerance(1e-6, 1e-6), diagnoses=(_transposed,))),
+    CellCheck("test-dots", "Cuaderno: el producto escalar", "Notebook: the dot product",
+              {"dots": "dots", "closed_form": "closed_form"},
+              cell_judge(tol=Tolerance(1e-5, 2e-3))),
+    CellCheck("test-module", "Cuaderno: el módulo y el offset",
+              "Notebook: the module and the offset",
+              {"chunked": "chunked", "full": "full",
+               "bf16": "encoder(x.to(torch.bfloat16)).dtype",
+               "rows": "encoder(torch.zeros(1, 3, 32), offset=4)[0]",
+               "hidden": "SinusoidalPositionalEncoding(d_model=10, max_len=30, base=60.0)"
+                         "(torch.zeros(2, 4, 10, dtype=torch.float64), offset=13)"},
+              cell_judge(tolerances=SUM_TOLERANCES, diagnoses=(_offset_mishandled,))),
 )
 
-CHECKS = LabChecks(lab_id="17.01", inputs=inputs, groups=GROUPS, items=ITEMS, notebook=NOTEBOOK)
+CHECKS = LabChecks(
+    lab_id="17.01", inputs=inputs, groups=GROUPS, items=ITEMS, cells=CELLS, questions=(
+        ("por qué oscila el producto escalar", "why the dot product oscillates"),
+        ("pesos de la disposición concatenada", "weights from the concatenated layout")))

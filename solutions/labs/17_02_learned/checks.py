@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden import nbcells
-from grader.hidden.common import judged_cases, resembles, whole_case
-from grader.hidden.nbcells import arr, outputs, prop
-from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
-from grader.verdicts import Finding, JudgeContext
+from grader.hidden.cells import cell_judge, outputs, requirement, wrong_text
+from grader.hidden.common import judged_cases, resembles, student, whole_case
+from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
+from grader.verdicts import Finding, JudgeContext, Tolerance
 
 MODULE = "learned"
 # (table key, dtype, new_len): grow, shrink, one row in, one row out, half precision.
@@ -119,57 +118,51 @@ ITEMS = (
 
 # --- the notebook --------------------------------------------------------------------------------
 
-ZERO = nbcells.Tolerance(1e-6, 1e-6)
+ZERO = Tolerance(1e-6, 1e-6)
 T_TRAIN, T_EVAL, LAG, VOCAB = 32, 128, 3, 16
 
 
-def _diagnose_table(ctx, ok):
-    found = []
-    rows, weight = arr(ctx, "_rows"), arr(ctx, "_weight")
-    if not ok["rows"] and rows is not None and weight is not None and weight.shape[0] >= 6:
-        if resembles(rows, weight[0:2], ZERO):
-            found.append(("nb-offset-ignored",
-                          "forward ignora offset: suma las filas 0 … T−1 en lugar de offset … "
-                          "offset+T−1.",
-                          "forward ignores offset: it adds rows 0 … T−1 instead of offset … "
-                          "offset+T−1."))
-        elif resembles(rows, weight[2:4], ZERO) or resembles(rows, weight[4:6], ZERO):
-            found.append(("nb-offset-off-by-one",
-                          "forward toma las filas desplazadas en una posición: deben ser "
-                          "exactamente offset … offset+T−1.",
-                          "forward takes the rows shifted by one position: they must be exactly "
-                          "offset … offset+T−1."))
-    dtype = nbcells.text(ctx, "dtype")
-    if not ok["dtype"] and dtype and dtype != "torch.float64":
-        found.append(("nb-dtype-not-kept",
-                      f"Con una entrada float64, forward devuelve {dtype}: convierte las filas "
-                      "al dtype de x antes de sumarlas.",
-                      f"With a float64 input, forward returns {dtype}: convert the rows to x's "
-                      "dtype before adding them."))
-    if not ok["grad"] and (ctx.error("grad") or {}).get("type") in ("AttributeError",
-                                                                    "RuntimeError"):
-        found.append(("nb-no-gradient",
-                      "La tabla no recibe gradiente: forward debe usar self.weight (un "
-                      "nn.Parameter) sin .detach() ni copias a NumPy.",
-                      "The table receives no gradient: forward must use self.weight (an "
-                      "nn.Parameter) with no .detach() and no copy through NumPy."))
-    return found
+def _offset_rows(ctx, ok):
+    rows, weight = student(ctx, "_rows"), student(ctx, "_weight")
+    if ok["rows"] or rows is None or weight is None or weight.shape[0] < 6:
+        return []
+    if resembles(rows, weight[0:2], ZERO):
+        return [("nb-offset-ignored",
+                 "forward ignora offset: suma las filas 0 … T−1 en lugar de offset … offset+T−1.",
+                 "forward ignores offset: it adds rows 0 … T−1 instead of offset … offset+T−1.")]
+    if resembles(rows, weight[2:4], ZERO) or resembles(rows, weight[4:6], ZERO):
+        return [("nb-offset-off-by-one",
+                 "forward toma las filas desplazadas en una posición: deben ser exactamente "
+                 "offset … offset+T−1.",
+                 "forward takes the rows shifted by one position: they must be exactly offset … "
+                 "offset+T−1.")]
+    return []
 
 
-def _accuracies(ctx) -> list[np.ndarray]:
-    return [a for a in outputs(ctx, "_accuracy") if a is not None]
+def _no_gradient(ctx, ok):
+    if ok["grad"] or (ctx.error("grad") or {}).get("type") not in ("AttributeError",
+                                                                   "RuntimeError"):
+        return []
+    return [("nb-no-gradient",
+             "La tabla no recibe gradiente: forward debe usar self.weight (un nn.Parameter) sin "
+             ".detach() ni copias a NumPy.",
+             "The table receives no gradient: forward must use self.weight (an nn.Parameter) "
+             "with no .detach() and no copy through NumPy.")]
 
 
-def _shapes_right(ctx) -> bool:
-    values = _accuracies(ctx)
-    return len(values) == 2 and all(v.shape == (T_EVAL - LAG,) for v in values)
+def _curves(values: list) -> list[np.ndarray]:
+    return [v for v in values if isinstance(v, np.ndarray)]
 
 
-def _probes_right(ctx) -> bool:
+def _shapes_right(values: list) -> bool:
+    curves = _curves(values)
+    return len(curves) == 2 and all(v.shape == (T_EVAL - LAG,) for v in curves)
+
+
+def _probes_right(*probes: list) -> bool:
     """accuracy_by_position on an untrained model and on the trained sinusoidal one (mostly
     wrong and mostly right), against the hits computed here from the logits the models gave."""
-    for name in ("_untrained", "_trained"):
-        accuracy, logits, tokens = outputs(ctx, name)[:3]
+    for accuracy, logits, tokens in (probe[:3] for probe in probes):
         hits = (logits[:, LAG:].argmax(-1) == tokens[:, :-LAG]).mean(0)
         if accuracy.shape != hits.shape or not np.allclose(accuracy, hits, atol=1e-6):
             return False
@@ -178,7 +171,7 @@ def _probes_right(ctx) -> bool:
 
 def _diagnose_accuracy(ctx, ok):
     found = []
-    shapes = {v.shape for v in _accuracies(ctx)}
+    shapes = {v.shape for v in _curves(outputs(ctx, "_accuracy"))}
     if shapes == {(256,)}:
         found.append(("nb-accuracy-axis",
                       "accuracy_by_position promedia sobre las posiciones en lugar de sobre el "
@@ -214,97 +207,86 @@ def _diagnose_accuracy(ctx, ok):
 PROBE = "(lambda m, p: (accuracy_by_position(m, p), m(p).detach(), p))"
 
 
-def _lags(ctx, name: str, T: int) -> bool:
-    values = arr(ctx, name)
-    return values is not None and values.shape == (T,)
-
-
 def _lower_median(values: np.ndarray) -> float:
     ordered = np.sort(values)
     return float(ordered[(ordered.size - 1) // 2])  # torch.median's choice for an even count
 
 
-NOTEBOOK = NotebookChecks(
-    slug="17_02_learned",
-    cells=(
-        CellCheck("test-table", "Cuaderno: la tabla y sus parámetros",
-                  "Notebook: the table and its parameters", {
-                      "rows": "small(x, offset=3)[0] - small.weight[3:5]",
-                      "dtype": "small(torch.zeros(2, 6, 4, dtype=torch.float64)).dtype",
-                      "probe": "(lambda p: small(p, offset=4) - p - small.weight[4:6])"
-                               "(torch.linspace(-1, 1, 24).reshape(3, 2, 4))",
-                      "grad": "(lambda: (small.zero_grad(), small(torch.zeros(1, 2, 4), "
-                              "offset=1).sum().backward(), (small.weight.grad.abs().sum(-1) > 0)"
-                              ".tolist())[-1])()",
-                      "_rows": "small(x, offset=3)[0]", "_weight": "small.weight",
-                  }, nbcells.cell_judge(tol=ZERO, diagnose=_diagnose_table)),
-        CellCheck("test-past-lmax", "Cuaderno: más allá de L_max", "Notebook: past L_max", {
-                      "_accuracy": "list(accuracy.values())",
-                      "grown_head": "(lambda g: g.weight[:T_TRAIN] - trained_table.weight)"
-                                    "(grow_table(trained_table, 40))",
-                      "grown": "(lambda g: (type(g).__name__, g.max_len, list(g.weight.shape), "
-                               "bool(g.weight[T_TRAIN:].abs().sum() > 0)))"
-                               "(grow_table(trained_table, 40))",
-                      "_untrained": f"{PROBE}(Copier(SinusoidalPositionalEncoding(D, "
-                                    "max_len=64)), random_tokens(8, 10, torch.Generator()"
-                                    ".manual_seed(5)))",
-                      "_trained": f"{PROBE}(models['sinusoidal'], random_tokens(8, 12, "
-                                  "torch.Generator().manual_seed(6)))",
-                  }, nbcells.cell_judge(tol=ZERO, properties={
-                      "shape": prop(_shapes_right, "_accuracy",
-                                    es="cada curva de acierto tiene una entrada por posición "
-                                       "t ≥ 3 (forma (T − 3,)).",
-                                    en="each accuracy curve has one entry per position t ≥ 3 "
-                                       "(shape (T − 3,))."),
-                      "inside": prop(lambda ctx: _shapes_right(ctx) and all(
-                          v[: T_TRAIN - LAG].mean() > 0.9 for v in _accuracies(ctx)),
-                          "_accuracy", es="acierto medio > 0.9 dentro de la longitud de "
-                                          "entrenamiento.",
-                          en="mean accuracy > 0.9 inside the training length."),
-                      "outside": prop(lambda ctx: _shapes_right(ctx) and all(
-                          v[T_TRAIN - LAG + 16:].mean() < 0.3 for v in _accuracies(ctx)),
-                          "_accuracy", es="acierto medio < 0.3 lejos de la longitud de "
-                                          "entrenamiento.",
-                          en="mean accuracy < 0.3 far past the training length."),
-                      "probe": prop(_probes_right, "_untrained", "_trained",
-                                    es="accuracy_by_position coincide con los aciertos de otros "
-                                       "modelos y lotes.",
-                                    en="accuracy_by_position matches the hits of other models "
-                                       "and batches."),
-                  }, diagnose=_diagnose_accuracy),
-                  volatile=frozenset({"_accuracy", "_trained"})),
-        CellCheck("test-interpolation", "Cuaderno: interpolar la tabla",
-                  "Notebook: interpolating the table", {
-                      "_lag_trained": "lag_trained", "_lag_interpolated": "lag_interpolated",
-                      "_accuracy": "accuracy_interpolated",
-                      "ends": "(lambda r: (r[0] - trained_table.weight[0], "
-                              "r[-1] - trained_table.weight[-1]))"
-                              "(interpolate_positions(trained_table.weight.detach(), T_EVAL))",
-                      "probe": "interpolate_positions(torch.arange(12.0).reshape(4, 3), 7)",
-                  }, nbcells.cell_judge(tol=ZERO, properties={
-                      "lag_trained": prop(lambda ctx: _lags(ctx, "_lag_trained", T_TRAIN) and
-                                          bool(np.all(arr(ctx, "_lag_trained")[8:] == LAG)),
-                                          "_lag_trained",
-                                          es="con la tabla entrenada, la cabeza mira 3 atrás.",
-                                          en="with the trained table, the head looks 3 back."),
-                      "lag_interpolated": prop(lambda ctx: _lags(
-                          ctx, "_lag_interpolated", T_EVAL) and 9 <= _lower_median(
-                          arr(ctx, "_lag_interpolated")[32:]) <= 15, "_lag_interpolated",
-                          es="con la tabla interpolada, la cabeza mira unas 12 posiciones atrás.",
-                          en="with the interpolated table, the head looks about 12 positions "
-                             "back."),
-                      "accuracy": prop(lambda ctx: arr(ctx, "_accuracy").shape == (
-                          T_EVAL - LAG,) and arr(ctx, "_accuracy").mean() < 0.3, "_accuracy",
-                          es="con la tabla interpolada, acierto medio < 0.3.",
-                          en="with the interpolated table, mean accuracy < 0.3."),
-                  }), volatile=frozenset({"_lag_trained", "_lag_interpolated", "_accuracy"})),
-    ),
-    manual_titles={
-        "q1-answer": ("Pregunta 1: por qué fallan pasado t = 32 (corrección manual)",
-                      "Question 1: why they fail past t = 32 (graded by hand)"),
-        "q2-answer": ("Pregunta 2: cuándo conviene interpolar, y ViT (corrección manual)",
-                      "Question 2: when interpolating is right, and ViT (graded by hand)"),
-    },
+ACCURACY_REQUIREMENTS = (
+    requirement(("_accuracy",), _shapes_right,
+                "cada curva de acierto tiene una entrada por posición t ≥ 3 (forma (T − 3,)).",
+                "each accuracy curve has one entry per position t ≥ 3 (shape (T − 3,))."),
+    requirement(("_accuracy",), lambda a: _shapes_right(a) and all(
+        v[: T_TRAIN - LAG].mean() > 0.9 for v in _curves(a)),
+        "acierto medio > 0.9 dentro de la longitud de entrenamiento.",
+        "mean accuracy > 0.9 inside the training length."),
+    requirement(("_accuracy",), lambda a: _shapes_right(a) and all(
+        v[T_TRAIN - LAG + 16:].mean() < 0.3 for v in _curves(a)),
+        "acierto medio < 0.3 lejos de la longitud de entrenamiento.",
+        "mean accuracy < 0.3 far past the training length."),
+    requirement(("_untrained", "_trained"), _probes_right,
+                "accuracy_by_position coincide con los aciertos de otros modelos y lotes.",
+                "accuracy_by_position matches the hits of other models and batches."),
+)
+INTERPOLATION_REQUIREMENTS = (
+    requirement(("_lag_trained",), lambda lag: lag.shape == (T_TRAIN,) and bool(
+        np.all(lag[8:] == LAG)),
+        "con la tabla entrenada, la cabeza mira 3 atrás.",
+        "with the trained table, the head looks 3 back."),
+    requirement(("_lag_interpolated",), lambda lag: lag.shape == (T_EVAL,) and
+                9 <= _lower_median(lag[32:]) <= 15,
+                "con la tabla interpolada, la cabeza mira unas 12 posiciones atrás.",
+                "with the interpolated table, the head looks about 12 positions back."),
+    requirement(("_accuracy",), lambda a: a.shape == (T_EVAL - LAG,) and a.mean() < 0.3,
+                "con la tabla interpolada, acierto medio < 0.3.",
+                "with the interpolated table, mean accuracy < 0.3."),
 )
 
-CHECKS = LabChecks(lab_id="17.02", inputs=inputs, groups=GROUPS, items=ITEMS, notebook=NOTEBOOK)
+CELLS = (
+    CellCheck("test-table", "Cuaderno: la tabla y sus parámetros",
+              "Notebook: the table and its parameters", {
+                  "rows": "small(x, offset=3)[0] - small.weight[3:5]",
+                  "dtype": "small(torch.zeros(2, 6, 4, dtype=torch.float64)).dtype",
+                  "probe": "(lambda p: small(p, offset=4) - p - small.weight[4:6])"
+                           "(torch.linspace(-1, 1, 24).reshape(3, 2, 4))",
+                  "grad": "(lambda: (small.zero_grad(), small(torch.zeros(1, 2, 4), "
+                          "offset=1).sum().backward(), (small.weight.grad.abs().sum(-1) > 0)"
+                          ".tolist())[-1])()",
+                  "_rows": "small(x, offset=3)[0]", "_weight": "small.weight",
+              }, cell_judge(tol=ZERO, diagnoses=(_offset_rows, wrong_text(
+                  "dtype", "nb-dtype-not-kept",
+                  "Con una entrada float64, forward devuelve {got}: convierte las filas al "
+                  "dtype de x antes de sumarlas.",
+                  "With a float64 input, forward returns {got}: convert the rows to x's dtype "
+                  "before adding them."), _no_gradient))),
+    CellCheck("test-past-lmax", "Cuaderno: más allá de L_max", "Notebook: past L_max", {
+                  "_accuracy": "list(accuracy.values())",
+                  "grown_head": "(lambda g: g.weight[:T_TRAIN] - trained_table.weight)"
+                                "(grow_table(trained_table, 40))",
+                  "grown": "(lambda g: (type(g).__name__, g.max_len, list(g.weight.shape), "
+                           "bool(g.weight[T_TRAIN:].abs().sum() > 0)))"
+                           "(grow_table(trained_table, 40))",
+                  "_untrained": f"{PROBE}(Copier(SinusoidalPositionalEncoding(D, "
+                                "max_len=64)), random_tokens(8, 10, torch.Generator()"
+                                ".manual_seed(5)))",
+                  "_trained": f"{PROBE}(models['sinusoidal'], random_tokens(8, 12, "
+                              "torch.Generator().manual_seed(6)))",
+              }, cell_judge(tol=ZERO, properties=ACCURACY_REQUIREMENTS,
+                            diagnoses=(_diagnose_accuracy,)),
+              volatile=frozenset({"_accuracy", "_trained"})),
+    CellCheck("test-interpolation", "Cuaderno: interpolar la tabla",
+              "Notebook: interpolating the table", {
+                  "_lag_trained": "lag_trained", "_lag_interpolated": "lag_interpolated",
+                  "_accuracy": "accuracy_interpolated",
+                  "ends": "(lambda r: (r[0] - trained_table.weight[0], "
+                          "r[-1] - trained_table.weight[-1]))"
+                          "(interpolate_positions(trained_table.weight.detach(), T_EVAL))",
+                  "probe": "interpolate_positions(torch.arange(12.0).reshape(4, 3), 7)",
+              }, cell_judge(tol=ZERO, properties=INTERPOLATION_REQUIREMENTS),
+              volatile=frozenset({"_lag_trained", "_lag_interpolated", "_accuracy"})),
+)
+
+CHECKS = LabChecks(
+    lab_id="17.02", inputs=inputs, groups=GROUPS, items=ITEMS, cells=CELLS, questions=(
+        ("por qué fallan pasado t = 32", "why they fail past t = 32"),
+        ("cuándo conviene interpolar, y ViT", "when interpolating is right, and ViT")))

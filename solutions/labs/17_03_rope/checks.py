@@ -22,17 +22,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden import nbcells
+from grader.hidden.cells import (
+    Mistake,
+    cell_judge,
+    formula_mistakes,
+    not_a_float,
+    outputs,
+    ref,
+    wrong_dtype,
+)
 from grader.hidden.common import (
     bf16,
     cases_judge,
     device_judge,
     judged_cases,
-    resembles,
     student,
     whole_case,
 )
-from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
+from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
 from grader.verdicts import Finding, JudgeContext, Tolerance
 
 MODULE = "rope"
@@ -260,185 +267,141 @@ def rotate(x, cos, sin, convention: str, direction: int = 1) -> np.ndarray:
     return out
 
 
-OTHER = {"interleaved": "half", "half": "interleaved"}
-
-
 def _formulation(convention: str, direction: int = 1) -> np.ndarray:
     x = np.linspace(-1, 1, 60).reshape(1, 2, 5, 6)
     cos, sin = _tables(np.array([3, 9, 27, 81, 243]), freqs(6, 500.0))
     return rotate(x, cos, sin, convention, direction)
 
 
-FORMULATION_MISTAKES = {
-    "direction": (
-        "{name} gira en sentido contrario: la pareja (a, b) pasa a (a·cos − b·sin, "
-        "a·sin + b·cos){hint}.",
-        "{name} rotates the wrong way: the pair (a, b) becomes (a·cos − b·sin, "
-        "a·sin + b·cos){hint_en}."),
-    "convention": (
-        "{name} empareja las dimensiones como la otra convención: {pairs}.",
-        "{name} pairs the dimensions like the other convention: {pairs_en}."),
-}
-FORMULATION_HINTS = {
-    "complex": ("rope_complex", "; multiplica por e^{+ipθ}, no por su conjugado",
-                "; multiply by e^{+ipθ}, not by its conjugate", "interleaved",
-                "la pareja de rope_complex es (x_2i, x_2i+1)",
-                "rope_complex's pair is (x_2i, x_2i+1)"),
-    "rotate_half": ("rope_rotate_half", ": rotate_half(x) = [−x2, x1]", ": rotate_half(x) = "
-                    "[−x2, x1]", "half", "la pareja de rope_rotate_half es (x_i, x_i+D/2)",
-                    "rope_rotate_half's pair is (x_i, x_i+D/2)"),
-}
+FORMULATION_MISTAKES = (
+    *formula_mistakes("complex", _formulation, {
+        "nb-complex-direction": ({"convention": "interleaved", "direction": -1}, (
+            "rope_complex gira en sentido contrario: la pareja (a, b) pasa a (a·cos − b·sin, "
+            "a·sin + b·cos); multiplica por e^{+ipθ}, no por su conjugado.",
+            "rope_complex rotates the wrong way: the pair (a, b) becomes (a·cos − b·sin, "
+            "a·sin + b·cos); multiply by e^{+ipθ}, not by its conjugate.")),
+        "nb-complex-convention": ({"convention": "half"}, (
+            "rope_complex empareja las dimensiones como la otra convención: la pareja de "
+            "rope_complex es (x_2i, x_2i+1).",
+            "rope_complex pairs the dimensions like the other convention: rope_complex's pair "
+            "is (x_2i, x_2i+1).")),
+    }, LOOSE),
+    *formula_mistakes("rotate_half", _formulation, {
+        "nb-rotate_half-direction": ({"convention": "half", "direction": -1}, (
+            "rope_rotate_half gira en sentido contrario: la pareja (a, b) pasa a (a·cos − b·sin, "
+            "a·sin + b·cos): rotate_half(x) = [−x2, x1].",
+            "rope_rotate_half rotates the wrong way: the pair (a, b) becomes (a·cos − b·sin, "
+            "a·sin + b·cos): rotate_half(x) = [−x2, x1].")),
+        "nb-rotate_half-convention": ({"convention": "interleaved"}, (
+            "rope_rotate_half empareja las dimensiones como la otra convención: la pareja de "
+            "rope_rotate_half es (x_i, x_i+D/2).",
+            "rope_rotate_half pairs the dimensions like the other convention: "
+            "rope_rotate_half's pair is (x_i, x_i+D/2).")),
+    }, LOOSE),
+)
 
 
-def _diagnose_formulations(ctx, ok):
-    found = []
-    for record, (name, hint, hint_en, convention, pairs, pairs_en) in FORMULATION_HINTS.items():
-        got = nbcells.arr(ctx, record)
-        if ok[record] or got is None:
-            continue
-        if resembles(got, _formulation(convention, -1), LOOSE):
-            es, en = FORMULATION_MISTAKES["direction"]
-            found.append((f"nb-{record}-direction", es.format(name=name, hint=hint),
-                          en.format(name=name, hint_en=hint_en)))
-        elif resembles(got, _formulation(OTHER[convention]), LOOSE):
-            es, en = FORMULATION_MISTAKES["convention"]
-            found.append((f"nb-{record}-convention", es.format(name=name, pairs=pairs),
-                          en.format(name=name, pairs_en=pairs_en)))
-    return found
-
-
-def _diagnose_relative(ctx, ok):
-    found = []
-    logits = nbcells.outputs(ctx, "logits")
-    wanted = [nbcells.ref(ctx, "logits", i) for i in range(4)]
+def _relative_sign(ctx, ok):
+    logits = outputs(ctx, "logits")
+    wanted = [ref(ctx, "logits", i) for i in range(4)]
     if not ok["logits"] and len(logits) == 4 and all(v is not None for v in logits) and \
             np.allclose(logits[0], wanted[2], atol=1e-4) and \
             np.allclose(logits[2], wanted[0], atol=1e-4):
-        found.append(("nb-relative-sign",
-                      "relative_logit usa el ángulo del desplazamiento opuesto: q^T R_δ k con "
-                      "δ = n − m (clave menos consulta) lleva +sin(δθ) en el término cruzado "
-                      "q_{2i+1}k_{2i} − q_{2i}k_{2i+1}.",
-                      "relative_logit uses the angle of the opposite shift: q^T R_δ k with "
-                      "δ = n − m (key minus query) has +sin(δθ) on the cross term "
-                      "q_{2i+1}k_{2i} − q_{2i}k_{2i+1}."))
-    kind = nbcells.text(ctx, "kind")
-    if not ok["kind"] and kind:
-        found.append(("nb-not-float",
-                      f"relative_logit devuelve {kind}, no un float de Python: usa .item().",
-                      f"relative_logit returns {kind}, not a Python float: use .item()."))
-    return found
+        return [("nb-relative-sign",
+                 "relative_logit usa el ángulo del desplazamiento opuesto: q^T R_δ k con "
+                 "δ = n − m (clave menos consulta) lleva +sin(δθ) en el término cruzado "
+                 "q_{2i+1}k_{2i} − q_{2i}k_{2i+1}.",
+                 "relative_logit uses the angle of the opposite shift: q^T R_δ k with "
+                 "δ = n − m (key minus query) has +sin(δθ) on the cross term "
+                 "q_{2i+1}k_{2i} − q_{2i}k_{2i+1}.")]
+    return []
 
 
-def _diagnose_convert(ctx, ok):
-    if ok["other"]:
-        return []
-    got = nbcells.arr(ctx, "other")
-    w, perm, heads = np.arange(36.0).reshape(12, 3), np.array([0, 2, 4, 1, 3, 5]), 2
-    candidates = {
-        "nb-permute-inverse": (w.reshape(heads, 6, 3)[:, np.argsort(perm)].reshape(12, 3), (
+_W, _PERM = np.arange(36.0).reshape(12, 3), np.array([0, 2, 4, 1, 3, 5])
+PERMUTE_MISTAKES = (
+    Mistake("nb-permute-inverse",
+            lambda get: {"other": _W.reshape(2, 6, 3)[:, np.argsort(_PERM)].reshape(12, 3)},
             "permute_heads aplica la permutación inversa: la fila j de cada cabeza nueva es la "
             "fila perm[j] de la vieja (w[..., perm, :]).",
             "permute_heads applies the inverse permutation: row j of each new head is row "
-            "perm[j] of the old one (w[..., perm, :]).")),
-        "nb-permute-one-head": (w[np.tile(perm, heads)], (
+            "perm[j] of the old one (w[..., perm, :]).", LOOSE),
+    Mistake("nb-permute-one-head", lambda get: {"other": _W[np.tile(_PERM, 2)]},
             "permute_heads toma las filas de la primera cabeza para todas: la permutación se "
             "aplica dentro de cada cabeza (reshape a (n_heads, D, d_model)).",
             "permute_heads takes the first head's rows for all of them: the permutation is "
-            "applied inside each head (reshape to (n_heads, D, d_model)).")),
-    }
-    return [(code, *text) for code, (value, text) in candidates.items()
-            if resembles(got, value, LOOSE)]
-
-
-BF16_P, BF16_F = np.array([257.0, 3001.0, 4097.0, 100003.0]), np.array([1.0, 0.01, 0.3])
-
-
-def _diagnose_bf16(ctx, ok):
-    found = []
-    got = nbcells.arr(ctx, "bf16")
-    product = BF16_P[:, None] * BF16_F.astype(np.float32)[None, :]
-    if not ok["bf16"] and got is not None:
-        if resembles(got, bf16(product.astype(np.float32)).astype(np.float64),
-                        Tolerance(0.0, 1e-6)):
-            found.append(("nb-angles-rounded-late",
-                          "angles_in multiplica en float32 y solo redondea el resultado a dtype: "
-                          "convierte antes las posiciones y las frecuencias, y multiplica en "
-                          "dtype (así se ve el error de bfloat16).",
-                          "angles_in multiplies in float32 and only rounds the result to dtype: "
-                          "convert the positions and the frequencies first, and multiply in "
-                          "dtype (that is where the bfloat16 error shows)."))
-        elif resembles(got, product.astype(np.float32).astype(np.float64),
-                          Tolerance(1e-6, 1e-6)):
-            found.append(("nb-angles-not-in-dtype",
-                          "angles_in no usa dtype: los ángulos salen en float32 también para "
-                          "bfloat16.",
-                          "angles_in does not use dtype: the angles come out in float32 for "
-                          "bfloat16 too."))
-    dtype = nbcells.text(ctx, "angles_dtype")
-    if not ok["angles_dtype"] and dtype:
-        found.append(("nb-angles-dtype",
-                      f"angles_in devuelve {dtype}; debe devolver float64 (.double()) para "
-                      "medir el error sin añadir redondeo.",
-                      f"angles_in returns {dtype}; it must return float64 (.double()) to "
-                      "measure the error without adding rounding."))
-    return found
-
-
-NOTEBOOK = NotebookChecks(
-    slug="17_03_rope",
-    cells=(
-        CellCheck("test-by-hand", "Cuaderno: RoPE a mano", "Notebook: RoPE by hand", {
-            "inv_freq": "inv_freq", "interleaved": "interleaved", "half": "half",
-            "zero": "apply_rope(x, torch.tensor([0]), inv_freq)",
-            "f8": "rope_frequencies(8, base=100.0)",
-            "other": "apply_rope(torch.arange(6.0).reshape(1, 1, 1, 6), torch.tensor([7]), "
-                     "rope_frequencies(6, base=50.0), convention='half')",
-        }, nbcells.cell_judge(tol=CELL_TOL)),
-        CellCheck("test-formulations", "Cuaderno: otras dos formulaciones",
-                  "Notebook: two other formulations", {
-            "complex": f"rope_complex({FORM_X}, {FORM_P}, {FORM_F})",
-            "rotate_half": f"rope_rotate_half({FORM_X}, {FORM_P}, {FORM_F})",
-            "complex_q": "rope_complex(q, positions, f)",
-            "rotate_half_q": "rope_rotate_half(q, positions, f)",
-        }, nbcells.cell_judge(tol=CELL_TOL, diagnose=_diagnose_formulations)),
-        CellCheck("test-relative", "Cuaderno: solo importa la distancia",
-                  "Notebook: only the distance matters", {
-            "logits": "[relative_logit(torch.linspace(-1, 1, 12), torch.linspace(1, -2, 12) ** 2,"
-                      " d, rope_frequencies(12, base=100.0)) for d in (-9, 0, 9, 77)]",
-            "norms": "rotated.norm(dim=-1)",
-            "pairs": f"[relative_logit(qv, kv, n - m, f) for m, n in {PAIRS}]",
-            "kind": "type(relative_logit(qv, kv, 2, f)).__name__",
-        }, nbcells.cell_judge(tol=Tolerance(1e-5, 1e-4), diagnose=_diagnose_relative)),
-        CellCheck("test-convert", "Cuaderno: de una convención a la otra",
-                  "Notebook: from one convention to the other", {
-            "converted": "converted", "trained": "trained",
-            "small": "permute_heads(torch.arange(24).reshape(8, 3), torch.tensor([0, 2, 1, 3]), 2)",
-            "other": "permute_heads(torch.arange(36.0).reshape(12, 3), "
-                     "torch.tensor([0, 2, 4, 1, 3, 5]), 2)",
-        }, nbcells.cell_judge(tol=CELL_TOL, diagnose=_diagnose_convert)),
-        CellCheck("test-partial-and-cache", "Cuaderno: rotación parcial y caché",
-                  "Notebook: partial rotation and cache", {
-            "partial": "partial", "chunked": "chunked", "whole": "whole",
-            "middle": "rotary(q[:, :, 7:9], offset=7)",
-        }, nbcells.cell_judge(tol=CELL_TOL)),
-        CellCheck("test-bf16", "Cuaderno: ángulos en bfloat16", "Notebook: angles in bfloat16", {
-            "bf16": "angles_in(torch.bfloat16, torch.tensor([257, 3001, 4097, 100003]), "
-                    "torch.tensor([1.0, 0.01, 0.3]))",
-            "fp32": "angles_in(torch.float32, torch.tensor([0, 1, 2, 30001]), "
-                    "torch.tensor([1.0, 0.5]))",
-            "ours": "ours", "dtype": "ours.dtype",
-            "angles_dtype": "str(angles_in(torch.float32, torch.tensor([0, 1]), "
-                            "torch.tensor([1.0])).dtype)",
-        }, nbcells.cell_judge(tolerances={"bfloat16": Tolerance(1.6e-2, 2e-2), "float64":
-                                          Tolerance(1e-6, 1e-6), "float32": CELL_TOL},
-                              diagnose=_diagnose_bf16)),
-    ),
-    manual_titles={
-        "q1-answer": ("Pregunta 1: cargar un checkpoint sin permutar (corrección manual)",
-                      "Question 1: loading a checkpoint without permuting (graded by hand)"),
-        "q2-answer": ("Pregunta 2: por qué crece el error de bfloat16 (corrección manual)",
-                      "Question 2: why the bfloat16 error grows (graded by hand)"),
-    },
+            "applied inside each head (reshape to (n_heads, D, d_model)).", LOOSE),
 )
 
-CHECKS = LabChecks(lab_id="17.03", inputs=inputs, groups=GROUPS, items=ITEMS, notebook=NOTEBOOK)
+BF16_P, BF16_F = np.array([257.0, 3001.0, 4097.0, 100003.0]), np.array([1.0, 0.01, 0.3])
+_PRODUCT = (BF16_P[:, None] * BF16_F.astype(np.float32)[None, :]).astype(np.float32)
+BF16_MISTAKES = (
+    Mistake("nb-angles-rounded-late", lambda get: {"bf16": bf16(_PRODUCT).astype(np.float64)},
+            "angles_in multiplica en float32 y solo redondea el resultado a dtype: convierte "
+            "antes las posiciones y las frecuencias, y multiplica en dtype (así se ve el error "
+            "de bfloat16).",
+            "angles_in multiplies in float32 and only rounds the result to dtype: convert the "
+            "positions and the frequencies first, and multiply in dtype (that is where the "
+            "bfloat16 error shows).", Tolerance(0.0, 1e-6)),
+    Mistake("nb-angles-not-in-dtype", lambda get: {"bf16": _PRODUCT.astype(np.float64)},
+            "angles_in no usa dtype: los ángulos salen en float32 también para bfloat16.",
+            "angles_in does not use dtype: the angles come out in float32 for bfloat16 too.",
+            Tolerance(1e-6, 1e-6)),
+)
+
+CELLS = (
+    CellCheck("test-by-hand", "Cuaderno: RoPE a mano", "Notebook: RoPE by hand", {
+        "inv_freq": "inv_freq", "interleaved": "interleaved", "half": "half",
+        "zero": "apply_rope(x, torch.tensor([0]), inv_freq)",
+        "f8": "rope_frequencies(8, base=100.0)",
+        "other": "apply_rope(torch.arange(6.0).reshape(1, 1, 1, 6), torch.tensor([7]), "
+                 "rope_frequencies(6, base=50.0), convention='half')",
+    }, cell_judge(tol=CELL_TOL)),
+    CellCheck("test-formulations", "Cuaderno: otras dos formulaciones",
+              "Notebook: two other formulations", {
+        "complex": f"rope_complex({FORM_X}, {FORM_P}, {FORM_F})",
+        "rotate_half": f"rope_rotate_half({FORM_X}, {FORM_P}, {FORM_F})",
+        "complex_q": "rope_complex(q, positions, f)",
+        "rotate_half_q": "rope_rotate_half(q, positions, f)",
+    }, cell_judge(tol=CELL_TOL, mistakes=FORMULATION_MISTAKES)),
+    CellCheck("test-relative", "Cuaderno: solo importa la distancia",
+              "Notebook: only the distance matters", {
+        "logits": "[relative_logit(torch.linspace(-1, 1, 12), torch.linspace(1, -2, 12) ** 2,"
+                  " d, rope_frequencies(12, base=100.0)) for d in (-9, 0, 9, 77)]",
+        "norms": "rotated.norm(dim=-1)",
+        "pairs": f"[relative_logit(qv, kv, n - m, f) for m, n in {PAIRS}]",
+        "kind": "type(relative_logit(qv, kv, 2, f)).__name__",
+    }, cell_judge(tol=Tolerance(1e-5, 1e-4),
+                  diagnoses=(_relative_sign, not_a_float("relative_logit")))),
+    CellCheck("test-convert", "Cuaderno: de una convención a la otra",
+              "Notebook: from one convention to the other", {
+        "converted": "converted", "trained": "trained",
+        "small": "permute_heads(torch.arange(24).reshape(8, 3), torch.tensor([0, 2, 1, 3]), 2)",
+        "other": "permute_heads(torch.arange(36.0).reshape(12, 3), "
+                 "torch.tensor([0, 2, 4, 1, 3, 5]), 2)",
+    }, cell_judge(tol=CELL_TOL, mistakes=PERMUTE_MISTAKES)),
+    CellCheck("test-partial-and-cache", "Cuaderno: rotación parcial y caché",
+              "Notebook: partial rotation and cache", {
+        "partial": "partial", "chunked": "chunked", "whole": "whole",
+        "middle": "rotary(q[:, :, 7:9], offset=7)",
+    }, cell_judge(tol=CELL_TOL)),
+    CellCheck("test-bf16", "Cuaderno: ángulos en bfloat16", "Notebook: angles in bfloat16", {
+        "bf16": "angles_in(torch.bfloat16, torch.tensor([257, 3001, 4097, 100003]), "
+                "torch.tensor([1.0, 0.01, 0.3]))",
+        "fp32": "angles_in(torch.float32, torch.tensor([0, 1, 2, 30001]), "
+                "torch.tensor([1.0, 0.5]))",
+        "ours": "ours", "dtype": "ours.dtype",
+        "angles_dtype": "str(angles_in(torch.float32, torch.tensor([0, 1]), "
+                        "torch.tensor([1.0])).dtype)",
+    }, cell_judge(tolerances={"bfloat16": Tolerance(1.6e-2, 2e-2), "float64":
+                              Tolerance(1e-6, 1e-6), "float32": CELL_TOL},
+                  mistakes=BF16_MISTAKES, diagnoses=(wrong_dtype(
+                      "angles_in", "angles_dtype", "nb-angles-dtype",
+                      "debe devolver float64 (.double()) para medir el error sin añadir "
+                      "redondeo.", "it must return float64 (.double()) to measure the error "
+                      "without adding rounding."),))),
+)
+
+CHECKS = LabChecks(
+    lab_id="17.03", inputs=inputs, groups=GROUPS, items=ITEMS, cells=CELLS, questions=(
+        ("cargar un checkpoint sin permutar", "loading a checkpoint without permuting"),
+        ("por qué crece el error de bfloat16", "why the bfloat16 error grows")))

@@ -21,8 +21,8 @@ import math
 
 import numpy as np
 
-from grader.hidden import nbcells
-from grader.hidden.common import device_judge, judged_cases, resembles, student
+from grader.hidden.cells import Mistake, cell_judge, formula_mistakes, wrong_dtype
+from grader.hidden.common import device_judge, judged_cases, student
 from grader.hidden.spec import (
     Case,
     CellCheck,
@@ -31,7 +31,6 @@ from grader.hidden.spec import (
     Input,
     Item,
     LabChecks,
-    NotebookChecks,
 )
 from grader.verdicts import Finding, JudgeContext, Tolerance
 
@@ -136,13 +135,12 @@ K = "torch.linspace(1, -1, 60).reshape(1, 3, 5, 4)"
 V = "torch.linspace(0, 2, 60).reshape(1, 3, 5, 4)"
 
 
-def _qkv() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return (np.linspace(-1, 1, 24).reshape(1, 3, 2, 4), np.linspace(1, -1, 60).reshape(1, 3, 5, 4),
-            np.linspace(0, 2, 60).reshape(1, 3, 5, 4))
-
-
-def _attention(b: np.ndarray, *, scale: str = "logits", axis: int = -1) -> np.ndarray:
-    q, k, v = _qkv()
+def _attention(*, scale: str = "logits", axis: int = -1) -> np.ndarray:
+    """The probe's attention with the bias of 3 heads (2 queries, 5 keys, no mask), or with one
+    of the usual mistakes."""
+    q = np.linspace(-1, 1, 24).reshape(1, 3, 2, 4)
+    k, v = np.linspace(1, -1, 60).reshape(1, 3, 5, 4), np.linspace(0, 2, 60).reshape(1, 3, 5, 4)
+    b = bias(2, 5, slopes(3), False)
     logits = q @ np.swapaxes(k, -1, -2)
     root = np.sqrt(q.shape[-1])
     logits = {"logits": logits / root + b, "none": logits + b, "all": (logits + b) / root}[scale]
@@ -152,7 +150,7 @@ def _attention(b: np.ndarray, *, scale: str = "logits", axis: int = -1) -> np.nd
     return (weights / weights.sum(axis=axis, keepdims=True)) @ v
 
 
-ATTENTION_MISTAKES = {
+ATTENTION_MISTAKES = formula_mistakes("other", _attention, {
     "nb-no-scale": ({"scale": "none"}, (
         "manual_attention no divide q·k entre √D.", "manual_attention does not divide q·k by √D.")),
     "nb-scaled-bias": ({"scale": "all"}, (
@@ -165,128 +163,104 @@ ATTENTION_MISTAKES = {
         "sobre las claves, dim=-1.",
         "The softmax runs along the queries' dimension: each row (one query) must add up to 1 "
         "over the keys, dim=-1.")),
-}
+}, LOOSE)
 
 
-def _diagnose_sdpa(ctx, ok):
-    if ok["other"]:
-        return []
-    got, b = nbcells.arr(ctx, "other"), bias(2, 5, slopes(3), False)
-    return [(code, *text) for code, (options, text) in ATTENTION_MISTAKES.items()
-            if resembles(got, _attention(b, **options), LOOSE)]
+def _unmasked(get) -> dict:
+    """The row-constant bias without its −inf: finite, and the reference's wherever it is."""
+    got, expected = get("other"), get("ref:other")
+    return {"other": np.where(np.isfinite(expected), expected, got)} if np.isfinite(
+        got).all() else {}
 
 
-def _diagnose_slopes(ctx, ok):
-    dtype = nbcells.text(ctx, "dtype")
-    if not ok["dtype"] and dtype:
-        return [("nb-slopes-dtype", f"alibi_slopes devuelve {dtype}; debe ser float32.",
-                 f"alibi_slopes returns {dtype}; it must be float32.")]
+ROW_MISTAKES = (
+    Mistake("nb-row-sign", lambda get: {"other": np.where(np.isfinite(
+        get("ref:other")), -get("ref:other"), get("ref:other"))},
+            "row_constant_bias tiene el signo cambiado: es +m·j (crece hacia las claves "
+            "recientes), no −m·j.",
+            "row_constant_bias has the wrong sign: it is +m·j (growing towards the recent "
+            "keys), not −m·j.", LOOSE),
+    Mistake("nb-row-distance", lambda get: {"other": bias(7, 7, slopes(6), True)},
+            "row_constant_bias devuelve la forma de distancia −m·(i − j) (la de alibi_bias); se "
+            "pide la forma constante por filas, +m·j.",
+            "row_constant_bias returns the distance form −m·(i − j) (alibi_bias's); the "
+            "row-constant form, +m·j, is asked for.", LOOSE),
+    Mistake("nb-row-no-mask", _unmasked,
+            "Con causal=True faltan los −inf por encima de la diagonal (claves futuras).",
+            "With causal=True the −inf above the diagonal (future keys) are missing.", LOOSE),
+)
+
+
+def _encoder_masked(ctx, ok):
+    encoder = student(ctx, "encoder")
+    if not ok["encoder"] and encoder is not None and np.isinf(encoder).any():
+        return [("nb-row-masked",
+                 "Con causal=False, row_constant_bias no lleva máscara: +m·j en toda la matriz.",
+                 "With causal=False, row_constant_bias has no mask: +m·j over the whole "
+                 "matrix.")]
     return []
 
 
-def _flip_finite(values: np.ndarray) -> np.ndarray:
-    return np.where(np.isfinite(values), -values, values)
-
-
-def _diagnose_row_constant(ctx, ok):
-    found = []
-    got, expected = nbcells.arr(ctx, "other"), nbcells.ref(ctx, "other")
-    if not ok["other"] and expected is not None and got is not None:
-        if resembles(got, _flip_finite(expected), LOOSE):
-            found.append(("nb-row-sign",
-                          "row_constant_bias tiene el signo cambiado: es +m·j (crece hacia las "
-                          "claves recientes), no −m·j.",
-                          "row_constant_bias has the wrong sign: it is +m·j (growing towards the "
-                          "recent keys), not −m·j."))
-        elif resembles(got, bias(7, 7, slopes(6), True), LOOSE):
-            found.append(("nb-row-distance",
-                          "row_constant_bias devuelve la forma de distancia −m·(i − j) (la de "
-                          "alibi_bias); se pide la forma constante por filas, +m·j.",
-                          "row_constant_bias returns the distance form −m·(i − j) (alibi_bias's); "
-                          "the row-constant form, +m·j, is asked for."))
-        elif np.isfinite(got).all() and resembles(
-                got, np.where(np.isfinite(expected), expected, got), LOOSE):
-            found.append(("nb-row-no-mask",
-                          "Con causal=True faltan los −inf por encima de la diagonal (claves "
-                          "futuras).",
-                          "With causal=True the −inf above the diagonal (future keys) are "
-                          "missing."))
-    encoder = nbcells.arr(ctx, "encoder")
-    if not ok["encoder"] and encoder is not None and np.isinf(encoder).any():
-        found.append(("nb-row-masked",
-                      "Con causal=False, row_constant_bias no lleva máscara: +m·j en toda la "
-                      "matriz.",
-                      "With causal=False, row_constant_bias has no mask: +m·j over the whole "
-                      "matrix."))
-    return found
-
-
-def _diagnose_profile(ctx, ok):
-    found = []
-    got, expected = nbcells.arr(ctx, "small"), nbcells.ref(ctx, "small")
-    if not ok["small"] and expected is not None and resembles(got, expected[:, ::-1], LOOSE):
-        found.append(("nb-profile-not-flipped",
-                      "attention_profile devuelve los pesos ordenados por clave, no por "
-                      "distancia: la columna 0 debe ser la distancia 0 (la última clave); "
-                      "invierte el orden con .flip(-1).",
-                      "attention_profile returns the weights ordered by key, not by distance: "
-                      "column 0 must be distance 0 (the last key); reverse the order with "
-                      ".flip(-1)."))
-    mass = nbcells.arr(ctx, "mass_probe")
+def _mass_off_by_one(ctx, ok):
+    mass = student(ctx, "mass_probe")
     if not ok["mass_probe"] and mass is not None and mass.size == 1 and \
             float(mass.ravel()[0]) in (0.125, 0.5):
-        found.append(("nb-mass-off-by-one",
-                      "mass_beyond se desplaza en una columna: la masa a distancia ≥ K empieza "
-                      "en la columna K (weights[:, K:]).",
-                      "mass_beyond is off by one column: the mass at distance ≥ K starts at "
-                      "column K (weights[:, K:])."))
-    return found
+        return [("nb-mass-off-by-one",
+                 "mass_beyond se desplaza en una columna: la masa a distancia ≥ K empieza en la "
+                 "columna K (weights[:, K:]).",
+                 "mass_beyond is off by one column: the mass at distance ≥ K starts at column K "
+                 "(weights[:, K:]).")]
+    return []
 
 
-NOTEBOOK = NotebookChecks(
-    slug="17_04_alibi",
-    cells=(
-        CellCheck("test-slopes", "Cuaderno: pendientes", "Notebook: slopes", {
-            "s8": "alibi_slopes(8)", "s12": "alibi_slopes(12)",
-            "others": "[alibi_slopes(n) for n in (5, 7, 20, 40)]",
-            "dtype": "str(alibi_slopes(8).dtype)",
-        }, nbcells.cell_judge(tol=CELL_TOL, diagnose=_diagnose_slopes)),
-        CellCheck("test-bias", "Cuaderno: la matriz de sesgos", "Notebook: the bias matrix", {
-            "causal": "causal", "symmetric": "symmetric", "last": "alibi_bias(1, 8, slopes8)",
-            "cached": "alibi_bias(2, 7, alibi_slopes(5))",
-            "encoder": "alibi_bias(3, 4, alibi_slopes(2), causal=False)",
-            "dtype": "str(alibi_bias(4, 4, alibi_slopes(3)).dtype)",
-        }, nbcells.cell_judge(tol=CELL_TOL)),
-        CellCheck("test-sdpa", "Cuaderno: atención a mano frente a SDPA",
-                  "Notebook: attention by hand against SDPA", {
-            "by_hand": "by_hand",
-            "other": f"manual_attention({Q}, {K}, {V}, alibi_bias(2, 5, alibi_slopes(3), "
-                     "causal=False))",
-            "causal": f"manual_attention({Q}, {K}, {V}, alibi_bias(2, 5, alibi_slopes(3)))",
-        }, nbcells.cell_judge(tol=Tolerance(1e-5, 1e-5), diagnose=_diagnose_sdpa)),
-        CellCheck("test-row-constant", "Cuaderno: la forma constante por filas",
-                  "Notebook: the row-constant form", {
-            "rc": "row_constant_bias(12, s)",
-            "encoder": "row_constant_bias(5, alibi_slopes(3), causal=False)",
-            "other": "row_constant_bias(7, alibi_slopes(6))",
-            "gaps": "[gap_causal.item(), gap_symmetric.item()]",
-        }, nbcells.cell_judge(tol=CELL_TOL, tols={"gaps": Tolerance(1e-4, 1e-5)},
-                              diagnose=_diagnose_row_constant)),
-        CellCheck("test-profile", "Cuaderno: el perfil de atención",
-                  "Notebook: the attention profile", {
-            "short": "short", "mass": "mass_beyond(long, 10)", "change": "change",
-            "small": "attention_profile(torch.tensor([0.3, 1.1]), 5)",
-            "small_mass": "mass_beyond(attention_profile(torch.tensor([0.3, 1.1]), 5), 2)",
-            "mass_probe": "mass_beyond(torch.tensor([[0.5, 0.25, 0.125, 0.125]]), 2)",
-        }, nbcells.cell_judge(tol=Tolerance(1e-5, 1e-6), diagnose=_diagnose_profile)),
-    ),
-    manual_titles={
-        "q1-answer": ("Pregunta 1: las dos formas con y sin máscara causal (corrección manual)",
-                      "Question 1: both forms with and without a causal mask (graded by hand)"),
-        "q2-answer": ("Pregunta 2: una ventana que ayuda a extrapolar, y su precio (corrección "
-                      "manual)", "Question 2: a window that helps to extrapolate, and its price "
-                      "(graded by hand)"),
-    },
+NOT_FLIPPED = Mistake(
+    "nb-profile-not-flipped", lambda get: {"small": get("ref:small")[:, ::-1]},
+    "attention_profile devuelve los pesos ordenados por clave, no por distancia: la columna 0 "
+    "debe ser la distancia 0 (la última clave); invierte el orden con .flip(-1).",
+    "attention_profile returns the weights ordered by key, not by distance: column 0 must be "
+    "distance 0 (the last key); reverse the order with .flip(-1).", LOOSE)
+
+CELLS = (
+    CellCheck("test-slopes", "Cuaderno: pendientes", "Notebook: slopes", {
+        "s8": "alibi_slopes(8)", "s12": "alibi_slopes(12)",
+        "others": "[alibi_slopes(n) for n in (5, 7, 20, 40)]",
+        "dtype": "str(alibi_slopes(8).dtype)",
+    }, cell_judge(tol=CELL_TOL, diagnoses=(wrong_dtype(
+        "alibi_slopes", "dtype", "nb-slopes-dtype", "debe ser float32.",
+        "it must be float32."),))),
+    CellCheck("test-bias", "Cuaderno: la matriz de sesgos", "Notebook: the bias matrix", {
+        "causal": "causal", "symmetric": "symmetric", "last": "alibi_bias(1, 8, slopes8)",
+        "cached": "alibi_bias(2, 7, alibi_slopes(5))",
+        "encoder": "alibi_bias(3, 4, alibi_slopes(2), causal=False)",
+        "dtype": "str(alibi_bias(4, 4, alibi_slopes(3)).dtype)",
+    }, cell_judge(tol=CELL_TOL)),
+    CellCheck("test-sdpa", "Cuaderno: atención a mano frente a SDPA",
+              "Notebook: attention by hand against SDPA", {
+        "by_hand": "by_hand",
+        "other": f"manual_attention({Q}, {K}, {V}, alibi_bias(2, 5, alibi_slopes(3), "
+                 "causal=False))",
+        "causal": f"manual_attention({Q}, {K}, {V}, alibi_bias(2, 5, alibi_slopes(3)))",
+    }, cell_judge(tol=Tolerance(1e-5, 1e-5), mistakes=ATTENTION_MISTAKES)),
+    CellCheck("test-row-constant", "Cuaderno: la forma constante por filas",
+              "Notebook: the row-constant form", {
+        "rc": "row_constant_bias(12, s)",
+        "encoder": "row_constant_bias(5, alibi_slopes(3), causal=False)",
+        "other": "row_constant_bias(7, alibi_slopes(6))",
+        "gaps": "[gap_causal.item(), gap_symmetric.item()]",
+    }, cell_judge(tol=CELL_TOL, tols={"gaps": Tolerance(1e-4, 1e-5)}, mistakes=ROW_MISTAKES,
+                  diagnoses=(_encoder_masked,))),
+    CellCheck("test-profile", "Cuaderno: el perfil de atención",
+              "Notebook: the attention profile", {
+        "short": "short", "mass": "mass_beyond(long, 10)", "change": "change",
+        "small": "attention_profile(torch.tensor([0.3, 1.1]), 5)",
+        "small_mass": "mass_beyond(attention_profile(torch.tensor([0.3, 1.1]), 5), 2)",
+        "mass_probe": "mass_beyond(torch.tensor([[0.5, 0.25, 0.125, 0.125]]), 2)",
+    }, cell_judge(tol=Tolerance(1e-5, 1e-6), mistakes=(NOT_FLIPPED,),
+                  diagnoses=(_mass_off_by_one,))),
 )
 
-CHECKS = LabChecks(lab_id="17.04", inputs=inputs, groups=GROUPS, items=ITEMS, notebook=NOTEBOOK)
+CHECKS = LabChecks(
+    lab_id="17.04", inputs=inputs, groups=GROUPS, items=ITEMS, cells=CELLS, questions=(
+        ("las dos formas con y sin máscara causal", "both forms with and without a causal mask"),
+        ("una ventana que ayuda a extrapolar, y su precio",
+         "a window that helps to extrapolate, and its price")))

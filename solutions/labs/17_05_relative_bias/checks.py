@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden import nbcells
-from grader.hidden.common import cases_judge, resembles, whole_case
-from grader.hidden.nbcells import arr, ref
-from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
+from grader.hidden.cells import Mistake, cell_judge, formula_mistakes, ref, wrong_dtype, wrong_text
+from grader.hidden.common import cases_judge, student, whole_case
+from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
 from grader.verdicts import JudgeContext, Tolerance
 
 MODULE = "relative_bias"
@@ -120,20 +119,16 @@ ITEMS = (
 # Hidden probes use inputs built from sines and cosines; the parent rebuilds them to recognise
 # known mistakes. Tables copied into RelativePositionBias make its output a known lookup.
 
-EXACT = nbcells.Tolerance(0.0, 0.0)
-CELL_TOL = nbcells.Tolerance(1e-5, 1e-5)
+CELL_TOL = Tolerance(1e-5, 1e-5)
 SHAW_Q = "torch.sin(torch.arange(21.0) * 0.9).reshape(7, 3)"
 SHAW_K = "torch.cos(torch.arange(21.0) * 0.5).reshape(7, 3)"
 SHAW_TABLE = "torch.sin(torch.arange(15.0) * 1.7 + 0.3).reshape(5, 3)"
 
 
-def _shaw_inputs():
-    return (np.sin(np.arange(21.0) * 0.9).reshape(7, 3),
-            np.cos(np.arange(21.0) * 0.5).reshape(7, 3),
-            np.sin(np.arange(15.0) * 1.7 + 0.3).reshape(5, 3))
-
-
-def _shaw(q, k, table, K, *, scale_all=True, scale=True, sign=1):
+def _shaw(*, scale_all=True, scale=True, sign=1) -> np.ndarray:
+    """Shaw's logits of the probe (K = 2), or with one of the usual mistakes."""
+    q, k = np.sin(np.arange(21.0) * 0.9).reshape(7, 3), np.cos(np.arange(21.0) * 0.5).reshape(7, 3)
+    table, K = np.sin(np.arange(15.0) * 1.7 + 0.3).reshape(5, 3), 2
     T, d = q.shape
     r = np.clip(sign * (np.arange(T)[None, :] - np.arange(T)[:, None]), -K, K) + K
     position = np.take_along_axis(q @ table.T, r, axis=1)
@@ -141,7 +136,7 @@ def _shaw(q, k, table, K, *, scale_all=True, scale=True, sign=1):
     return (q @ k.T + position) / root if scale_all else q @ k.T / root + position
 
 
-SHAW_MISTAKES = {
+SHAW_MISTAKES = formula_mistakes("probe", _shaw, {
     "nb-shaw-scale-content-only": ({"scale_all": False}, (
         "shaw_logits solo divide entre √d el término de contenido: el de posición, q_i·a_ij, "
         "también forma parte del logit y se escala igual, (q_i·k_j + q_i·a_ij)/√d.",
@@ -154,124 +149,93 @@ SHAW_MISTAKES = {
         "r = j − i (clave menos consulta).",
         "shaw_logits uses the distance query − key: row r + K of the table is that of "
         "r = j − i (key minus query).")),
-}
-
-
-def _diagnose_shaw(ctx, ok):
-    if ok["probe"]:
-        return []
-    q, k, table = _shaw_inputs()
-    got = arr(ctx, "probe")
-    return [(code, *text) for code, (options, text) in SHAW_MISTAKES.items()
-            if resembles(got, _shaw(q, k, table, 2, **options), nbcells.Tolerance(1e-4, 1e-4))]
-
-
-def _diagnose_buckets(ctx, ok):
-    dtype = nbcells.text(ctx, "dtype")
-    if not ok["dtype"] and dtype:
-        return [("nb-bucket-dtype",
-                 f"relative_position_bucket devuelve {dtype}; debe ser torch.int64 (LongTensor), "
-                 "para indexar la tabla.",
-                 f"relative_position_bucket returns {dtype}; it must be torch.int64 (a "
-                 "LongTensor), to index the table.")]
-    return []
+}, Tolerance(1e-4, 1e-4))
 
 
 def _diagnose_starts(ctx, ok):
-    found = []
-    kind = nbcells.text(ctx, "_key_kind")
-    if kind and kind != "int":
-        found.append(("nb-starts-key-kind",
-                      f"Las claves del diccionario de bucket_starts son {kind}: deben ser int de "
-                      "Python (usa .tolist() o .item()).",
-                      f"The keys of bucket_starts's dictionary are {kind}: they must be Python "
-                      "ints (use .tolist() or .item())."))
-    bi, expected = arr(ctx, "bi"), ref(ctx, "bi")
-    if not ok["bi"] and bi is not None and bi.shape == (16,) and expected is not None:
-        values, wanted = bi.tolist(), expected.tolist()
-        if values[1:] == [-1.0] * 15:
-            found.append(("nb-starts-sign",
-                          "La clave que está n posiciones atrás tiene rel = −n (clave − "
-                          "consulta), no +n: con +n casi todas las cubetas quedan vacías.",
-                          "The key n positions back has rel = −n (key − query), not +n: with "
-                          "+n almost every bucket is left empty."))
-        elif values[8:15] == [w - 1 for w in wanted[9:16]]:
-            found.append(("nb-starts-last",
-                          "bucket_starts guarda la última distancia de cada cubeta, no la "
-                          "primera: no sobrescribas una cubeta que ya tiene valor (setdefault).",
-                          "bucket_starts keeps the last distance of each bucket, not the first: "
-                          "do not overwrite a bucket that already has a value (setdefault)."))
-    return found
-
-
-def _diagnose_module(ctx, ok):
-    small, expected = arr(ctx, "small"), ref(ctx, "small")
-    if not ok["small"] and small is not None and expected is not None and \
-            small.shape == (2, 6, 3) and resembles(small, expected.transpose(1, 2, 0), EXACT):
-        return [("nb-module-permute",
-                 "El módulo devuelve (q_len, k_len, H): la tabla indexada da las cabezas al final "
-                 "y hay que llevarlas delante con .permute(2, 0, 1).",
-                 "The module returns (q_len, k_len, H): the indexed table puts the heads last and "
-                 "they must be moved first with .permute(2, 0, 1).")]
+    bi, expected = student(ctx, "bi"), ref(ctx, "bi")
+    if ok["bi"] or bi is None or bi.shape != (16,) or expected is None:
+        return []
+    values, wanted = bi.tolist(), expected.tolist()
+    if values[1:] == [-1.0] * 15:
+        return [("nb-starts-sign",
+                 "La clave que está n posiciones atrás tiene rel = −n (clave − consulta), no +n: "
+                 "con +n casi todas las cubetas quedan vacías.",
+                 "The key n positions back has rel = −n (key − query), not +n: with +n almost "
+                 "every bucket is left empty.")]
+    if values[8:15] == [w - 1 for w in wanted[9:16]]:
+        return [("nb-starts-last",
+                 "bucket_starts guarda la última distancia de cada cubeta, no la primera: no "
+                 "sobrescribas una cubeta que ya tiene valor (setdefault).",
+                 "bucket_starts keeps the last distance of each bucket, not the first: do not "
+                 "overwrite a bucket that already has a value (setdefault).")]
     return []
 
 
+HEADS_LAST = Mistake(
+    "nb-module-permute", lambda get: {"small": get("ref:small").transpose(1, 2, 0)},
+    "El módulo devuelve (q_len, k_len, H): la tabla indexada da las cabezas al final y hay que "
+    "llevarlas delante con .permute(2, 0, 1).",
+    "The module returns (q_len, k_len, H): the indexed table puts the heads last and they must "
+    "be moved first with .permute(2, 0, 1).", EXACT)
 SMALL_MODULE = "RelativePositionBias(3, num_buckets=8, max_distance=20, bidirectional=False)"
 
-NOTEBOOK = NotebookChecks(
-    slug="17_05_relative_bias",
-    cells=(
-        CellCheck("test-buckets", "Cuaderno: las cubetas de T5", "Notebook: T5's buckets", {
-                      "bi": "relative_position_bucket(rel, bidirectional=True)",
-                      "causal": "relative_position_bucket(rel, bidirectional=False)",
-                      "grid": "[relative_position_bucket(torch.arange(-400, 401), bidirectional="
-                              "b, num_buckets=n, max_distance=m) for n, m in ((32, 128), (16, 50),"
-                              " (64, 300)) for b in (True, False)]",
-                      "shape": "list(relative_position_bucket(torch.zeros(2, 3, 4, "
-                               "dtype=torch.int32), bidirectional=True).shape)",
-                      "dtype": "str(relative_position_bucket(rel, bidirectional=True).dtype)",
-                  }, nbcells.cell_judge(tol=EXACT, diagnose=_diagnose_buckets)),
-        CellCheck("test-bucket-starts", "Cuaderno: dónde empieza cada cubeta",
-                  "Notebook: where each bucket starts", {
-                      "bi": "(lambda s: torch.tensor([s.get(b, -1) for b in range(16)]))"
-                            "(bucket_starts(True))",
-                      "causal": "(lambda s: torch.tensor([s.get(b, -1) for b in range(32)]))"
-                                "(bucket_starts(False))",
-                      "sizes": "(len(bucket_starts(True)), len(bucket_starts(False)))",
-                      "_key_kind": "type(next(iter(bucket_starts(True)))).__name__",
-                  }, nbcells.cell_judge(tol=EXACT, diagnose=_diagnose_starts)),
-        CellCheck("test-module", "Cuaderno: el módulo de sesgo relativo",
-                  "Notebook: the relative-bias module", {
-                      "bias": "bias", "last": "module(1, T)",
-                      "small": f"(lambda m: (m.bias.weight.data.copy_(torch.arange(24.0)"
-                               f".reshape(8, 3)), m(2, 6))[1])({SMALL_MODULE})",
-                      "encoder": "(lambda m: (m.bias.weight.data.copy_(torch.arange(40.0)"
-                                 ".reshape(10, 4)), m(3, 7))[1])(RelativePositionBias(4, "
-                                 "num_buckets=10, max_distance=30, bidirectional=True))",
-                      "grad": f"(lambda m: (m(2, 6).sum().backward(), m.bias.weight.grad is not "
-                              f"None and bool(m.bias.weight.grad.abs().sum() > 0))[1])"
-                              f"({SMALL_MODULE})",
-                  }, nbcells.cell_judge(tol=EXACT, diagnose=_diagnose_module)),
-        CellCheck("test-shaw", "Cuaderno: Shaw frente al sesgo escalar",
-                  "Notebook: Shaw versus the scalar bias", {
-                      "logits": "shaw_logits(q, k, table, K)",
-                      "fixed": "shaw_logits(same_q, k, table, K)",
-                      "probe": f"shaw_logits({SHAW_Q}, {SHAW_K}, {SHAW_TABLE}, 2)",
-                      "zero": f"shaw_logits({SHAW_Q}, {SHAW_K}, torch.zeros(5, 3), 2)",
-                  }, nbcells.cell_judge(tol=CELL_TOL, diagnose=_diagnose_shaw)),
-        CellCheck("test-swin", "Cuaderno: el índice relativo de Swin",
-                  "Notebook: Swin's relative index", {
-                      "i22": "swin_relative_index(2, 2)", "i7": "index7",
-                      "i23": "swin_relative_index(2, 3)", "i11": "swin_relative_index(1, 1)",
-                      "i34": "swin_relative_index(3, 4)", "dtype": "str(index7.dtype)",
-                  }, nbcells.cell_judge(tol=EXACT)),
-    ),
-    manual_titles={
-        "q1-answer": ("Pregunta 1: distancias que comparten cubeta (corrección manual)",
-                      "Question 1: distances that share a bucket (graded by hand)"),
-        "q2-answer": ("Pregunta 2: clave − consulta o consulta − clave (corrección manual)",
-                      "Question 2: key − query or query − key (graded by hand)"),
-    },
+CELLS = (
+    CellCheck("test-buckets", "Cuaderno: las cubetas de T5", "Notebook: T5's buckets", {
+                  "bi": "relative_position_bucket(rel, bidirectional=True)",
+                  "causal": "relative_position_bucket(rel, bidirectional=False)",
+                  "grid": "[relative_position_bucket(torch.arange(-400, 401), bidirectional="
+                          "b, num_buckets=n, max_distance=m) for n, m in ((32, 128), (16, 50),"
+                          " (64, 300)) for b in (True, False)]",
+                  "shape": "list(relative_position_bucket(torch.zeros(2, 3, 4, "
+                           "dtype=torch.int32), bidirectional=True).shape)",
+                  "dtype": "str(relative_position_bucket(rel, bidirectional=True).dtype)",
+              }, cell_judge(tol=EXACT, diagnoses=(wrong_dtype(
+                  "relative_position_bucket", "dtype", "nb-bucket-dtype",
+                  "debe ser torch.int64 (LongTensor), para indexar la tabla.",
+                  "it must be torch.int64 (a LongTensor), to index the table."),))),
+    CellCheck("test-bucket-starts", "Cuaderno: dónde empieza cada cubeta",
+              "Notebook: where each bucket starts", {
+                  "bi": "(lambda s: torch.tensor([s.get(b, -1) for b in range(16)]))"
+                        "(bucket_starts(True))",
+                  "causal": "(lambda s: torch.tensor([s.get(b, -1) for b in range(32)]))"
+                            "(bucket_starts(False))",
+                  "sizes": "(len(bucket_starts(True)), len(bucket_starts(False)))",
+                  "_key_kind": "type(next(iter(bucket_starts(True)))).__name__",
+              }, cell_judge(tol=EXACT, diagnoses=(wrong_text(
+                  "_key_kind", "nb-starts-key-kind",
+                  "Las claves del diccionario de bucket_starts son {got}: deben ser int de "
+                  "Python (usa .tolist() o .item()).",
+                  "The keys of bucket_starts's dictionary are {got}: they must be Python "
+                  "ints (use .tolist() or .item())."), _diagnose_starts))),
+    CellCheck("test-module", "Cuaderno: el módulo de sesgo relativo",
+              "Notebook: the relative-bias module", {
+                  "bias": "bias", "last": "module(1, T)",
+                  "small": f"(lambda m: (m.bias.weight.data.copy_(torch.arange(24.0)"
+                           f".reshape(8, 3)), m(2, 6))[1])({SMALL_MODULE})",
+                  "encoder": "(lambda m: (m.bias.weight.data.copy_(torch.arange(40.0)"
+                             ".reshape(10, 4)), m(3, 7))[1])(RelativePositionBias(4, "
+                             "num_buckets=10, max_distance=30, bidirectional=True))",
+                  "grad": f"(lambda m: (m(2, 6).sum().backward(), m.bias.weight.grad is not "
+                          f"None and bool(m.bias.weight.grad.abs().sum() > 0))[1])"
+                          f"({SMALL_MODULE})",
+              }, cell_judge(tol=EXACT, mistakes=(HEADS_LAST,))),
+    CellCheck("test-shaw", "Cuaderno: Shaw frente al sesgo escalar",
+              "Notebook: Shaw versus the scalar bias", {
+                  "logits": "shaw_logits(q, k, table, K)",
+                  "fixed": "shaw_logits(same_q, k, table, K)",
+                  "probe": f"shaw_logits({SHAW_Q}, {SHAW_K}, {SHAW_TABLE}, 2)",
+                  "zero": f"shaw_logits({SHAW_Q}, {SHAW_K}, torch.zeros(5, 3), 2)",
+              }, cell_judge(tol=CELL_TOL, mistakes=SHAW_MISTAKES)),
+    CellCheck("test-swin", "Cuaderno: el índice relativo de Swin",
+              "Notebook: Swin's relative index", {
+                  "i22": "swin_relative_index(2, 2)", "i7": "index7",
+                  "i23": "swin_relative_index(2, 3)", "i11": "swin_relative_index(1, 1)",
+                  "i34": "swin_relative_index(3, 4)", "dtype": "str(index7.dtype)",
+              }, cell_judge(tol=EXACT)),
 )
 
-CHECKS = LabChecks(lab_id="17.05", inputs=inputs, groups=GROUPS, items=ITEMS, notebook=NOTEBOOK)
+CHECKS = LabChecks(
+    lab_id="17.05", inputs=inputs, groups=GROUPS, items=ITEMS, cells=CELLS, questions=(
+        ("distancias que comparten cubeta", "distances that share a bucket"),
+        ("clave − consulta o consulta − clave", "key − query or query − key")))

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden import depends, nbcells
-from grader.hidden.common import bf16, judged_cases, resembles, student, whole_case
-from grader.hidden.nbcells import arr, prop, ref
-from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
+from grader.hidden import depends
+from grader.hidden.cells import EXACT, Mistake, cell_judge, not_a_float, requirement, wrong_dtype
+from grader.hidden.common import bf16, judged_cases, student, whole_case
+from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
 from grader.verdicts import Finding, JudgeContext, Tolerance, values_close
 
 MODULE = "two_d"
@@ -199,8 +199,7 @@ ITEMS = (
 
 # --- the notebook --------------------------------------------------------------------------------
 
-EXACT = nbcells.Tolerance(0.0, 0.0)
-CELL_TOL = nbcells.Tolerance(1e-5, 1e-5)
+CELL_TOL = Tolerance(1e-5, 1e-5)
 
 
 def _sin_then_cos(start: int, half: int) -> np.ndarray:
@@ -208,189 +207,149 @@ def _sin_then_cos(start: int, half: int) -> np.ndarray:
                            np.arange(start + 1, start + half, 2)))
 
 
-def _diagnose_mae(ctx, ok):
-    d, half = 16, 8
-    got = arr(ctx, "perm16")
-    right = np.concatenate((_sin_then_cos(half, half), _sin_then_cos(0, half)))
-    candidates = {
-        "nb-mae-halves": (np.concatenate((_sin_then_cos(0, half), _sin_then_cos(half, half))), (
+_MAE = np.concatenate((_sin_then_cos(8, 8), _sin_then_cos(0, 8)))  # to_mae_layout(16)
+MAE_MISTAKES = (
+    Mistake("nb-mae-halves",
+            lambda get: {"perm16": np.concatenate((_sin_then_cos(0, 8), _sin_then_cos(8, 8)))},
             "to_mae_layout deja la fila en la primera mitad: MAE pone primero la mitad de la "
             "columna (su primera rejilla es la coordenada w) y después la de la fila.",
             "to_mae_layout leaves the row in the first half: MAE puts the column's half first "
-            "(its first grid is the w coordinate) and then the row's.")),
-        "nb-mae-interleaved": (np.concatenate((np.arange(half, d), np.arange(0, half))), (
+            "(its first grid is the w coordinate) and then the row's.", EXACT),
+    Mistake("nb-mae-interleaved",
+            lambda get: {"perm16": np.concatenate((np.arange(8, 16), np.arange(0, 8)))},
             "Dentro de cada mitad, MAE pone primero todos los senos y después todos los "
             "cosenos; to_mae_layout deja las parejas intercaladas.",
             "Inside each half, MAE puts all the sines first and then all the cosines; "
-            "to_mae_layout leaves the pairs interleaved.")),
-        "nb-mae-inverse": (np.argsort(right), (
+            "to_mae_layout leaves the pairs interleaved.", EXACT),
+    Mistake("nb-mae-inverse", lambda get: {"perm16": np.argsort(_MAE)},
             "to_mae_layout devuelve la permutación inversa: perm[j] debe ser nuestra columna "
             "para la columna j de MAE, de modo que pe2[:, perm] sea la tabla de MAE.",
             "to_mae_layout returns the inverse permutation: perm[j] must be our column for "
-            "MAE's column j, so that pe2[:, perm] is MAE's table.")),
-    }
-    if ok["perm16"]:
-        return []
-    return [(code, *text) for code, (value, text) in candidates.items()
-            if resembles(got, value.astype(np.float64), EXACT)]
+            "MAE's column j, so that pe2[:, perm] is MAE's table.", EXACT),
+)
 
 
-SAMPLED = ((14, 24), (4, 2), (5, 8))
+def _sampled(position) -> dict:
+    """What sampled_positions(old, new) gives for the cell's three calls, by ``position(old,
+    new)`` (a wrong formula)."""
+    return {name: position(old, new) for name, (old, new) in
+            zip(("sp", "sp42", "sp_other"), ((14, 24), (4, 2), (5, 8)), strict=True)}
 
 
-def _diagnose_sampled(ctx, ok):
-    found = []
-    got = [arr(ctx, name) for name in ("sp", "sp42", "sp_other")]
-    candidates = {
-        "nb-align-corners": (lambda old, new: np.arange(new) * (old - 1) / (new - 1), (
+SAMPLED_MISTAKES = (
+    Mistake("nb-align-corners", lambda get: _sampled(
+        lambda old, new: np.arange(new) * (old - 1) / (new - 1)),
             "sampled_positions sigue align_corners=True (las esquinas de las dos rejillas "
             "coinciden); interpolate_grid usa align_corners=False: los centros de las celdas, "
             "(j + 0.5)·old/new − 0.5.",
             "sampled_positions follows align_corners=True (the corners of both grids meet); "
             "interpolate_grid uses align_corners=False: cell centres, "
-            "(j + 0.5)·old/new − 0.5.")),
-        "nb-no-half-cell": (lambda old, new: np.arange(new) * old / new, (
+            "(j + 0.5)·old/new − 0.5.", Tolerance(1e-6, 1e-6)),
+    Mistake("nb-no-half-cell", lambda get: _sampled(lambda old, new: np.arange(new) * old / new),
             "sampled_positions escala el índice sin el medio píxel: con align_corners=False "
             "se escalan los centros de las celdas, (j + 0.5)·old/new − 0.5.",
             "sampled_positions scales the index without the half cell: with "
-            "align_corners=False the cell centres are scaled, (j + 0.5)·old/new − 0.5.")),
-    }
-    if not all(ok[name] for name in ("sp", "sp42", "sp_other")):
-        for code, (make, text) in candidates.items():
-            if all(resembles(g, make(old, new), nbcells.Tolerance(1e-6, 1e-6))
-                   for g, (old, new) in zip(got, SAMPLED, strict=True)):
-                found.append((code, *text))
-    dtype = nbcells.text(ctx, "sp_dtype")
-    if not ok["sp_dtype"] and dtype:
-        found.append(("nb-sampled-dtype",
-                      f"sampled_positions devuelve {dtype}; debe ser torch.float64.",
-                      f"sampled_positions returns {dtype}; it must be torch.float64."))
-    return found
+            "align_corners=False the cell centres are scaled, (j + 0.5)·old/new − 0.5.",
+            Tolerance(1e-6, 1e-6)),
+)
 
 
-def _interpolation_error(ctx) -> bool:
-    error = arr(ctx, "_error")
-    return error.ndim == 1 and error.size >= 2 and error[0] > 10 * error[-2] and \
-        error[-2] < 1e-3
-
-
-def _diagnose_spread(ctx, ok):
-    found = []
-    kind = nbcells.text(ctx, "kind")
-    if kind and kind != "float":
-        found.append(("nb-not-float",
-                      f"largest_spread devuelve {kind}, no un float de Python: usa .item().",
-                      f"largest_spread returns {kind}, not a Python float: use .item()."))
-    small, other = arr(ctx, "ls"), arr(ctx, "ls_other")
+def _spread_whole(ctx, ok):
+    small, other = student(ctx, "ls"), student(ctx, "ls_other")
     if not ok["ls"] and small is not None and other is not None and \
             np.isclose(small, 4.0) and np.isclose(other, 11.0):
-        found.append(("nb-spread-whole",
-                      "largest_spread mide max − min de toda la matriz: debe medirlo dentro de "
-                      "cada grupo de entradas con la misma clave y devolver el mayor.",
-                      "largest_spread measures max − min over the whole matrix: it must measure "
-                      "it inside each group of entries with the same key and return the "
-                      "largest."))
-    return found
+        return [("nb-spread-whole",
+                 "largest_spread mide max − min de toda la matriz: debe medirlo dentro de cada "
+                 "grupo de entradas con la misma clave y devolver el mayor.",
+                 "largest_spread measures max − min over the whole matrix: it must measure it "
+                 "inside each group of entries with the same key and return the largest.")]
+    return []
 
 
-def _diagnose_video(ctx, ok):
-    found = []
-    got, expected = arr(ctx, "v2"), ref(ctx, "v2")
-    if not ok["v2"] and expected is not None and got is not None:
-        frames, n, d_time = 3, 4, 6
-        time = expected[::n, :d_time]  # (frames, d_time)
-        space = expected[:n, d_time:]  # (n, d_space)
-        tokens = np.arange(frames * n)
-        swapped = np.concatenate((time[tokens % frames], space[tokens // frames]), axis=1)
-        if resembles(got, swapped, CELL_TOL):
-            found.append(("nb-video-repeat",
-                          "Los tokens van ordenados por fotograma: el tiempo se repite token a "
-                          "token (repeat_interleave) y el espacio fotograma a fotograma (repeat); "
-                          "tu tabla lo hace al revés.",
-                          "Tokens are ordered by frame: time repeats token by token "
-                          "(repeat_interleave) and space frame by frame (repeat); your table "
-                          "does it the other way round."))
-        elif resembles(got, np.concatenate((expected[:, d_time:], expected[:, :d_time]), 1),
-                          CELL_TOL):
-            found.append(("nb-video-order",
-                          "La tabla pone [espacio | tiempo]; debe ser [tiempo | espacio 2-D].",
-                          "The table holds [space | time]; it must be [time | 2-D space]."))
-    dtype = nbcells.text(ctx, "dtype")
-    if not ok["dtype"] and dtype:
-        found.append(("nb-video-dtype",
-                      f"video_positions devuelve {dtype}; debe ser float32 (sinusoidal_at da "
-                      "float64: conviértelo con .float()).",
-                      f"video_positions returns {dtype}; it must be float32 (sinusoidal_at "
-                      "gives float64: convert it with .float())."))
-    return found
+def _video_swapped(get) -> dict:
+    """Time repeated frame by frame and space token by token, from the reference's table."""
+    expected, frames, n, d_time = get("ref:v2"), 3, 4, 6
+    tokens = np.arange(frames * n)
+    return {"v2": np.concatenate((expected[::n, :d_time][tokens % frames],
+                                  expected[:n, d_time:][tokens // frames]), axis=1)}
 
+
+VIDEO_MISTAKES = (
+    Mistake("nb-video-repeat", _video_swapped,
+            "Los tokens van ordenados por fotograma: el tiempo se repite token a token "
+            "(repeat_interleave) y el espacio fotograma a fotograma (repeat); tu tabla lo hace "
+            "al revés.",
+            "Tokens are ordered by frame: time repeats token by token (repeat_interleave) and "
+            "space frame by frame (repeat); your table does it the other way round.", CELL_TOL),
+    Mistake("nb-video-order", lambda get: {"v2": np.concatenate(
+        (get("ref:v2")[:, 6:], get("ref:v2")[:, :6]), 1)},
+            "La tabla pone [espacio | tiempo]; debe ser [tiempo | espacio 2-D].",
+            "The table holds [space | time]; it must be [time | 2-D space].", CELL_TOL),
+)
 
 ZERO_POS = "torch.zeros(1, dtype=torch.long)"
 
-NOTEBOOK = NotebookChecks(
-    slug="17_06_two_d",
-    cells=(
-        CellCheck("test-two-d", "Cuaderno: la codificación sinusoidal 2-D",
-                  "Notebook: the 2-D sinusoidal encoding", {
-                      "pe2": "pe2", "dtype": "str(pe2.dtype)",
-                      "rect": "sinusoidal_2d(3, 5, 12, base=100.0)",
-                      "small": "sinusoidal_2d(2, 2, 8)",
-                  }, nbcells.cell_judge(tol=CELL_TOL)),
-        CellCheck("test-mae", "Cuaderno: la disposición de MAE", "Notebook: MAE's layout", {
-                      "perm8": "to_mae_layout(8)", "perm16": "to_mae_layout(16)",
-                      "perm4": "to_mae_layout(4)", "mae_row": "mae_row",
-                  }, nbcells.cell_judge(tol=EXACT, tols={"mae_row": CELL_TOL},
-                                        diagnose=_diagnose_mae)),
-        CellCheck("test-interpolate", "Cuaderno: interpolar una tabla aprendida",
-                  "Notebook: interpolating a learned table", {
-                      "shape": "list(resized.shape)", "cls": "resized[0] - learned[0]",
-                      "sp": "sampled_positions(14, 24)", "sp42": "sampled_positions(4, 2)",
-                      "sp_other": "sampled_positions(5, 8)",
-                      "sp_dtype": "str(sampled_positions(4, 2).dtype)",
-                      "same": "interpolate_grid(learned, (old, old), num_prefix_tokens=1) - "
-                              "learned",
-                      "rect": "list(interpolate_grid(torch.zeros(6, 4), (4, 6), "
-                              "old_hw=(2, 3)).shape)",
-                      "_error": "error",
-                  }, nbcells.cell_judge(tol=CELL_TOL, properties={
-                      "error": prop(_interpolation_error, "_error",
-                                    es="tras interpolar, las frecuencias altas pierden mucho más "
-                                       "que las lentas (error[0] > 10·error[−2], error[−2] < "
-                                       "1e-3).",
-                                    en="after interpolating, high frequencies lose much more "
-                                       "than slow ones (error[0] > 10·error[−2], error[−2] < "
-                                       "1e-3).")},
-                      diagnose=_diagnose_sampled)),
-        CellCheck("test-rope-2d", "Cuaderno: RoPE 2-D axial", "Notebook: axial 2-D RoPE", {
-                      "q_shape": "list(q.shape)", "q_dtype": "str(q.dtype)",
-                      "origin": f"apply_rope_2d(q_vec.expand(1, 1, 1, D_head), {ZERO_POS}, "
-                                f"{ZERO_POS}, inv_freq)[0, 0, 0] - q_vec",
-                      "kind": "type(spread_2d).__name__",
-                      "spreads": "[spread_2d, spread_2d_by_n, spread_1d_by_n]",
-                      "logits": "[logits_1d[a, b].item(), logits_1d[c_, e_].item(), "
-                                "logits[a, b].item(), logits[c_, e_].item()]",
-                      "ls": "largest_spread(torch.tensor([[1.0, 5.0], [2.0, 3.0]]), "
-                            "torch.tensor([[0, 1], [1, 0]]))",
-                      "ls_other": "largest_spread(torch.tensor([[-4.0, 2.0, 0.5], [1.0, -1.0, "
-                                  "7.0]]), torch.tensor([[2, 0, 2], [0, 1, 0]]))",
-                      "ls_single": "largest_spread(torch.tensor([[3.0]]), torch.tensor([[5]]))",
-                      "rope": "apply_rope_2d(torch.sin(torch.arange(480.0)).reshape(2, 3, 4, "
-                              "20), torch.tensor([0, 1, 2, 3]), torch.tensor([3, 2, 1, 0]), "
-                              "inv_freq[:4])",
-                  }, nbcells.cell_judge(tol=nbcells.Tolerance(1e-4, 1e-4),
-                                        diagnose=_diagnose_spread)),
-        CellCheck("test-video", "Cuaderno: el tiempo como eje", "Notebook: time as an axis", {
-                      "video": "video", "dtype": "str(video.dtype)",
-                      "v": "video_positions(2, 1, 2, 4, 8)",
-                      "v2": "video_positions(3, 2, 2, 6, 8)",
-                  }, nbcells.cell_judge(tol=CELL_TOL, diagnose=_diagnose_video)),
-    ),
-    manual_titles={
-        "q1-answer": ("Pregunta 1: recalcular o interpolar la tabla (corrección manual)",
-                      "Question 1: recomputing or interpolating the table (graded by hand)"),
-        "q2-answer": ("Pregunta 2: vecinos en la RoPE 1-D sobre n (corrección manual)",
-                      "Question 2: neighbours in 1-D RoPE over n (graded by hand)"),
-    },
+CELLS = (
+    CellCheck("test-two-d", "Cuaderno: la codificación sinusoidal 2-D",
+              "Notebook: the 2-D sinusoidal encoding", {
+                  "pe2": "pe2", "dtype": "str(pe2.dtype)",
+                  "rect": "sinusoidal_2d(3, 5, 12, base=100.0)",
+                  "small": "sinusoidal_2d(2, 2, 8)",
+              }, cell_judge(tol=CELL_TOL)),
+    CellCheck("test-mae", "Cuaderno: la disposición de MAE", "Notebook: MAE's layout", {
+                  "perm8": "to_mae_layout(8)", "perm16": "to_mae_layout(16)",
+                  "perm4": "to_mae_layout(4)", "mae_row": "mae_row",
+              }, cell_judge(tol=EXACT, tols={"mae_row": CELL_TOL}, mistakes=MAE_MISTAKES)),
+    CellCheck("test-interpolate", "Cuaderno: interpolar una tabla aprendida",
+              "Notebook: interpolating a learned table", {
+                  "shape": "list(resized.shape)", "cls": "resized[0] - learned[0]",
+                  "sp": "sampled_positions(14, 24)", "sp42": "sampled_positions(4, 2)",
+                  "sp_other": "sampled_positions(5, 8)",
+                  "sp_dtype": "str(sampled_positions(4, 2).dtype)",
+                  "same": "interpolate_grid(learned, (old, old), num_prefix_tokens=1) - "
+                          "learned",
+                  "rect": "list(interpolate_grid(torch.zeros(6, 4), (4, 6), "
+                          "old_hw=(2, 3)).shape)",
+                  "_error": "error",
+              }, cell_judge(tol=CELL_TOL, mistakes=SAMPLED_MISTAKES, properties=(requirement(
+                  ("_error",), lambda error: error.ndim == 1 and error.size >= 2 and
+                  error[0] > 10 * error[-2] and error[-2] < 1e-3,
+                  "tras interpolar, las frecuencias altas pierden mucho más que las lentas "
+                  "(error[0] > 10·error[−2], error[−2] < 1e-3).",
+                  "after interpolating, high frequencies lose much more than slow ones "
+                  "(error[0] > 10·error[−2], error[−2] < 1e-3)."),), diagnoses=(wrong_dtype(
+                  "sampled_positions", "sp_dtype", "nb-sampled-dtype",
+                  "debe ser torch.float64.", "it must be torch.float64."),))),
+    CellCheck("test-rope-2d", "Cuaderno: RoPE 2-D axial", "Notebook: axial 2-D RoPE", {
+                  "q_shape": "list(q.shape)", "q_dtype": "str(q.dtype)",
+                  "origin": f"apply_rope_2d(q_vec.expand(1, 1, 1, D_head), {ZERO_POS}, "
+                            f"{ZERO_POS}, inv_freq)[0, 0, 0] - q_vec",
+                  "kind": "type(spread_2d).__name__",
+                  "spreads": "[spread_2d, spread_2d_by_n, spread_1d_by_n]",
+                  "logits": "[logits_1d[a, b].item(), logits_1d[c_, e_].item(), "
+                            "logits[a, b].item(), logits[c_, e_].item()]",
+                  "ls": "largest_spread(torch.tensor([[1.0, 5.0], [2.0, 3.0]]), "
+                        "torch.tensor([[0, 1], [1, 0]]))",
+                  "ls_other": "largest_spread(torch.tensor([[-4.0, 2.0, 0.5], [1.0, -1.0, "
+                              "7.0]]), torch.tensor([[2, 0, 2], [0, 1, 0]]))",
+                  "ls_single": "largest_spread(torch.tensor([[3.0]]), torch.tensor([[5]]))",
+                  "rope": "apply_rope_2d(torch.sin(torch.arange(480.0)).reshape(2, 3, 4, "
+                          "20), torch.tensor([0, 1, 2, 3]), torch.tensor([3, 2, 1, 0]), "
+                          "inv_freq[:4])",
+              }, cell_judge(tol=Tolerance(1e-4, 1e-4),
+                            diagnoses=(not_a_float("largest_spread"), _spread_whole))),
+    CellCheck("test-video", "Cuaderno: el tiempo como eje", "Notebook: time as an axis", {
+                  "video": "video", "dtype": "str(video.dtype)",
+                  "v": "video_positions(2, 1, 2, 4, 8)",
+                  "v2": "video_positions(3, 2, 2, 6, 8)",
+              }, cell_judge(tol=CELL_TOL, mistakes=VIDEO_MISTAKES, diagnoses=(wrong_dtype(
+                  "video_positions", "dtype", "nb-video-dtype",
+                  "debe ser float32 (sinusoidal_at da float64: conviértelo con .float()).",
+                  "it must be float32 (sinusoidal_at gives float64: convert it with "
+                  ".float())."),))),
 )
 
-CHECKS = LabChecks(lab_id="17.06", inputs=inputs, groups=GROUPS, items=ITEMS, notebook=NOTEBOOK)
+CHECKS = LabChecks(
+    lab_id="17.06", inputs=inputs, groups=GROUPS, items=ITEMS, cells=CELLS, questions=(
+        ("recalcular o interpolar la tabla", "recomputing or interpolating the table"),
+        ("vecinos en la RoPE 1-D sobre n", "neighbours in 1-D RoPE over n")))

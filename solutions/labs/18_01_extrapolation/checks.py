@@ -38,10 +38,9 @@ import warnings
 
 import numpy as np
 
+from grader.hidden.cells import Mistake, Property, cell_judge, close
 from grader.hidden.common import judged_cases
-from grader.hidden.nbjudge import EXACT as NB_EXACT
-from grader.hidden.nbjudge import Mistake, Property, cell_judge, close
-from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks, NotebookChecks
+from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
 from grader.verdicts import Check, Finding, JudgeContext, Tolerance
 
 MODULE = "extrapolation"
@@ -380,7 +379,7 @@ def _measure_mistakes() -> tuple[Mistake, ...]:
     for name, (es, en) in BUCKET_DIAGNOSES.items():
         found.append(Mistake(name, lambda get, n=name: {
             "spans": _pairs(buckets(NB_T, 8 * NB_T, n)), "buckets": _pairs(buckets(100, 350, n)),
-            "short": _pairs(buckets(64, 10, n))}, es, en, NB_EXACT))
+            "short": _pairs(buckets(64, 10, n))}, es, en, EXACT))
     for name, (es, en) in MEAN_DIAGNOSES.items():
         found.append(Mistake(name, lambda get, n=name: {
             "nan_means": means(NB_NAN_LOSS, NB_NAN_SPANS, n)}, es, en))
@@ -389,10 +388,10 @@ def _measure_mistakes() -> tuple[Mistake, ...]:
             "failure": failure(NB_STEP, NB_T, 0.1, 20, n),
             "never": failure(NB_FLAT, 30, 0.0, 5, n),
             "ramp1": failure(NB_RAMP, 40, 0.205, 1, n),
-            "ramp11": failure(NB_RAMP, 40, 0.205, 11, n)}, es, en, NB_EXACT))
+            "ramp11": failure(NB_RAMP, 40, 0.205, 11, n)}, es, en, EXACT))
     for name, (es, en) in NEEDLE_DIAGNOSES.items():
         found.append(Mistake(name, lambda get, n=name: {
-            "needles": np.array([needle(*c, mistake=n) for c in NB_NEEDLES])}, es, en, NB_EXACT))
+            "needles": np.array([needle(*c, mistake=n) for c in NB_NEEDLES])}, es, en, EXACT))
     return tuple(found)
 
 
@@ -443,47 +442,41 @@ AVERAGE_MISTAKES = (
             "[0, L) of each length: every mean starts at position 0."),
 )
 
-NOTEBOOK = NotebookChecks(
-    slug="18_01_extrapolation",
-    cells=(
-        CellCheck("test-measures", "Cuaderno: cubetas, medias, punto de fallo y distancia",
-                  "Notebook: buckets, means, failure point and distance",
-                  {"spans": "np.array(spans)",
-                   "buckets": "np.array(doubling_buckets(100, 350))",
-                   "short": "np.array(doubling_buckets(64, 10))",
-                   "means": "bucket_means(step, spans)",
-                   "nan_means": f"bucket_means({NAN_LOSS_SOURCE}, {NB_NAN_SPANS})",
-                   "failure": "failure_position(step, T, tolerance=0.1, window=20)",
-                   "never": "failure_position(torch.full((90,), 3.0), 30, tolerance=0.0, "
-                            "window=5)",
-                   "ramp1": f"failure_position({RAMP_SOURCE}, 40, tolerance=0.205, window=1)",
-                   "ramp11": f"failure_position({RAMP_SOURCE}, 40, tolerance=0.205, window=11)",
-                   "needles": "np.array([needle_distance(256, 0.0), needle_distance(256, 1.0), "
-                              "needle_distance(512, 0.5), "
-                              "needle_distance(18, 0.25, n_digits=3)])"},
-                  cell_judge(tolerances={k: NB_EXACT for k in ("spans", "buckets", "short",
-                                                                "failure", "ramp1", "ramp11",
-                                                                "needles")},
-                             exact_kind=("never",), mistakes=_measure_mistakes())),
-        CellCheck("test-averages", "Cuaderno: la media de la ventana y la de su mitad final",
-                  "Notebook: the mean over the window and over its last half",
-                  {"keys": "' '.join(sorted(map(str, window_mean))) + ' | ' + "
-                           "' '.join(sorted(map(str, last_half)))",
-                   "window_mean": _student_dict("window_mean"),
-                   "last_half": _student_dict("last_half"),
-                   "truth_window": _averages(":L"),
-                   "truth_half": _averages("L // 2 : L"),
-                   "truth_first": _averages(": L // 2")},
-                  cell_judge(properties=AVERAGE_PROPERTIES, mistakes=AVERAGE_MISTAKES),
-                  volatile=frozenset({"window_mean", "last_half", "truth_window", "truth_half",
-                                      "truth_first"})),
-    ),
-    manual_titles={
-        "q1-answer": ("Pregunta 1: lo que esconde una media por longitud (corrección manual)",
-                      "Question 1: what a mean per length hides (graded by hand)"),
-        "q2-answer": ("Pregunta 2: pérdida del texto frente a recuperación (corrección manual)",
-                      "Question 2: text loss versus retrieval (graded by hand)"),
-    },
+CELLS = (
+    CellCheck("test-measures", "Cuaderno: cubetas, medias, punto de fallo y distancia",
+              "Notebook: buckets, means, failure point and distance",
+              {"spans": "np.array(spans)",
+               "buckets": "np.array(doubling_buckets(100, 350))",
+               "short": "np.array(doubling_buckets(64, 10))",
+               "means": "bucket_means(step, spans)",
+               "nan_means": f"bucket_means({NAN_LOSS_SOURCE}, {NB_NAN_SPANS})",
+               "failure": "failure_position(step, T, tolerance=0.1, window=20)",
+               "never": "failure_position(torch.full((90,), 3.0), 30, tolerance=0.0, "
+                        "window=5)",
+               "ramp1": f"failure_position({RAMP_SOURCE}, 40, tolerance=0.205, window=1)",
+               "ramp11": f"failure_position({RAMP_SOURCE}, 40, tolerance=0.205, window=11)",
+               "needles": "np.array([needle_distance(256, 0.0), needle_distance(256, 1.0), "
+                          "needle_distance(512, 0.5), "
+                          "needle_distance(18, 0.25, n_digits=3)])"},
+              cell_judge(unfilled=True, tols={k: EXACT for k in ("spans", "buckets", "short",
+                                                                 "failure", "ramp1", "ramp11",
+                                                                 "needles")},
+                         exact_kind=("never",), mistakes=_measure_mistakes())),
+    CellCheck("test-averages", "Cuaderno: la media de la ventana y la de su mitad final",
+              "Notebook: the mean over the window and over its last half",
+              {"keys": "' '.join(sorted(map(str, window_mean))) + ' | ' + "
+                       "' '.join(sorted(map(str, last_half)))",
+               "window_mean": _student_dict("window_mean"),
+               "last_half": _student_dict("last_half"),
+               "truth_window": _averages(":L"),
+               "truth_half": _averages("L // 2 : L"),
+               "truth_first": _averages(": L // 2")},
+              cell_judge(unfilled=True, properties=AVERAGE_PROPERTIES, mistakes=AVERAGE_MISTAKES),
+              volatile=frozenset({"window_mean", "last_half", "truth_window", "truth_half",
+                                  "truth_first"})),
 )
 
-CHECKS = LabChecks(lab_id="18.01", inputs=inputs, groups=GROUPS, items=ITEMS, notebook=NOTEBOOK)
+CHECKS = LabChecks(
+    lab_id="18.01", inputs=inputs, groups=GROUPS, items=ITEMS, cells=CELLS, questions=(
+        ("lo que esconde una media por longitud", "what a mean per length hides"),
+        ("pérdida del texto frente a recuperación", "text loss versus retrieval")))

@@ -41,10 +41,9 @@ import math
 import numpy as np
 
 from grader.hidden import depends
+from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, value
 from grader.hidden.common import student, whole_case
-from grader.hidden.nbjudge import EXACT as NB_EXACT
-from grader.hidden.nbjudge import Mistake, Property, cell_judge, value
-from grader.hidden.spec import Case, CellCheck, Group, Item, LabChecks, NotebookChecks
+from grader.hidden.spec import Case, CellCheck, Group, Item, LabChecks
 from grader.verdicts import Check, Finding, JudgeContext, Tolerance, values_close
 
 MODULE = "scaling"
@@ -376,16 +375,16 @@ RATIO_MISTAKES = (
             "entrenamiento. La condición es c_i > 1 + 1e-6.",
             "unseen_pairs counts a pair with exactly c_i = 1 as unseen (ρ = 1/s at s·L0 tokens, "
             "or plain RoPE at L0): its largest angle is the same as in training. The condition "
-            "is c_i > 1 + 1e-6.", NB_EXACT),
+            "is c_i > 1 + 1e-6.", EXACT),
     Mistake("nb-all-pairs", lambda get: {"unseen_hidden": np.stack([_NONE, _ALL, _NONE])},
             "unseen_pairs olvida que solo cuentan las parejas lentas (n_i < 1): las rápidas ya "
             "dieron vueltas completas en el entrenamiento y vieron todos los ángulos.",
             "unseen_pairs forgets that only the slow pairs (n_i < 1) count: the fast ones already "
-            "turned full circles in training and saw every angle.", NB_EXACT),
+            "turned full circles in training and saw every angle.", EXACT),
     Mistake("nb-fast-pairs", lambda get: {"unseen_hidden": np.stack([_NONE, ~NB_SLOW, _NONE])},
             "unseen_pairs toma las parejas rápidas (n_i > 1) en lugar de las lentas (n_i < 1).",
             "unseen_pairs takes the fast pairs (n_i > 1) instead of the slow ones (n_i < 1).",
-            NB_EXACT),
+            EXACT),
 )
 
 
@@ -443,58 +442,48 @@ GAP_PROPERTIES = (
              "it was asked for?"),
 )
 
-NOTEBOOK = NotebookChecks(
-    slug="18_02_rope_scaling",
-    cells=(
-        CellCheck("test-ratios", "Cuaderno: los cocientes de frecuencia y las parejas no vistas",
-                  "Notebook: the frequency ratios and the unseen pairs",
-                  {"methods": "' '.join(sorted(map(str, ratios)))",
-                   "ratios": "np.stack([np.asarray(ratios[m], dtype=np.float64) "
-                             "for m in METHODS])",
-                   "dyn_L0": "np.asarray(frequency_ratios(L0)['dynamic_ntk'], dtype=np.float64)",
-                   "dyn_2L0": "np.asarray(frequency_ratios(2 * L0)['dynamic_ntk'], "
-                              "dtype=np.float64)",
-                   "unseen": "np.stack([np.asarray(unseen[n], dtype=bool) "
-                             "for n in ('none', *METHODS)])",
-                   "unseen_hidden": "np.stack([np.asarray(unseen_pairs(r, n), dtype=bool) for "
-                                    "r, n in ((np.ones(16), L0), (np.full(16, 0.5), 4 * L0), "
-                                    "(np.full(16, 0.25), 4 * L0))])"},
-                  cell_judge(tol=RATIO_TOL, tolerances={"unseen": NB_EXACT,
-                                                        "unseen_hidden": NB_EXACT},
-                             mistakes=RATIO_MISTAKES)),
-        CellCheck("test-with-scaling", "Cuaderno: una copia del modelo con otro escalado",
-                  "Notebook: a copy of the model with another scaling",
-                  {"pi_freq": "with_scaling(base_model, 'linear', SCALE).hooks.rotary.inv_freq",
-                   "same_weights": "float((with_scaling(base_model, 'linear', SCALE).wte.weight"
-                                   " - base_model.wte.weight).abs().max())",
-                   "yarn": "(lambda m: np.array([m.config.rope_original_max_len, "
-                           "m.config.rope_scaling_factor, float(m.hooks.rotary.attention_factor),"
-                           " float(m.training)], dtype=np.float64))"
-                           "(with_scaling(base_model, 'yarn', 2.0))",
-                   "gaps": f"(lambda probe: np.array([(with_scaling(base_model, name, factor)"
-                           f"(probe)[0] - base_model(probe)[0]).abs().max().item() for name, "
-                           f"factor in ((None, 1.0), ('dynamic_ntk', 1.0), ('linear', SCALE))]))"
-                           f"({_PROBE})",
-                   "base_scaling": "(lambda copy: f'{base_model.config.rope_scaling} "
-                                   "{base_model.config.rope_scaling_factor}')"
-                                   "(with_scaling(base_model, 'ntk', SCALE))",
-                   "base_freq": "(lambda copy: base_model.hooks.rotary.inv_freq)"
-                                "(with_scaling(base_model, 'yarn', SCALE))"},
-                  cell_judge(tolerances={"same_weights": NB_EXACT, "yarn": FACTOR_TOL},
-                             properties=GAP_PROPERTIES, extra=_with_scaling_findings),
-                  volatile=frozenset({"gaps"})),
-    ),
-    manual_titles={
-        "q1-answer": ("Pregunta 1: qué métodos empeoran el modelo a 1x (corrección manual)",
-                      "Question 1: which methods make the model worse at 1x (graded by hand)"),
-        "q2-answer": ("Pregunta 2: los métodos estáticos más allá de s·L0 (corrección manual)",
-                      "Question 2: the static methods past s·L0 (graded by hand)"),
-        "q3-answer": ("Pregunta 3: el ajuste fino y su control (corrección manual)",
-                      "Question 3: the fine-tune and its control (graded by hand)"),
-        "q4-answer": ("Pregunta 4: qué muestra el experimento y qué no (corrección manual)",
-                      "Question 4: what the experiment shows and what it cannot (graded by "
-                      "hand)"),
-    },
+CELLS = (
+    CellCheck("test-ratios", "Cuaderno: los cocientes de frecuencia y las parejas no vistas",
+              "Notebook: the frequency ratios and the unseen pairs",
+              {"methods": "' '.join(sorted(map(str, ratios)))",
+               "ratios": "np.stack([np.asarray(ratios[m], dtype=np.float64) "
+                         "for m in METHODS])",
+               "dyn_L0": "np.asarray(frequency_ratios(L0)['dynamic_ntk'], dtype=np.float64)",
+               "dyn_2L0": "np.asarray(frequency_ratios(2 * L0)['dynamic_ntk'], "
+                          "dtype=np.float64)",
+               "unseen": "np.stack([np.asarray(unseen[n], dtype=bool) "
+                         "for n in ('none', *METHODS)])",
+               "unseen_hidden": "np.stack([np.asarray(unseen_pairs(r, n), dtype=bool) for "
+                                "r, n in ((np.ones(16), L0), (np.full(16, 0.5), 4 * L0), "
+                                "(np.full(16, 0.25), 4 * L0))])"},
+              cell_judge(unfilled=True, tol=RATIO_TOL, mistakes=RATIO_MISTAKES,
+                         tols={"unseen": EXACT, "unseen_hidden": EXACT})),
+    CellCheck("test-with-scaling", "Cuaderno: una copia del modelo con otro escalado",
+              "Notebook: a copy of the model with another scaling",
+              {"pi_freq": "with_scaling(base_model, 'linear', SCALE).hooks.rotary.inv_freq",
+               "same_weights": "float((with_scaling(base_model, 'linear', SCALE).wte.weight"
+                               " - base_model.wte.weight).abs().max())",
+               "yarn": "(lambda m: np.array([m.config.rope_original_max_len, "
+                       "m.config.rope_scaling_factor, float(m.hooks.rotary.attention_factor),"
+                       " float(m.training)], dtype=np.float64))"
+                       "(with_scaling(base_model, 'yarn', 2.0))",
+               "gaps": f"(lambda probe: np.array([(with_scaling(base_model, name, factor)"
+                       f"(probe)[0] - base_model(probe)[0]).abs().max().item() for name, "
+                       f"factor in ((None, 1.0), ('dynamic_ntk', 1.0), ('linear', SCALE))]))"
+                       f"({_PROBE})",
+               "base_scaling": "(lambda copy: f'{base_model.config.rope_scaling} "
+                               "{base_model.config.rope_scaling_factor}')"
+                               "(with_scaling(base_model, 'ntk', SCALE))",
+               "base_freq": "(lambda copy: base_model.hooks.rotary.inv_freq)"
+                            "(with_scaling(base_model, 'yarn', SCALE))"},
+              cell_judge(unfilled=True, tols={"same_weights": EXACT, "yarn": FACTOR_TOL},
+                         properties=GAP_PROPERTIES, diagnoses=(_with_scaling_findings,)),
+              volatile=frozenset({"gaps"})),
 )
 
-CHECKS = LabChecks(lab_id="18.02", inputs=inputs, groups=GROUPS, items=ITEMS, notebook=NOTEBOOK)
+CHECKS = LabChecks(
+    lab_id="18.02", inputs=inputs, groups=GROUPS, items=ITEMS, cells=CELLS, questions=(
+        ("qué métodos empeoran el modelo a 1x", "which methods make the model worse at 1x"),
+        ("los métodos estáticos más allá de s·L0", "the static methods past s·L0"),
+        ("el ajuste fino y su control", "the fine-tune and its control"),
+        ("qué muestra el experimento y qué no", "what the experiment shows and what it cannot")))

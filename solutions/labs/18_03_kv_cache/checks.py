@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader.hidden.cells import Mistake, Property, cell_judge, value
 from grader.hidden.common import device_judge, judged_cases, student
-from grader.hidden.nbjudge import Mistake, Property, cell_judge, value
 from grader.hidden.spec import (
     Case,
     CellCheck,
@@ -42,7 +42,6 @@ from grader.hidden.spec import (
     Input,
     Item,
     LabChecks,
-    NotebookChecks,
 )
 from grader.verdicts import Finding, JudgeContext, Tolerance
 from minimodel.encodings import NAMES as ENCODINGS
@@ -429,63 +428,56 @@ KV_MISTAKES = tuple(
         "hidden": np.array([_kv(*a, mistake=n) for a in KV_HIDDEN])}, es, en, EXACT)
     for name, (es, en) in KV_DIAGNOSES.items())
 
-NOTEBOOK = NotebookChecks(
-    slug="18_03_kv_cache",
-    cells=(
-        CellCheck("test-positions", "Cuaderno: posiciones, máscara y filas tras la caché",
-                  "Notebook: positions, mask and rows after the cache",
-                  {"chunk": "chunk_positions(2, 3)",
-                   "chunk_dtype": "str(chunk_positions(2, 3).dtype)",
-                   "relative": "relative_positions(2, 3)",
-                   "mask": "causal_mask_after_cache(2, 3)",
-                   "rows": "bias_rows_after_cache(square, 2, 3)",
-                   "rels": _joined("relative_positions(c, q)"),
-                   "masks": _joined("causal_mask_after_cache(c, q)"),
-                   "table_rows": _joined("bias_rows_after_cache(torch.arange(2 * (c + q + 3) ** "
-                                         "2, dtype=torch.float32).reshape(2, c + q + 3, c + q + "
-                                         "3), c, q)")},
-                  cell_judge(tol=EXACT, mistakes=_position_mistakes())),
-        CellCheck("test-chunk-bias", "Cuaderno: el sesgo de un trozo tras la caché",
-                  "Notebook: the bias of a chunk after the cache",
-                  {"alibi": "chunk_bias(models['alibi'], relative_positions(5, 3))",
-                   "zeros": "torch.stack([chunk_bias(models[e], relative_positions(2, 2)) "
-                            "for e in ('none', 'sinusoidal', 'learned', 'rope')])",
-                   "t5_shape": "torch.tensor(chunk_bias(models['t5'], relative_positions(5, 3))"
-                               ".shape)",
-                   "gaps": f"torch.cat([{_gap('alibi')}, {_gap('t5')}])",
-                   "t5_scaled": _gap("t5", " * m.hooks.bias_scale")},
-                  cell_judge(tolerances={"t5_shape": EXACT, "zeros": EXACT},
-                             properties=BIAS_PROPERTIES, mistakes=BIAS_MISTAKES),
-                  volatile=frozenset({"gaps", "t5_scaled"})),
-        CellCheck("test-exact", "Cuaderno: la decodificación con caché es exacta",
-                  "Notebook: cached decoding is exact",
-                  {"exact": "torch.tensor([exact[e] for e in ENCODINGS])",
-                   "hidden": "(lambda other: torch.tensor([[(cached_logits(m, other, 1, step=3) - "
-                             "m(other)[0]).abs().max().item(), (cached_logits(m, other, 39) - "
-                             "m(other)[0]).abs().max().item()] for m in "
-                             "(models[e] for e in ENCODINGS)]))"
-                             "(data.eval_batch('val', 3, 40)[0])",
-                   "raw": "(lambda other: (cached_logits(models['rope'], other, 10, keys='raw')"
-                          " - models['rope'](other)[0]).abs().max().item())"
-                          "(data.eval_batch('val', 3, 40)[0])"},
-                  cell_judge(properties=EXACT_PROPERTIES, extra=_exact_findings),
-                  volatile=frozenset({"exact", "hidden", "raw"})),
-        CellCheck("test-kv-bytes", "Cuaderno: la memoria de la caché KV",
-                  "Notebook: the memory of the KV cache",
-                  {"visible": "torch.tensor([kv_cache_bytes(2, 64, T, batch=2), measured, "
-                              "kv_cache_bytes(32, 4096, 4096, bytes_per_value=2)])",
-                   "hidden": "torch.tensor([kv_cache_bytes(4, 128, 1024), "
-                             "kv_cache_bytes(1, 8, 3, batch=5, bytes_per_value=2)])"},
-                  cell_judge(tol=EXACT, mistakes=KV_MISTAKES)),
-    ),
-    manual_titles={
-        "q1-answer": ("Pregunta 1: por qué reiniciar las posiciones afecta a T5 y no a ALiBi "
-                      "(corrección manual)",
-                      "Question 1: why restarting the positions affects T5 and not ALiBi "
-                      "(graded by hand)"),
-        "q2-answer": ("Pregunta 2: la caché con NTK dinámico (corrección manual)",
-                      "Question 2: the cache with dynamic NTK (graded by hand)"),
-    },
+CELLS = (
+    CellCheck("test-positions", "Cuaderno: posiciones, máscara y filas tras la caché",
+              "Notebook: positions, mask and rows after the cache",
+              {"chunk": "chunk_positions(2, 3)",
+               "chunk_dtype": "str(chunk_positions(2, 3).dtype)",
+               "relative": "relative_positions(2, 3)",
+               "mask": "causal_mask_after_cache(2, 3)",
+               "rows": "bias_rows_after_cache(square, 2, 3)",
+               "rels": _joined("relative_positions(c, q)"),
+               "masks": _joined("causal_mask_after_cache(c, q)"),
+               "table_rows": _joined("bias_rows_after_cache(torch.arange(2 * (c + q + 3) ** "
+                                     "2, dtype=torch.float32).reshape(2, c + q + 3, c + q + "
+                                     "3), c, q)")},
+              cell_judge(unfilled=True, tol=EXACT, mistakes=_position_mistakes())),
+    CellCheck("test-chunk-bias", "Cuaderno: el sesgo de un trozo tras la caché",
+              "Notebook: the bias of a chunk after the cache",
+              {"alibi": "chunk_bias(models['alibi'], relative_positions(5, 3))",
+               "zeros": "torch.stack([chunk_bias(models[e], relative_positions(2, 2)) "
+                        "for e in ('none', 'sinusoidal', 'learned', 'rope')])",
+               "t5_shape": "torch.tensor(chunk_bias(models['t5'], relative_positions(5, 3))"
+                           ".shape)",
+               "gaps": f"torch.cat([{_gap('alibi')}, {_gap('t5')}])",
+               "t5_scaled": _gap("t5", " * m.hooks.bias_scale")},
+              cell_judge(unfilled=True, tols={"t5_shape": EXACT, "zeros": EXACT},
+                         properties=BIAS_PROPERTIES, mistakes=BIAS_MISTAKES),
+              volatile=frozenset({"gaps", "t5_scaled"})),
+    CellCheck("test-exact", "Cuaderno: la decodificación con caché es exacta",
+              "Notebook: cached decoding is exact",
+              {"exact": "torch.tensor([exact[e] for e in ENCODINGS])",
+               "hidden": "(lambda other: torch.tensor([[(cached_logits(m, other, 1, step=3) - "
+                         "m(other)[0]).abs().max().item(), (cached_logits(m, other, 39) - "
+                         "m(other)[0]).abs().max().item()] for m in "
+                         "(models[e] for e in ENCODINGS)]))"
+                         "(data.eval_batch('val', 3, 40)[0])",
+               "raw": "(lambda other: (cached_logits(models['rope'], other, 10, keys='raw')"
+                      " - models['rope'](other)[0]).abs().max().item())"
+                      "(data.eval_batch('val', 3, 40)[0])"},
+              cell_judge(unfilled=True, properties=EXACT_PROPERTIES, diagnoses=(_exact_findings,)),
+              volatile=frozenset({"exact", "hidden", "raw"})),
+    CellCheck("test-kv-bytes", "Cuaderno: la memoria de la caché KV",
+              "Notebook: the memory of the KV cache",
+              {"visible": "torch.tensor([kv_cache_bytes(2, 64, T, batch=2), measured, "
+                          "kv_cache_bytes(32, 4096, 4096, bytes_per_value=2)])",
+               "hidden": "torch.tensor([kv_cache_bytes(4, 128, 1024), "
+                         "kv_cache_bytes(1, 8, 3, batch=5, bytes_per_value=2)])"},
+              cell_judge(unfilled=True, tol=EXACT, mistakes=KV_MISTAKES)),
 )
 
-CHECKS = LabChecks(lab_id="18.03", inputs=inputs, groups=GROUPS, items=ITEMS, notebook=NOTEBOOK)
+CHECKS = LabChecks(
+    lab_id="18.03", inputs=inputs, groups=GROUPS, items=ITEMS, cells=CELLS, questions=(
+        ("por qué reiniciar las posiciones afecta a T5 y no a ALiBi",
+         "why restarting the positions affects T5 and not ALiBi"),
+        ("la caché con NTK dinámico", "the cache with dynamic NTK")))

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden.nbjudge import EXACT, Mistake, Property, cell_judge, value
-from grader.hidden.spec import CellCheck, LabChecks, NotebookChecks
+from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, value
+from grader.hidden.spec import CellCheck, LabChecks
 from grader.verdicts import Finding
 from minimodel.encodings import NAMES as ENCODINGS
 
@@ -144,49 +144,43 @@ MEMORY_MISTAKES = (
 
 _RANDOM_MODEL = "GPT(dataclasses.replace(SMALL, positional={name!r})).eval()"
 
-NOTEBOOK = NotebookChecks(
-    slug="19_01_mini_gpt",
-    cells=(
-        CellCheck("test-parameters", "Cuaderno: el número de parámetros",
-                  "Notebook: the number of parameters",
-                  {"counted": "np.array([counted[n] for n in ENCODINGS], dtype=np.float64)",
-                   "hidden": f"np.array([[expected_parameters(c), GPT(c).num_parameters()] "
-                             f"for c in ({HIDDEN_CONFIG} for n in ENCODINGS)], "
-                             f"dtype=np.float64)"},
-                  cell_judge(tol=EXACT, mistakes=PARAMETER_MISTAKES)),
-        CellCheck("test-cached", "Cuaderno: los logits con caché KV",
-                  "Notebook: the logits with a KV cache",
-                  {"shape": "(lambda m: np.array(cached_logits(m, idx, 20).shape))"
-                            f"({_RANDOM_MODEL.format(name='rope')})",
-                   "grad": "(lambda m: float(cached_logits(m, idx, 20).requires_grad))"
-                           f"({_RANDOM_MODEL.format(name='alibi')})",
-                   "differences": "np.array([differences[n] for n in ENCODINGS])",
-                   "hidden": "(lambda short: np.array([[(cached_logits(m, short, p) - "
-                             "m(short)[0]).abs().max().item() for p in (1, 9, 17)] for m in "
-                             "[(torch.manual_seed(1), GPT(dataclasses.replace(SMALL, "
-                             "positional=n)).eval())[1] for n in ('sinusoidal', 'alibi', 't5')]]))"
-                             "(torch.randint(1, data.vocab_size, (3, 17), "
-                             "generator=torch.Generator().manual_seed(5)))"},
-                  cell_judge(tol=EXACT, properties=CACHED_PROPERTIES, extra=_cached_findings),
-                  volatile=frozenset({"differences", "hidden"})),
-        CellCheck("test-memory", "Cuaderno: la memoria de cada codificación",
-                  "Notebook: the memory of each encoding",
-                  {"keys": "' '.join(sorted(map(str, memory['none'])))",
-                   "memory": "np.array([[memory[n]['parameters'], memory[n]['tables'], "
-                             "memory[n]['bias']] for n in ENCODINGS], dtype=np.float64)",
-                   "t5_100": "encoding_memory(lesson_models['t5'], 100)['bias']"},
-                  cell_judge(tol=EXACT, mistakes=MEMORY_MISTAKES)),
-    ),
-    manual_titles={
-        "q1-answer": ("Pregunta 1: por qué las tablas sinusoidales ocupan más (corrección "
-                      "manual)",
-                      "Question 1: why the sinusoidal tables take more memory (graded by hand)"),
-        "q2-answer": ("Pregunta 2: qué codificaciones cuestan más tiempo (corrección manual)",
-                      "Question 2: which encodings cost more time (graded by hand)"),
-        "q3-answer": ("Pregunta 3: qué dicen las pérdidas de un entrenamiento breve "
-                      "(corrección manual)",
-                      "Question 3: what the losses of a brief training run say (graded by hand)"),
-    },
+CELLS = (
+    CellCheck("test-parameters", "Cuaderno: el número de parámetros",
+              "Notebook: the number of parameters",
+              {"counted": "np.array([counted[n] for n in ENCODINGS], dtype=np.float64)",
+               "hidden": f"np.array([[expected_parameters(c), GPT(c).num_parameters()] "
+                         f"for c in ({HIDDEN_CONFIG} for n in ENCODINGS)], "
+                         f"dtype=np.float64)"},
+              cell_judge(unfilled=True, tol=EXACT, mistakes=PARAMETER_MISTAKES)),
+    CellCheck("test-cached", "Cuaderno: los logits con caché KV",
+              "Notebook: the logits with a KV cache",
+              {"shape": "(lambda m: np.array(cached_logits(m, idx, 20).shape))"
+                        f"({_RANDOM_MODEL.format(name='rope')})",
+               "grad": "(lambda m: float(cached_logits(m, idx, 20).requires_grad))"
+                       f"({_RANDOM_MODEL.format(name='alibi')})",
+               "differences": "np.array([differences[n] for n in ENCODINGS])",
+               "hidden": "(lambda short: np.array([[(cached_logits(m, short, p) - "
+                         "m(short)[0]).abs().max().item() for p in (1, 9, 17)] for m in "
+                         "[(torch.manual_seed(1), GPT(dataclasses.replace(SMALL, "
+                         "positional=n)).eval())[1] for n in ('sinusoidal', 'alibi', 't5')]]))"
+                         "(torch.randint(1, data.vocab_size, (3, 17), "
+                         "generator=torch.Generator().manual_seed(5)))"},
+              cell_judge(unfilled=True, tol=EXACT, properties=CACHED_PROPERTIES,
+                         diagnoses=(_cached_findings,)),
+              volatile=frozenset({"differences", "hidden"})),
+    CellCheck("test-memory", "Cuaderno: la memoria de cada codificación",
+              "Notebook: the memory of each encoding",
+              {"keys": "' '.join(sorted(map(str, memory['none'])))",
+               "memory": "np.array([[memory[n]['parameters'], memory[n]['tables'], "
+                         "memory[n]['bias']] for n in ENCODINGS], dtype=np.float64)",
+               "t5_100": "encoding_memory(lesson_models['t5'], 100)['bias']"},
+              cell_judge(unfilled=True, tol=EXACT, mistakes=MEMORY_MISTAKES)),
 )
 
-CHECKS = LabChecks(lab_id="19.01", inputs=inputs, groups=(), items=(), notebook=NOTEBOOK)
+CHECKS = LabChecks(
+    lab_id="19.01", inputs=inputs, groups=(), items=(), cells=CELLS, questions=(
+        ("por qué las tablas sinusoidales ocupan más",
+         "why the sinusoidal tables take more memory"),
+        ("qué codificaciones cuestan más tiempo", "which encodings cost more time"),
+        ("qué dicen las pérdidas de un entrenamiento breve",
+         "what the losses of a brief training run say")))

@@ -19,8 +19,8 @@ import math
 
 import numpy as np
 
-from grader.hidden.nbjudge import EXACT, Mistake, Property, cell_judge
-from grader.hidden.spec import CellCheck, LabChecks, NotebookChecks
+from grader.hidden.cells import EXACT, Mistake, Property, cell_judge
+from grader.hidden.spec import CellCheck, LabChecks
 from grader.verdicts import Tolerance
 
 STATS_TOL = Tolerance(1e-9, 1e-12)
@@ -136,38 +136,29 @@ SEPARATED_MISTAKES = tuple(
 
 _ROPE_AT_L0 = "seed_statistics(rows, 'rope', L0)"
 
-NOTEBOOK = NotebookChecks(
-    slug="19_02_experiments",
-    cells=(
-        CellCheck("test-statistics", "Cuaderno: media, desviación y error típico entre semillas",
-                  "Notebook: mean, spread and standard error over seeds",
-                  {"n": f"{_ROPE_AT_L0}['n']",
-                   "check": "(lambda s: np.array([s['n'], s['mean'], s['std'], s['se']], "
-                            f"dtype=np.float64))({_ROPE_AT_L0})",
-                   "values": "np.array([r['mean_loss'] for r in rows if r['encoding'] == 'rope' "
-                             "and r['eval_length'] == L0], dtype=np.float64)",
-                   "fake": "(lambda s: np.array([s['n'], s['mean'], s['std'], s['se']], "
-                           f"dtype=np.float64))(seed_statistics({FAKE_ROWS}, 'a', 10))"},
-                  cell_judge(tolerances={"n": EXACT, "fake": STATS_TOL},
-                             properties=STATISTICS_PROPERTIES, mistakes=STATISTICS_MISTAKES),
-                  volatile=frozenset({"check", "values"})),
-        CellCheck("test-separated", "Cuaderno: qué diferencias superan el ruido",
-                  "Notebook: which differences stand out from the noise",
-                  {"visible": _calls(SEPARATED_VISIBLE), "hidden": _calls(SEPARATED_HIDDEN)},
-                  cell_judge(tol=EXACT, mistakes=SEPARATED_MISTAKES)),
-    ),
-    manual_titles={
-        "q1-answer": ("Pregunta 1: qué codificaciones aguantan a 8x, con su dispersión "
-                      "(corrección manual)",
-                      "Question 1: which encodings hold at 8x, with their spread (graded by "
-                      "hand)"),
-        "q2-answer": ("Pregunta 2: NoPE a 1x y el ruido entre semillas (corrección manual)",
-                      "Question 2: NoPE at 1x and the noise between seeds (graded by hand)"),
-        "q3-answer": ("Pregunta 3: quién aprende a copiar y quién extrapola (corrección manual)",
-                      "Question 3: who learns to copy and who extrapolates (graded by hand)"),
-        "q4-answer": ("Pregunta 4: qué muestra el laboratorio y qué no (corrección manual)",
-                      "Question 4: what the lab shows and what it cannot (graded by hand)"),
-    },
+CELLS = (
+    CellCheck("test-statistics", "Cuaderno: media, desviación y error típico entre semillas",
+              "Notebook: mean, spread and standard error over seeds",
+              {"n": f"{_ROPE_AT_L0}['n']",
+               "check": "(lambda s: np.array([s['n'], s['mean'], s['std'], s['se']], "
+                        f"dtype=np.float64))({_ROPE_AT_L0})",
+               "values": "np.array([r['mean_loss'] for r in rows if r['encoding'] == 'rope' "
+                         "and r['eval_length'] == L0], dtype=np.float64)",
+               "fake": "(lambda s: np.array([s['n'], s['mean'], s['std'], s['se']], "
+                       f"dtype=np.float64))(seed_statistics({FAKE_ROWS}, 'a', 10))"},
+              cell_judge(unfilled=True, tols={"n": EXACT, "fake": STATS_TOL},
+                         properties=STATISTICS_PROPERTIES, mistakes=STATISTICS_MISTAKES),
+              volatile=frozenset({"check", "values"})),
+    CellCheck("test-separated", "Cuaderno: qué diferencias superan el ruido",
+              "Notebook: which differences stand out from the noise",
+              {"visible": _calls(SEPARATED_VISIBLE), "hidden": _calls(SEPARATED_HIDDEN)},
+              cell_judge(unfilled=True, tol=EXACT, mistakes=SEPARATED_MISTAKES)),
 )
 
-CHECKS = LabChecks(lab_id="19.02", inputs=inputs, groups=(), items=(), notebook=NOTEBOOK)
+CHECKS = LabChecks(
+    lab_id="19.02", inputs=inputs, groups=(), items=(), cells=CELLS, questions=(
+        ("qué codificaciones aguantan a 8x, con su dispersión",
+         "which encodings hold at 8x, with their spread"),
+        ("NoPE a 1x y el ruido entre semillas", "NoPE at 1x and the noise between seeds"),
+        ("quién aprende a copiar y quién extrapola", "who learns to copy and who extrapolates"),
+        ("qué muestra el laboratorio y qué no", "what the lab shows and what it cannot")))

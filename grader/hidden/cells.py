@@ -1,0 +1,257 @@
+"""The judge of notebook cells (trusted side): recorded values, properties and known mistakes.
+
+A cell's records (``CellCheck.records``) are expressions evaluated in the student's kernel where
+the test cell was. Three kinds:
+
+- deterministic values (formulas, tables, positions, masks): each one check, against the reference
+  notebook's value within ``tols[name]``, else ``tol``, else the dtype's tolerance (``tolerances``
+  by dtype, else ``grader.verdicts.TOLERANCES``);
+- records named ``_...``: inputs kept to recognise mistakes or to test properties; they score
+  nothing by themselves;
+- volatile records (``CellCheck.volatile``): training results, not bit-reproducible across
+  machines, whose references keep only kind, dtype and shape. They are judged by properties of
+  the student's own values, e.g. "the cached logits equal the full pass within 1e-4", where the
+  other side is computed in the kernel from the notebook's given cells, never by student code.
+
+A :class:`Property` is one more check; a :class:`Mistake` names a typical error by the values it
+would record. A diagnosis that cannot be said as "the records hold these wrong values" is a small
+function ``(ctx, ok) -> [Finding]`` (``ok``: check name -> passed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+
+import numpy as np
+
+from grader.findings import mismatch_findings
+from grader.verdicts import (
+    MISTAKE_TOLERANCE,
+    CellContext,
+    Check,
+    Finding,
+    Tolerance,
+    values_close,
+)
+
+EXACT = Tolerance(0.0, 0.0)
+CLOSE = Tolerance(1e-5, 1e-5)  # two float32 computations of the same value, in another order
+NONE = "none"  # what a recorded ``None`` reads as
+
+
+def value(ctx: CellContext, name: str, position: int = 0):
+    """The student's recorded value as a float64 array, ``NONE`` for ``None``, a ``str`` for a
+    string, or ``None`` when there is nothing usable (an error, an unsupported object)."""
+    out = ctx.out(name, position)
+    if out is None:
+        return None
+    if out.get("kind") == "none":
+        return NONE
+    if out.get("kind") == "string":
+        return out.get("value")
+    array = out.get("array")
+    if array is None:
+        return None
+    try:
+        return np.asarray(array, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+
+
+def text(ctx: CellContext, name: str) -> str | None:
+    """A recorded string (a dtype, a type's name), ``None`` for anything else."""
+    out = ctx.out(name)
+    return None if out is None else out.get("value")
+
+
+def outputs(ctx: CellContext, name: str) -> list[np.ndarray | None]:
+    """Every output of a record that holds a list or tuple, as float64 arrays (``None`` where an
+    output is not numeric)."""
+    record = ctx.records.get(name)
+    if not record or not record.get("ok"):
+        return []
+    return [None if o.get("array") is None else np.asarray(o["array"], dtype=np.float64)
+            for o in record.get("outputs", [])]
+
+
+def ref(ctx: CellContext, name: str, position: int = 0) -> np.ndarray | None:
+    """The reference notebook's recorded value as float64."""
+    array = ctx.ref(name, position).get("array")
+    return None if array is None else np.asarray(array, dtype=np.float64)
+
+
+def same(actual, expected, tol: Tolerance = EXACT) -> bool:
+    """``actual`` (from :func:`value`) equals ``expected`` (an array, a number, ``None``)."""
+    if expected is None or isinstance(expected, str):
+        return actual == (NONE if expected is None else expected)
+    if actual is None or isinstance(actual, str):
+        return False
+    expected = np.asarray(expected, dtype=np.float64)
+    return actual.shape == expected.shape and values_close(actual, expected, tol)[0]
+
+
+def close(a, b, tol: Tolerance = CLOSE) -> bool:
+    """Two recorded arrays of the same shape, finite and within ``tol`` of each other."""
+    if a is None or b is None or isinstance(a, str) or isinstance(b, str):
+        return False
+    return a.shape == b.shape and bool(np.all(np.isfinite(a))) and values_close(a, b, tol)[0]
+
+
+@dataclass(frozen=True)
+class Property:
+    """A check of the student's own values: ``test(*values)`` must be true, one value per name
+    (:func:`value`; for a record whose reference holds several outputs, the list of the
+    student's outputs). ``es``/``en`` say what is wrong when it is not.
+
+    A property usually stands for a diagnosis: each name must first have the reference's shape,
+    and its finding replaces the generic ones. ``requirement=True`` (see :func:`requirement`):
+    a property the lab states, checked whatever the shape, said as "not met" after the generic
+    findings of the other records."""
+
+    code: str
+    names: tuple[str, ...]
+    test: Callable[..., bool]
+    es: str
+    en: str
+    requirement: bool = False
+
+    def check(self, ctx: CellContext) -> Check:
+        values = []
+        for name in self.names:
+            error = ctx.error(name)
+            if error:
+                return Check(False, "error", error=error)
+            if ctx.out(name) is None:
+                return Check(False, "missing")
+            if not self.requirement:
+                shape = ctx.compare(name, check_kind=False, check_dtype=False, values=False)
+                if not shape.ok:  # the reference keeps the shape even of a volatile value
+                    return shape
+            several = len(ctx.refs.get(name, [])) > 1
+            values.append([value(ctx, name, p) for p in range(len(ctx.records[name]["outputs"]))]
+                          if several else value(ctx, name))
+        try:
+            ok = bool(self.test(*values))
+        except Exception:  # noqa: BLE001 - a value of the wrong kind or shape fails the check
+            ok = False
+        return Check(ok, "" if ok else "property")
+
+
+def requirement(names: tuple[str, ...], test: Callable[..., bool], es: str, en: str) -> Property:
+    """A property the lab asks for (accuracy above 0.9, the head looks 3 back), not met when
+    ``test(*values)`` is false: said as "No se cumple: <es>" / "Not met: <en>"."""
+    return Property("nb-property", names, test, f"No se cumple: {es}", f"Not met: {en}",
+                    requirement=True)
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A typical mistake: ``values(get)`` gives the value each named record would hold with it
+    (``get(name)``: the student's value of another record, e.g. a truth computed in the kernel,
+    or with ``"ref:name"`` the reference notebook's; ``None`` in the result: the record would
+    hold ``None``; an empty result: the student's values do not allow the comparison). Named
+    when one of its compared records fails (or, for records judged by properties only, one
+    check of the cell) and every named record holds its value within ``tol``."""
+
+    code: str
+    values: Callable[[Callable[[str], object]], dict]
+    es: str
+    en: str
+    tol: Tolerance = CLOSE
+
+    def matches(self, ctx: CellContext, checks: dict[str, Check]) -> bool:
+        try:
+            wrong = self.values(lambda name: ref(ctx, name[4:]) if name.startswith(
+                "ref:") else value(ctx, name))
+        except Exception:  # noqa: BLE001 - the student's values do not allow the comparison
+            return False
+        if not wrong:
+            return False
+        if any(n in checks for n in wrong):  # one of its compared values must fail
+            failing = any(n in checks and not checks[n].ok for n in wrong)
+        else:  # values judged by properties: one check of the cell must fail
+            failing = any(not c.ok for c in checks.values())
+        return failing and all(same(value(ctx, n), v, self.tol) for n, v in wrong.items())
+
+
+def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | None = None,
+               tolerances: dict[str, Tolerance] | None = None, exact_kind: tuple[str, ...] = (),
+               dtypes: tuple[str, ...] = (), properties: tuple[Property, ...] = (),
+               mistakes: tuple[Mistake, ...] = (),
+               diagnoses: tuple[Callable[[CellContext, dict], list], ...] = (),
+               unfilled: bool = False):
+    """A cell's judge: one check per deterministic record (``tols[name]``, else ``tol``, else
+    ``tolerances`` by dtype; the kind too for ``exact_kind``, the dtype too for ``dtypes``), one
+    per property. The score is the fraction of checks passed. When one fails, the findings are
+    the mistakes recognised, the failing properties and what ``diagnoses`` find, in that order,
+    in place of the generic findings (which stay, before them, next to unmet requirements).
+    ``unfilled``: after a failed earlier cell, a record that raises ``KeyError`` reads as not
+    computed (a dictionary that cell left unfilled), not as an exception."""
+    tols = tols or {}
+
+    def judge(ctx: CellContext):
+        named: dict[str, Check] = {
+            name: ctx.compare(name, tol=tols.get(name, tol), tolerances=tolerances,
+                              check_kind=name in exact_kind, check_dtype=name in dtypes)
+            for name in ctx.cell.records
+            if not name.startswith("_") and name not in ctx.cell.volatile}
+        for k, prop in enumerate(properties):
+            named[f"property:{k}"] = prop.check(ctx)
+        if unfilled and ctx.kernel.get("cell_errors"):
+            named = {k: Check(False, "missing") if c.reason == "error" and (
+                c.error or {}).get("type") == "KeyError" else c for k, c in named.items()}
+        checks = list(named.values())
+        if all(c.ok for c in checks):
+            return ctx.verdict(checks)
+        failed = [p for k, p in enumerate(properties) if named[f"property:{k}"].reason ==
+                  "property"]
+        found = [Finding(m.code, m.es, m.en) for m in mistakes if m.matches(ctx, named)]
+        found += [Finding(p.code, p.es, p.en) for p in failed if not p.requirement]
+        ok = {k: c.ok for k, c in named.items()}
+        for diagnose in diagnoses:
+            with suppress(Exception):  # nonsense outputs: no diagnosis, the checks say enough
+                found += [f if isinstance(f, Finding) else Finding(*f)
+                          for f in diagnose(ctx, ok) or ()]
+        unmet = [Finding(p.code, p.es, p.en) for p in failed if p.requirement]
+        if unmet and not found:  # said next to the generic findings of the other records
+            found = mismatch_findings(checks)
+        return ctx.verdict(checks, found + unmet)
+
+    return judge
+
+
+def formula_mistakes(record: str, formula: Callable[..., np.ndarray], table: dict,
+                     tol: Tolerance = MISTAKE_TOLERANCE) -> tuple[Mistake, ...]:
+    """One :class:`Mistake` per entry ``code: (options, (es, en))`` of ``table``: ``record``
+    holds ``formula(**options)``, e.g. the attention of fixed inputs without the scale."""
+    return tuple(Mistake(code, lambda get, o=options: {record: formula(**o)}, es, en, tol)
+                 for code, (options, (es, en)) in table.items())
+
+
+def wrong_text(record: str, code: str, es: str, en: str):
+    """A diagnosis for a recorded string (a dtype, a type's name) that is not the reference's:
+    ``es``/``en`` with what the student's holds in place of ``{got}``."""
+
+    def diagnose(ctx: CellContext, ok: dict) -> list[Finding]:
+        got = text(ctx, record)
+        if not got or got == ctx.ref(record).get("value"):
+            return []
+        return [Finding(code, es.format(got=got), en.format(got=got))]
+
+    return diagnose
+
+
+def wrong_dtype(function: str, record: str, code: str, es: str, en: str):
+    """:func:`wrong_text` for a recorded dtype: "<function> devuelve <got>; <es>"."""
+    return wrong_text(record, code, f"{function} devuelve {{got}}; {es}",
+                      f"{function} returns {{got}}; {en}")
+
+
+def not_a_float(function: str, es: str = "usa .item()", en: str = "use .item()"):
+    """:func:`wrong_text` for the type's name (record ``kind``) of what should be a Python
+    float: "<function> devuelve <got>, no un float de Python: <es>."."""
+    return wrong_text("kind", "nb-not-float",
+                      f"{function} devuelve {{got}}, no un float de Python: {es}.",
+                      f"{function} returns {{got}}, not a Python float: {en}.")
