@@ -2,10 +2,12 @@
 
 ``minimodel-grader references`` runs the reference implementation (``solutions/positional``)
 and the solved lab notebooks (``solutions/labs/<slug>/notebook.py``) through exactly the machinery
-that grades students (same sandbox, same probe runner, same recorder) and stores the outputs in the
-lab's folder: ``solutions/labs/<slug>/references.npz`` (arrays) and ``references.json``
-(descriptions, and the hashes of the sources they came from). The ``.npz`` is written byte-for-byte deterministically (fixed zip
-timestamps, sorted keys), so regenerating without changes leaves git clean;
+that grades students (the same driver, ``grader.runs.LabRun``: same sandbox, same probe runner,
+same recorder), and each classic mistake through that driver's in-process path. It stores the
+outputs in the lab's folder: ``solutions/labs/<slug>/references.npz`` (arrays) and
+``references.json`` (descriptions, and the hashes of the sources they came from). The ``.npz`` is
+written byte-for-byte deterministically (fixed zip timestamps, sorted keys), so regenerating
+without changes leaves git clean;
 ``minimodel-grader references --check`` (and ``tests/grader/test_references.py``) fails when the
 committed files no longer match what the solutions give.
 
