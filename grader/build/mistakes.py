@@ -127,14 +127,17 @@ def _hidden_run(item: Mistake, run) -> dict:
         return run.groups()
 
 
-def hidden_outputs(lab_id: str, inputs: Path, out_dir: Path) -> dict[str, dict]:
-    """What every mistake of the lab's modules gives on the lab's probe groups (``inputs``: the
-    hidden inputs' file): mistake key -> group key -> ``{"cpu": GroupOutcome}``. Runs in a child
-    process where ``minimodel.positional`` is the reference; ``out_dir/<mistake key>/`` gets what
-    the probe runner writes."""
+def hidden_outputs(checks, inputs: Path, out_dir: Path) -> dict[str, dict]:
+    """What every mistake of the lab's modules gives on the probe groups of ``checks`` (a
+    ``LabChecks``; ``inputs``: the hidden inputs' file): mistake key -> group key ->
+    ``{"cpu": GroupOutcome}``. Runs in a child process where ``minimodel.positional`` is the
+    reference; ``out_dir/<mistake key>/`` gets what the probe runner writes."""
+    from grader.hidden.spec import LabChecks
+
     out_dir.mkdir(parents=True)
-    subprocess.run([sys.executable, "-m", "grader.build.mistakes", lab_id, str(inputs),
-                    str(out_dir)], check=True,
+    subprocess.run([sys.executable, "-m", "grader.build.mistakes", str(inputs), str(out_dir)],
+                   input=pickle.dumps(LabChecks(checks.lab_id, groups=checks.groups)),
+                   check=True,
                    env={**os.environ, ENV_VAR: "reference", "PYTHONDONTWRITEBYTECODE": "1"})
     return pickle.loads((out_dir / OUTCOMES).read_bytes())
 
@@ -147,15 +150,14 @@ def lab_mistakes(lab_id: str) -> list[Mistake]:
 
 
 def main() -> int:
-    from grader.hidden import registry
     from grader.runs import LabRun
     from grader.sandbox import ItemFolders
 
-    lab_id, inputs, out_dir = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
-    checks = registry()[lab_id]
+    inputs, out_dir = Path(sys.argv[1]), Path(sys.argv[2])
+    checks = pickle.loads(sys.stdin.buffer.read())  # the lab's probe groups
     outcomes = {item.key: forked(_hidden_run, item,
                                  LabRun(checks, ItemFolders(out_dir / item.key), inputs))
-                for item in lab_mistakes(lab_id)}
+                for item in lab_mistakes(checks.lab_id)}
     (out_dir / OUTCOMES).write_bytes(pickle.dumps(outcomes))
     return 0
 

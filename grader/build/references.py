@@ -178,7 +178,7 @@ def _mistakes(checks: LabChecks, inputs: Path, arrays: dict, work: Path) -> dict
     found: dict = {}
     if not checks.groups or not lab_mistakes(checks.lab_id):
         return found
-    outcomes = hidden_outputs(checks.lab_id, inputs, work / "mistakes")
+    outcomes = hidden_outputs(checks, inputs, work / "mistakes")
     for item in lab_mistakes(checks.lab_id):
         groups = {}
         for group in checks.groups:
