@@ -238,23 +238,26 @@ NOT_PERMUTED_BACK = Mistake(
     "permuted too: P·layer(X) = layer(x)[:, perm].", LOOSE)
 
 
+ONE_OFFSET = {  # offset_spread's value that equals the one of a single offset of the list
+    "last": ("nb-last-offset",
+             "offset_spread solo tiene en cuenta el último desplazamiento de la lista: debe "
+             "devolver el máximo sobre todos.",
+             "offset_spread only takes the last offset of the list into account: it must return "
+             "the maximum over all of them."),
+    "first": ("nb-first-offset",
+              "offset_spread devuelve dentro del bucle, tras el primer desplazamiento: debe "
+              "devolver el máximo sobre todos.",
+              "offset_spread returns inside the loop, after the first offset: it must return the "
+              "maximum over all of them."),
+}
+
+
 def _diagnose_offsets(ctx, ok):
-    several = student(ctx, "several")
     if ok["several"] or not ok["first"] or not ok["last"]:
         return []
-    if resembles(several, ref(ctx, "last"), Tolerance(1e-6, 1e-6)):
-        return [("nb-last-offset",
-                 "offset_spread solo tiene en cuenta el último desplazamiento de la lista: debe "
-                 "devolver el máximo sobre todos.",
-                 "offset_spread only takes the last offset of the list into account: it must "
-                 "return the maximum over all of them.")]
-    if resembles(several, ref(ctx, "first"), Tolerance(1e-6, 1e-6)):
-        return [("nb-first-offset",
-                 "offset_spread devuelve dentro del bucle, tras el primer desplazamiento: debe "
-                 "devolver el máximo sobre todos.",
-                 "offset_spread returns inside the loop, after the first offset: it must return "
-                 "the maximum over all of them.")]
-    return []
+    several = student(ctx, "several")
+    return next(([finding] for record, finding in ONE_OFFSET.items()
+                 if resembles(several, ref(ctx, record), Tolerance(1e-6, 1e-6))), [])
 
 
 CELLS = (

@@ -32,10 +32,6 @@ HIDDEN_CONFIG = ("GPTConfig(vocab_size=50, block_size=40, n_layer=3, n_head=6, n
                  "positional=n, t5_num_buckets=16, max_len=64)")
 
 
-def inputs() -> dict[str, np.ndarray]:
-    return {}
-
-
 def _formula_mistake(config: tuple, delta) -> np.ndarray:
     """What each encoding's formula gives with a mistake: ``delta(encoding, *config)`` added."""
     return np.array([delta(name, *config) for name in ENCODINGS], dtype=np.float64)
@@ -177,10 +173,9 @@ CELLS = (
               cell_judge(unfilled=True, tol=EXACT, mistakes=MEMORY_MISTAKES)),
 )
 
-CHECKS = LabChecks(
-    lab_id="19.01", inputs=inputs, groups=(), items=(), cells=CELLS, questions=(
-        ("por qué las tablas sinusoidales ocupan más",
-         "why the sinusoidal tables take more memory"),
-        ("qué codificaciones cuestan más tiempo", "which encodings cost more time"),
-        ("qué dicen las pérdidas de un entrenamiento breve",
-         "what the losses of a brief training run say")))
+CHECKS = LabChecks(lab_id="19.01", cells=CELLS, questions=(
+    ("por qué las tablas sinusoidales ocupan más",
+     "why the sinusoidal tables take more memory"),
+    ("qué codificaciones cuestan más tiempo", "which encodings cost more time"),
+    ("qué dicen las pérdidas de un entrenamiento breve",
+     "what the losses of a brief training run say")))

@@ -31,10 +31,6 @@ FAKE_ROWS = ("[{'encoding': e, 'eval_length': n, 'mean_loss': v, 'seed': s} "
 FAKE_A10 = [1.0, 2.0, 4.0]
 
 
-def inputs() -> dict[str, np.ndarray]:
-    return {}
-
-
 def statistics(values, mistake: str | None = None) -> np.ndarray:
     """[n, mean, std, se] of ``values``, or with one of the usual mistakes."""
     values = np.asarray(values, dtype=np.float64)
@@ -155,10 +151,9 @@ CELLS = (
               cell_judge(unfilled=True, tol=EXACT, mistakes=SEPARATED_MISTAKES)),
 )
 
-CHECKS = LabChecks(
-    lab_id="19.02", inputs=inputs, groups=(), items=(), cells=CELLS, questions=(
-        ("qué codificaciones aguantan a 8x, con su dispersión",
-         "which encodings hold at 8x, with their spread"),
-        ("NoPE a 1x y el ruido entre semillas", "NoPE at 1x and the noise between seeds"),
-        ("quién aprende a copiar y quién extrapola", "who learns to copy and who extrapolates"),
-        ("qué muestra el laboratorio y qué no", "what the lab shows and what it cannot")))
+CHECKS = LabChecks(lab_id="19.02", cells=CELLS, questions=(
+    ("qué codificaciones aguantan a 8x, con su dispersión",
+     "which encodings hold at 8x, with their spread"),
+    ("NoPE a 1x y el ruido entre semillas", "NoPE at 1x and the noise between seeds"),
+    ("quién aprende a copiar y quién extrapola", "who learns to copy and who extrapolates"),
+    ("qué muestra el laboratorio y qué no", "what the lab shows and what it cannot")))
