@@ -12,7 +12,8 @@ A lab's hidden checks (``solutions/labs/<slug>/checks.py``) declare:
   gets a :class:`~grader.verdicts.JudgeContext` and returns a :class:`~grader.verdicts.Verdict`;
 - ``CELLS``: for the lab's notebook, the values to record in place of each auto-graded test
   cell (expressions evaluated in the student's kernel) and the judge of each cell
-  (:mod:`grader.hidden.cells`); ``QUESTIONS``: what its hand-graded answers are about.
+  (:mod:`grader.hidden.cells`), and what its hand-graded answers are about
+  (``LabChecks.questions``).
 
 Nothing in a spec is ever sent to the child except the cases and the input arrays; the reference
 outputs and the judges stay in the parent.
