@@ -32,8 +32,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from grader import nbexec  # noqa: E402
-from grader.demo import build_sample  # noqa: E402
 from grader.hidden import registry  # noqa: E402
+from grader.trusted.demo import build_sample  # noqa: E402
 
 VARIANTS = ("reference", "buggy", "stubs")
 
@@ -150,8 +150,8 @@ def kernel_startup_s(work: Path) -> float:
     """Seconds one sandboxed kernel takes to start, run an empty cell and stop."""
     import nbformat
 
-    from grader.forkservers import KernelServer
-    from grader.sandbox import Limits, Scratch, probe_capabilities
+    from grader.trusted.forkservers import KernelServer
+    from grader.trusted.sandbox import Limits, Scratch, probe_capabilities
 
     scratch = Scratch(work / "kernel-probe", {})
     kernels = KernelServer(work / "kernel-server", work / "kernel-probe.log")

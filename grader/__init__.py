@@ -1,4 +1,6 @@
-"""Instructor tooling: generated copies (stubs, labs, references), hidden checks and grading.
+"""Instructor tooling, in three zones (``grader/ARCHITECTURE.md``): ``build`` (the generated
+copies: stubs, notebooks, reference outputs, the release), ``trusted`` with ``hidden`` (grading)
+and ``child`` (what runs next to student code, in the sandbox); ``cli`` is ``minimodel-grader``.
 
 Nothing in this package ships to students (see ``minimodel-grader release``).
 """

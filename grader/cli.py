@@ -37,7 +37,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader.sandbox import Limits
+from grader.trusted.sandbox import Limits
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -75,7 +75,7 @@ def _add_export(parser: argparse.ArgumentParser) -> None:
 
 
 def _export(args, out: Path) -> None:
-    from grader import lms_export
+    from grader.trusted import lms_export
 
     for lms in args.export or []:
         if args.roster is None:
@@ -147,9 +147,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(args) -> int:
     from grader.build.nbgrader_course import CourseError
-    from grader.grading import GradingError
-    from grader.lms_export import ExportError
-    from grader.merging import MergeError
+    from grader.trusted.grading import GradingError
+    from grader.trusted.lms_export import ExportError
+    from grader.trusted.merging import MergeError
 
     try:
         if args.command == "references":
@@ -168,7 +168,7 @@ def _dispatch(args) -> int:
             print(f"student repository: {len(written)} files in {args.out}")
             return 0
         if args.command == "grade":
-            from grader.grading import Options, grade
+            from grader.trusted.grading import Options, grade
 
             options = Options(workers=args.workers, device=args.device, force=args.force,
                               shard=args.shard, limits=_limits(args),
@@ -177,7 +177,7 @@ def _dispatch(args) -> int:
             _export(args, args.out)
             return 0
         if args.command == "merge":
-            from grader import gradebook, merging
+            from grader.trusted import gradebook, merging
 
             if args.sources:
                 merging.check_sources(args.sources, args.out)
@@ -204,7 +204,7 @@ def _dispatch(args) -> int:
                 print(f"nbgrader course in {args.course}: {', '.join(slugs)}")
             return 0
         if args.command == "demo":
-            from grader.demo import run_demo
+            from grader.trusted.demo import run_demo
 
             return run_demo(out=args.out, workers=args.workers)
     except (GradingError, MergeError, CourseError, ExportError) as error:

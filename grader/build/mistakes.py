@@ -119,7 +119,7 @@ def forked(function, *args) -> dict:
 
 def _hidden_run(item: Mistake, run) -> dict:
     """In the forked child: the lab's probe groups with ``item`` made, through the driver that
-    grades (``run``, a ``grader.runs.LabRun`` on its plain path)."""
+    grades (``run``, a ``grader.trusted.runs.LabRun`` on its plain path)."""
     import torch
 
     torch.set_num_threads(1)  # as in the sandbox
@@ -150,8 +150,8 @@ def lab_mistakes(lab_id: str) -> list[Mistake]:
 
 
 def main() -> int:
-    from grader.runs import LabRun
-    from grader.sandbox import ItemFolders
+    from grader.trusted.runs import LabRun
+    from grader.trusted.sandbox import ItemFolders
 
     inputs, out_dir = Path(sys.argv[1]), Path(sys.argv[2])
     checks = pickle.loads(sys.stdin.buffer.read())  # the lab's probe groups

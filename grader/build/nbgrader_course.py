@@ -34,9 +34,9 @@ from pathlib import Path
 
 import nbformat
 
-from grader import nbexec
+from grader.trusted import nbexec
 from grader.build import notebooks
-from grader.gradebook import load_records
+from grader.trusted.gradebook import load_records
 from grader.hidden import registry
 from minimodel.messages import bilingual
 
@@ -117,7 +117,7 @@ def collect_from(course: Path, submissions: Path, slugs: list[str]) -> int:
     """Put the lab notebooks of repository submissions (folders or zips, as ``grade`` takes
     them) into ``COURSE/submitted/<student>/<slug>/``, as ``nbgrader collect`` would, so that
     formgrader can show them; a notebook already there is never replaced. Returns how many."""
-    from grader.unpack import discover, unpack
+    from grader.trusted.unpack import discover, unpack
 
     placed = 0
     for student, path in discover(submissions):

@@ -2,7 +2,7 @@
 
 ``minimodel-grader references`` runs the reference implementation (``solutions/positional``)
 and the solved lab notebooks (``solutions/labs/<slug>/notebook.py``) through exactly the machinery
-that grades students (the same driver, ``grader.runs.LabRun``: same sandbox, same probe runner,
+that grades students (the same driver, ``grader.trusted.runs.LabRun``: same sandbox, same probe runner,
 same recorder), and each classic mistake through that driver's in-process path. It stores the
 outputs in the lab's folder: ``solutions/labs/<slug>/references.npz`` (arrays) and
 ``references.json`` (descriptions, and the hashes of the sources they came from). The ``.npz`` is
@@ -27,13 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import nbexec
-from grader.forkservers import KernelServer, Zygote
+from grader.trusted import nbexec
+from grader.trusted.forkservers import KernelServer, Zygote
 from grader.hidden import module_name, registry
 from grader.hidden.spec import LabChecks
-from grader.runs import LabRun
-from grader.sandbox import Limits, Scratch, probe_capabilities
-from grader.verdicts import Tolerance, values_close
+from grader.trusted.runs import LabRun
+from grader.trusted.sandbox import Limits, Scratch, probe_capabilities
+from grader.trusted.verdicts import Tolerance, values_close
 from minimodel.course import encoding_modules, find_lab
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
 

@@ -4,8 +4,9 @@ Everything in this folder is copied into each submission's scratch folder and ru
 sandbox's own Python; it never imports ``grader`` (which the sandbox cannot see) and it never
 decides a grade. It only sets up the isolation, runs the student's functions on the inputs it is
 given, and writes what came out as plain data (``.npy`` arrays and JSON). The trusted parent
-(``grader.safe_io``, ``grader.verdicts``) reads those files with ``allow_pickle=False``, checks
-them and judges them against reference outputs the child never sees.
+(``grader.trusted.safe_io``, ``grader.trusted.verdicts``) reads those files with
+``allow_pickle=False``, checks them and judges them against reference outputs the child never
+sees.
 
 - ``isolation``: namespaces, hidden folders, resource limits, unprivileged user.
 - ``zygote``: preloads NumPy/PyTorch once, then forks one fresh, limited process per probe group.

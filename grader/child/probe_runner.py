@@ -35,7 +35,7 @@ import traceback
 MAX_MESSAGE = 4000
 MAX_OUTPUTS = 16
 # Course modules that hold answers (the self-check's oracles): a student's code may not import
-# them. The trusted side (``grader.borrowed``) reads this list to refuse such a submission.
+# them. The trusted side (``grader.trusted.borrowed``) reads this list to refuse such a submission.
 FORBIDDEN_MODULES = ("minimodel.selfcheck",)
 # The parts of those that hold no answer and that given code imports while a student's code runs
 # (``minimodel.compare`` reads the self-check's list of files); a student's code may not.

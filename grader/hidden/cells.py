@@ -5,7 +5,7 @@ the test cell was. Three kinds:
 
 - deterministic values (formulas, tables, positions, masks): each one check, against the reference
   notebook's value within ``tols[name]``, else ``tol``, else the dtype's tolerance (``tolerances``
-  by dtype, else ``grader.verdicts.TOLERANCES``);
+  by dtype, else ``grader.trusted.verdicts.TOLERANCES``);
 - records named ``_...``: inputs kept to recognise mistakes or to test properties; they score
   nothing by themselves;
 - volatile records (``CellCheck.volatile``): training results, not bit-reproducible across
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.findings import mismatch_findings
-from grader.verdicts import (
+from grader.trusted.findings import mismatch_findings
+from grader.trusted.verdicts import (
     MISTAKE_TOLERANCE,
     CellContext,
     Check,

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.verdicts import MISTAKE_TOLERANCE, Check, Finding, JudgeContext, Tolerance, values_close
+from grader.trusted.verdicts import (
+    MISTAKE_TOLERANCE,
+    Check,
+    Finding,
+    JudgeContext,
+    Tolerance,
+    values_close,
+)
 
 
 def whole_case(ctx: JudgeContext, index: int, run=None, **options) -> Check:

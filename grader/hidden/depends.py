@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from grader.findings import Finding, mismatch_findings
 from grader.hidden.common import whole_case
-from grader.verdicts import Check, JudgeContext, Tolerance
+from grader.trusted.findings import Finding, mismatch_findings
+from grader.trusted.verdicts import Check, JudgeContext, Tolerance
 
 ROPE_FILE = "rope.py"
 

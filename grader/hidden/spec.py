@@ -9,7 +9,8 @@ A lab's hidden checks (``solutions/labs/<slug>/checks.py``) declare:
   runs on the CPU (values), on PyTorch's ``meta`` device (placement, always) and on CUDA (when
   there is a GPU); its reference outputs come from the CPU;
 - ``ITEMS``: graded items. Each reads the outputs of one group and is judged by a function that
-  gets a :class:`~grader.verdicts.JudgeContext` and returns a :class:`~grader.verdicts.Verdict`;
+  gets a :class:`~grader.trusted.verdicts.JudgeContext` and returns a
+  :class:`~grader.trusted.verdicts.Verdict`;
 - ``CELLS``: for the lab's notebook, the values to record in place of each auto-graded test
   cell (expressions evaluated in the student's kernel) and the judge of each cell
   (:mod:`grader.hidden.cells`), and what its hand-graded answers are about

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from grader_corpus import shared_dir
 
-from grader import gradebook
-from grader.grading import Options, grade
-from grader.sandbox import Limits, probe_capabilities
+from grader.trusted import gradebook
+from grader.trusted.grading import Options, grade
+from grader.trusted.sandbox import Limits, probe_capabilities
 
 TEST_LIMITS = Limits(wall_s=2.5, cpu_s=3, memory_mb=1024, cell_timeout_s=40,
                      notebook_wall_s=120)

@@ -3,7 +3,7 @@
 Each entry holds every course module (the reference, or with ``modules="stub"`` the released
 stubs of the lab's own modules) and the lab notebook: the released notebook with some cells
 filled (``solved(slug)``: the solutions; ``mistaken(slug, ...)``: the solutions with mistakes
-written in), or untouched (``None``). The entries are graded by ``grader.grading.grade``
+written in), or untouched (``None``). The entries are graded by ``grader.trusted.grading.grade``
 restricted to the lab, once per test run: the first xdist worker that needs them grades them
 under a file lock and the others read the same records.
 
@@ -23,11 +23,11 @@ from pathlib import Path
 import nbformat
 from grader_corpus import shared_dir
 
-from grader import gradebook, nbexec
 from grader.build.sync import released_text
-from grader.demo import fill_notebook
-from grader.grading import Options, grade
-from grader.sandbox import Limits
+from grader.trusted import gradebook, nbexec
+from grader.trusted.demo import fill_notebook
+from grader.trusted.grading import Options, grade
+from grader.trusted.sandbox import Limits
 from minimodel.course import encoding_modules, find_lab
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT, STUBS_DIR
 

@@ -4,7 +4,7 @@ Each source (the reference, a stub, or a copy of the reference with one mistake 
 written into a fresh temporary package, together with the course modules it imports (e.g. a
 student's rope.py next to their two_d.py: ``from minimodel.positional.rope import`` is pointed at
 the package), and every probe group runs through the driver of a grading run
-(``grader.runs.LabRun``) on its plain path, without the sandbox (the sources here are the
+(``grader.trusted.runs.LabRun``) on its plain path, without the sandbox (the sources here are the
 course's own). Device groups also run on PyTorch's ``meta`` device; CUDA is "not run".
 """
 
@@ -20,9 +20,9 @@ import numpy as np
 from grader.build.references import References
 from grader.build.sync import released_text
 from grader.hidden import registry
-from grader.runs import LabRun
-from grader.sandbox import ItemFolders
-from grader.verdicts import GroupOutcome, JudgeContext, Verdict
+from grader.trusted.runs import LabRun
+from grader.trusted.sandbox import ItemFolders
+from grader.trusted.verdicts import GroupOutcome, JudgeContext, Verdict
 from minimodel.implementation import REFERENCE_DIR, STUBS_DIR
 
 _COUNTER = itertools.count()

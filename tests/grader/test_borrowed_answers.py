@@ -3,7 +3,7 @@
 The self-check ships with the student's repository and computes, for instance, lab 17.01's
 sinusoidal table for any input (``minimodel.selfcheck.lab_17_01.formula``). A ``sinusoidal_pe``
 that only calls it would pass every hidden case; the grader reads each module before running it
-(``grader.borrowed``) and the sandbox refuses the import at run time
+(``grader.trusted.borrowed``) and the sandbox refuses the import at run time
 (``probe_runner.BorrowedImportBlocker``), so such a submission scores like the stub and is told
 why in both languages, while an honest one keeps its full marks.
 """
@@ -26,10 +26,10 @@ from grader_corpus import (
     stub_with,
 )
 
-from grader.borrowed import borrowed_modules, imported_names
 from grader.child import probe_runner
-from grader.grading import Options, grade
-from grader.sandbox import Limits, Scratch
+from grader.trusted.borrowed import borrowed_modules, imported_names
+from grader.trusted.grading import Options, grade
+from grader.trusted.sandbox import Limits, Scratch
 from minimodel.implementation import REPO_ROOT
 
 BORROWED_PE = """\

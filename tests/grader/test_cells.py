@@ -8,7 +8,7 @@ import numpy as np
 
 from grader.hidden.cells import Mistake, Property, cell_judge, requirement, wrong_text
 from grader.hidden.spec import CellCheck
-from grader.verdicts import CellContext, Tolerance
+from grader.trusted.verdicts import CellContext, Tolerance
 
 RECORDS = {"a": "a", "b": "b", "dtype": "str(a.dtype)", "_x": "x", "loss": "loss"}
 

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from grader.grading import code_version
+from grader.trusted.grading import code_version
 from minimodel.course import find_lab
 from minimodel.implementation import REPO_ROOT
 
@@ -24,7 +24,7 @@ def course(tmp_path):
 
 
 @pytest.mark.parametrize("changed", [
-    "grader/verdicts.py", f"{LAB.folder}/checks.py", f"{LAB.folder}/notebook.py",
+    "grader/trusted/verdicts.py", f"{LAB.folder}/checks.py", f"{LAB.folder}/notebook.py",
     f"{LAB.folder}/references.json", "solutions/mistakes/alibi.py"])
 def test_a_change_to_what_grades_changes_the_version(course, changed):
     before = code_version(course)

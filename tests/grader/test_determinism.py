@@ -23,7 +23,7 @@ import nbformat
 import pytest
 from grader_corpus import REFERENCE
 
-from grader import nbexec
+from grader.trusted import nbexec
 
 SLUG = "17_01_sinusoidal"
 HEAVY = REFERENCE.replace(
@@ -119,8 +119,8 @@ def test_heavy_submission_same_rows_every_run(tmp_path, request):
 
 
 def test_workers_that_fit_the_memory_limits():
-    from grader.runs import workers_that_fit
-    from grader.sandbox import Limits
+    from grader.trusted.runs import workers_that_fit
+    from grader.trusted.sandbox import Limits
 
     assert workers_that_fit(Limits(kernel_memory_mb=10**9)) == 1
     many = workers_that_fit(Limits(kernel_memory_mb=1))

@@ -16,7 +16,7 @@ from grader.build.references import References
 from grader.hidden import lab_17_02 as learned
 from grader.hidden import registry
 from grader.hidden.common import bf16
-from grader.verdicts import GroupOutcome, JudgeContext
+from grader.trusted.verdicts import GroupOutcome, JudgeContext
 
 INPUTS = learned.inputs()
 NOT_CAST_BACK = ("return torch.lerp(rows[lo], rows[hi], frac).to(table.dtype)",

@@ -134,9 +134,9 @@ def test_grading_run_without_rope_py_uses_the_released_stub(tmp_path):
     rope.py. Through the real sandbox."""
     import io
 
-    from grader import gradebook
-    from grader.grading import Options, grade
-    from grader.sandbox import Limits
+    from grader.trusted import gradebook
+    from grader.trusted.grading import Options, grade
+    from grader.trusted.sandbox import Limits
 
     for student, files in (("no_rope", {}), ("rope_stub", {"rope": stub("rope")})):
         folder = tmp_path / "subs" / student / "src" / "minimodel" / "positional"

@@ -4,7 +4,7 @@ into automatic and hand-graded points, the policy on syntax errors, Markdown tha
 
 from __future__ import annotations
 
-from grader import feedback, gradebook
+from grader.trusted import feedback, gradebook
 
 
 def record(manual_scores=(None, None)) -> dict:

@@ -13,7 +13,7 @@ import subprocess
 import pytest
 from grader_corpus import MARKER, findings, module_score, notebook_score, output_heads
 
-from grader import gradebook
+from grader.trusted import gradebook
 from minimodel.implementation import REPO_ROOT
 
 CORPUS_NAMES = [

@@ -16,11 +16,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import nbexec
-from grader.archive import MAX_ENTRIES
-from grader.grading import Options, grade
-from grader.sandbox import Limits
-from grader.unpack import MAX_PY_BYTES, unpack
+from grader.trusted import nbexec
+from grader.trusted.archive import MAX_ENTRIES
+from grader.trusted.grading import Options, grade
+from grader.trusted.sandbox import Limits
+from grader.trusted.unpack import MAX_PY_BYTES, unpack
 from minimodel.implementation import REFERENCE_DIR
 
 SLUG = "17_01_sinusoidal"

@@ -1,6 +1,6 @@
 """The notebook kernels: forked in the sandbox by a server that loaded PyTorch once.
 
-Each test runs real sandboxed kernels (``grader.nbexec.run_notebook``) and reads what the
+Each test runs real sandboxed kernels (``grader.trusted.nbexec.run_notebook``) and reads what the
 kernel wrote in its own folder.
 """
 
@@ -13,10 +13,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import nbexec
-from grader.budget import _children
-from grader.forkservers import KernelServer
-from grader.sandbox import Limits, Scratch, probe_capabilities
+from grader.trusted import nbexec
+from grader.trusted.budget import _children
+from grader.trusted.forkservers import KernelServer
+from grader.trusted.sandbox import Limits, Scratch, probe_capabilities
 
 
 @pytest.fixture(scope="module")

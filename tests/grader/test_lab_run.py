@@ -1,6 +1,6 @@
-"""The probe driver (``grader.runs.LabRun``) on its plain path, in this process: what it gives on
-the reference is what the sandbox gave the committed references; a spent budget and a module that
-is not run cost their groups without running them. (The sandboxed path is run by
+"""The probe driver (``grader.trusted.runs.LabRun``) on its plain path, in this process: what it
+gives on the reference is what the sandbox gave the committed references; a spent budget and a
+module that is not run cost their groups without running them. (The sandboxed path is run by
 ``test_runs.py``, ``test_hostile.py`` and ``test_references.py``.)"""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader.budget import StudentBudget
 from grader.build.references import DRIFT_TOLERANCE, References
 from grader.hidden import registry
-from grader.runs import LabRun
-from grader.sandbox import ItemFolders
-from grader.verdicts import Finding, values_close
+from grader.trusted.budget import StudentBudget
+from grader.trusted.runs import LabRun
+from grader.trusted.sandbox import ItemFolders
+from grader.trusted.verdicts import Finding, values_close
 
 LAB = "17.01"
 

@@ -14,10 +14,10 @@ import io
 
 import pytest
 
-from grader import lms_export
 from grader.cli import main
-from grader.gradebook import record_path
-from grader.safe_io import atomic_write_json
+from grader.trusted import lms_export
+from grader.trusted.gradebook import record_path
+from grader.trusted.safe_io import atomic_write_json
 
 ROSTER = """\
 submission,name,email,sis_id,canvas_id,login_id,section

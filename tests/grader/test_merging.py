@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from grader_corpus import REFERENCE, Entry, stub_with
 
-from grader import gradebook
 from grader.cli import main
-from grader.grading import Options, grade, in_shard
 from grader.hidden import registry
-from grader.merging import MergeError, merge
-from grader.sandbox import Limits
+from grader.trusted import gradebook
+from grader.trusted.grading import Options, grade, in_shard
+from grader.trusted.merging import MergeError, merge
+from grader.trusted.sandbox import Limits
 
 SETTINGS = {"code": "c0de", "limits": {"wall_s": 3}, "device": "cpu", "labs": ["17.01"]}
 

@@ -19,10 +19,10 @@ import nbformat
 import pytest
 from notebook_runs import LIMITS, solved
 
-from grader import gradebook
 from grader.cli import main
-from grader.demo import fill_notebook
-from grader.grading import Options, grade
+from grader.trusted import gradebook
+from grader.trusted.demo import fill_notebook
+from grader.trusted.grading import Options, grade
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
 
 SLUG, LAB = "17_01_sinusoidal", "17.01"

@@ -1,4 +1,4 @@
-"""Text from student code reaches feedback only through ``grader.redact``: no number of any
+"""Text from student code reaches feedback only through ``grader.trusted.redact``: no number of any
 hidden input survives, in any notation, while dtype names, lab ids and the stubs' own messages
 stay readable."""
 
@@ -13,10 +13,10 @@ import pytest
 import torch
 from grader_corpus import REFERENCE, Entry
 
-from grader.findings import exception_findings, import_finding
-from grader.grading import Options, grade
-from grader.redact import course_messages, from_student, redact
-from grader.sandbox import Limits
+from grader.trusted.findings import exception_findings, import_finding
+from grader.trusted.grading import Options, grade
+from grader.trusted.redact import course_messages, from_student, redact
+from grader.trusted.sandbox import Limits
 from minimodel.messages import bilingual
 
 SLOPES = torch.tensor([0.3, 1.1])  # float32: 0.30000001192092896 as a Python float
@@ -132,7 +132,7 @@ def test_a_submission_that_prints_raises_and_warns_its_arguments_leaks_nothing(t
 
 
 def test_notebook_cell_errors_are_redacted_and_an_interrupt_is_explained():
-    from grader.nbexec import kernel_findings
+    from grader.trusted.nbexec import kernel_findings
 
     errors = [{"role": "student", "grade_id": "dots", "ename": "ValueError",
                "evalue": "LEAK T_long=256 dots=[0.9999, 0.5]"},

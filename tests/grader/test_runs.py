@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from grader_corpus import REFERENCE, ZEROS_FORWARD, ZEROS_PE, Entry, shared_dir, stub_with
 
-from grader import gradebook
+from grader.trusted import gradebook
 
 FAST = ["--timeout", "3", "--no-progress", "--workers", "1"]
 
@@ -149,7 +149,7 @@ def test_usage_errors_exit_2(tmp_path):
     process = grader("grade", tmp_path / "nowhere", "--out", tmp_path / "out")
     process.communicate(timeout=120)
     assert process.returncode == 2
-    from grader.sandbox import cuda_available
+    from grader.trusted.sandbox import cuda_available
 
     if not cuda_available():
         (tmp_path / "subs").mkdir()

@@ -9,10 +9,10 @@ import io
 import nbformat
 from grader_corpus import REFERENCE_FORWARD, stub_with
 
-from grader import nbexec
-from grader.budget import StudentBudget
-from grader.grading import Options, grade
-from grader.sandbox import Limits
+from grader.trusted import nbexec
+from grader.trusted.budget import StudentBudget
+from grader.trusted.grading import Options, grade
+from grader.trusted.sandbox import Limits
 
 SLUG = "17_01_sinusoidal"
 SPIN = "while True:\n    pass\n"

@@ -18,11 +18,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import nbexec
 from grader.build.release import release
-from grader.demo import fill_notebook, fill_stub, reference_bodies
-from grader.grading import Options, grade
-from grader.sandbox import Limits
+from grader.trusted import nbexec
+from grader.trusted.demo import fill_notebook, fill_stub, reference_bodies
+from grader.trusted.grading import Options, grade
+from grader.trusted.sandbox import Limits
 
 LAB, SLUG, MODULE = "17.01", "17_01_sinusoidal", "sinusoidal"
 SWAPPED = {"np.sin(angles)": "np.cos(angles)", "np.cos(angles)": "np.sin(angles)"}

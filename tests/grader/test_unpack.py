@@ -10,8 +10,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from grader.safe_io import UnsafeData, load_array, read_bytes, read_json, read_outputs
-from grader.unpack import MAX_PY_BYTES, discover, unpack
+from grader.trusted.safe_io import UnsafeData, load_array, read_bytes, read_json, read_outputs
+from grader.trusted.unpack import MAX_PY_BYTES, discover, unpack
 
 MODULE = "src/minimodel/positional/sinusoidal.py"
 NOTEBOOK = "labs/17_01_sinusoidal.ipynb"

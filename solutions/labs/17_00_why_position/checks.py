@@ -35,7 +35,7 @@ from grader.hidden.spec import (
     Item,
     LabChecks,
 )
-from grader.verdicts import Check, Finding, JudgeContext, Tolerance
+from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance
 
 MODULE = "equivariance"
 GAP_TOL = Tolerance(1e-5, 1e-5)

@@ -23,7 +23,7 @@ import numpy as np
 from grader.hidden.cells import cell_judge, ref
 from grader.hidden.common import student
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
-from grader.verdicts import (
+from grader.trusted.verdicts import (
     Check,
     Finding,
     JudgeContext,

@@ -26,7 +26,7 @@ import numpy as np
 from grader.hidden.cells import cell_judge, outputs, requirement, wrong_text
 from grader.hidden.common import judged_cases, resembles, student, whole_case
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
-from grader.verdicts import Finding, JudgeContext, Tolerance
+from grader.trusted.verdicts import Finding, JudgeContext, Tolerance
 
 MODULE = "learned"
 # (table key, dtype, new_len): grow, shrink, one row in, one row out, half precision.

@@ -5,7 +5,7 @@ auto-graded cells, 14 points, at the end of this file; the written answers by ha
 other head sizes, partial rotation, per-sequence positions ``(B, T)``, positions far beyond the
 visible ones (4095 … 100000), another base, an ``attention_factor``, float16 and bfloat16 queries,
 offsets inside and past the cached table, and tensors on another device than the positions.
-Tolerances: the per-dtype defaults (``grader.verdicts``) where the angles are given (tables
+Tolerances: the per-dtype defaults (``grader.trusted.verdicts``) where the angles are given (tables
 passed to ``apply_rotary``); where the student computes them, float32 angles (the contract) and
 float64 ones must both pass: ``atol = 5e-5`` (positions below 100) and, for ``rope_cos_sin`` at
 positions up to 100000, ``atol = 1e-2`` on cos and sin (float32 angles are off by up to 6e-3 rad
@@ -40,7 +40,7 @@ from grader.hidden.common import (
     whole_case,
 )
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
-from grader.verdicts import Finding, JudgeContext, Tolerance
+from grader.trusted.verdicts import Finding, JudgeContext, Tolerance
 
 MODULE = "rope"
 HALF_PRECISION = {"float16": Tolerance(2e-3, 2e-3), "bfloat16": Tolerance(1.6e-2, 2e-2)}

@@ -32,7 +32,7 @@ from grader.hidden.spec import (
     Item,
     LabChecks,
 )
-from grader.verdicts import Finding, JudgeContext, Tolerance
+from grader.trusted.verdicts import Finding, JudgeContext, Tolerance
 
 MODULE = "alibi"
 HEADS = (1, 2, 3, 5, 6, 7, 8, 12, 16, 20, 24, 40, 96)

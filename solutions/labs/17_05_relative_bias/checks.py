@@ -30,7 +30,7 @@ import numpy as np
 from grader.hidden.cells import Mistake, cell_judge, formula_mistakes, ref, wrong_dtype, wrong_text
 from grader.hidden.common import cases_judge, student, whole_case
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
-from grader.verdicts import JudgeContext, Tolerance
+from grader.trusted.verdicts import JudgeContext, Tolerance
 
 MODULE = "relative_bias"
 EXACT = Tolerance(0.0, 0.0)

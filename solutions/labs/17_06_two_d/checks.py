@@ -32,7 +32,7 @@ from grader.hidden import depends
 from grader.hidden.cells import EXACT, Mistake, cell_judge, not_a_float, requirement, wrong_dtype
 from grader.hidden.common import bf16, judged_cases, student, whole_case
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
-from grader.verdicts import Finding, JudgeContext, Tolerance, values_close
+from grader.trusted.verdicts import Finding, JudgeContext, Tolerance, values_close
 
 MODULE = "two_d"
 # (height, width, d, base)

@@ -41,7 +41,7 @@ import numpy as np
 from grader.hidden.cells import Mistake, Property, cell_judge, close
 from grader.hidden.common import judged_cases
 from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
-from grader.verdicts import Check, Finding, JudgeContext, Tolerance
+from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance
 
 MODULE = "extrapolation"
 EXACT = Tolerance(0.0, 0.0)

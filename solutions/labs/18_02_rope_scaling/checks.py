@@ -44,7 +44,7 @@ from grader.hidden import depends
 from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, value
 from grader.hidden.common import student, whole_case
 from grader.hidden.spec import Case, CellCheck, Group, Item, LabChecks
-from grader.verdicts import Check, Finding, JudgeContext, Tolerance, values_close
+from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance, values_close
 
 MODULE = "scaling"
 FACTOR_TOL = Tolerance(1e-7, 1e-9)

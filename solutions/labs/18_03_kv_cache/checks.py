@@ -43,7 +43,7 @@ from grader.hidden.spec import (
     Item,
     LabChecks,
 )
-from grader.verdicts import Finding, JudgeContext, Tolerance
+from grader.trusted.verdicts import Finding, JudgeContext, Tolerance
 from minimodel.encodings import NAMES as ENCODINGS
 
 MODULE = "cache_positions"

@@ -22,7 +22,7 @@ import numpy as np
 
 from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, value
 from grader.hidden.spec import CellCheck, LabChecks
-from grader.verdicts import Finding
+from grader.trusted.verdicts import Finding
 from minimodel.encodings import NAMES as ENCODINGS
 
 # (V, C, N, H, block_size, t5_num_buckets): the lesson's model and the test cell's hidden one

@@ -21,7 +21,7 @@ import numpy as np
 
 from grader.hidden.cells import EXACT, Mistake, Property, cell_judge
 from grader.hidden.spec import CellCheck, LabChecks
-from grader.verdicts import Tolerance
+from grader.trusted.verdicts import Tolerance
 
 STATS_TOL = Tolerance(1e-9, 1e-12)
 # The hidden rows: encoding "a" at length 10 (1, 2, 4), "b" at 10 and "a" at 20 to be left out.

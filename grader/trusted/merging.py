@@ -20,7 +20,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from grader.gradebook import (
+from grader.hidden import registry
+from grader.trusted.gradebook import (
     load_records,
     load_run,
     rebuild,
@@ -29,8 +30,7 @@ from grader.gradebook import (
     safe_id,
     write_run,
 )
-from grader.hidden import registry
-from grader.safe_io import atomic_write_json
+from grader.trusted.safe_io import atomic_write_json
 from minimodel.messages import bilingual
 
 SETTING_NAMES = {"labs": ("los laboratorios (--lab)", "the labs (--lab)"),

@@ -1,8 +1,8 @@
 """Judging, in the trusted parent: outputs against reference outputs, findings in both languages.
 
 Nothing here runs student code. The child's outputs arrive as checked plain arrays (see
-``grader.safe_io.read_group``); each case is compared with the reference output of the same hidden
-input, and each item's judge (in ``solutions/labs/*/checks.py``) turns the comparisons into a
+``grader.trusted.safe_io.read_group``); each case is compared with the reference output of the same
+hidden input, and each item's judge (in ``solutions/labs/*/checks.py``) turns the comparisons into a
 :class:`Verdict`: a score, a status, and findings for the student in Spanish and English.
 
 Tolerances
@@ -25,7 +25,7 @@ for the sinusoidal table, enough for float32 angles up to the hidden lengths use
 
 Feedback never shows hidden inputs or expected values: findings speak of "k of n hidden cases",
 shapes and dtypes the specification already fixes, and the largest error; any message that comes
-from student code goes through ``grader.redact.from_student`` (every number blanked out).
+from student code goes through ``grader.trusted.redact.from_student`` (every number blanked out).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grader.findings import (
+from grader.trusted.findings import (
     Finding,
     exception_findings,
     mismatch_findings,

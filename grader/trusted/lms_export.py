@@ -31,8 +31,8 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.gradebook import load_records
-from grader.safe_io import atomic_write_text
+from grader.trusted.gradebook import load_records
+from grader.trusted.safe_io import atomic_write_text
 
 FORMATS = ("canvas", "moodle", "gradescope")
 ROSTER_COLUMNS = ("submission", "name", "email", "sis_id", "canvas_id", "login_id", "section")

@@ -5,7 +5,7 @@ Windows PowerShell's ``Compress-Archive`` (entry names with backslashes), a macO
 (``__MACOSX/``, ``._*`` and ``.DS_Store``), a student's whole working copy with its ``.venv/``
 and ``.git/``, a zip inside the zip. :func:`listing` turns any of them into one flat list of
 :class:`Entry` (a relative POSIX name, a size, a kind, and a way to read at most ``cap`` bytes),
-which :mod:`grader.unpack` searches for the files the course takes.
+which :mod:`grader.trusted.unpack` searches for the files the course takes.
 
 Folders the course never takes (virtual environments, version control, caches, build output,
 ``node_modules``) are skipped by name, and a folder holding ``pyvenv.cfg`` or ``conda-meta`` is a
@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from grader.verdicts import Finding
+from grader.trusted.verdicts import Finding
 
 MAX_ENTRIES = 20_000  # files that are not skipped, over the whole submission
 MAX_LISTED = 2_000_000  # entries of one zip's central directory, skipped ones included

@@ -13,7 +13,7 @@ import html
 import re
 from pathlib import Path
 
-from grader.safe_io import atomic_write_text
+from grader.trusted.safe_io import atomic_write_text
 
 STATUS = {
     "es": {"passed": "superado", "partial": "parcial", "failed": "no superado",

@@ -31,18 +31,18 @@ from pathlib import Path
 
 import nbformat
 
-from grader.forkservers import KernelServer, sandbox_config
 from grader.hidden.spec import NotebookChecks
-from grader.redact import from_student
-from grader.safe_io import UnsafeData, read_json, read_outputs
-from grader.sandbox import (
+from grader.trusted.forkservers import KernelServer, sandbox_config
+from grader.trusted.redact import from_student
+from grader.trusted.safe_io import UnsafeData, read_json, read_outputs
+from grader.trusted.sandbox import (
     Capabilities,
     Limits,
     Scratch,
     sandbox_env,
     sandbox_uid,
 )
-from grader.verdicts import Finding
+from grader.trusted.verdicts import Finding
 from minimodel.course import find_lab
 from minimodel.implementation import REPO_ROOT
 

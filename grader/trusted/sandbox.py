@@ -10,8 +10,8 @@ other scratch folders, ``/tmp``.
 
 What the platform can enforce is found once per run by :func:`probe_capabilities`, which tries
 each mechanism for real; :meth:`Capabilities.report` is what the grader prints at start-up. The
-processes that run the sandboxed code are in ``grader.forkservers``; what they write is read by
-``grader.safe_io``.
+processes that run the sandboxed code are in ``grader.trusted.forkservers``; what they write is
+read by ``grader.trusted.safe_io``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from grader.child.probe_runner import GIVEN_CODE_MAY_IMPORT, forbidden
 from minimodel.course import encoding_modules
 from minimodel.implementation import PACKAGE_DIR, REPO_ROOT
 
-CHILD_DIR = Path(__file__).resolve().parent / "child"
+CHILD_DIR = Path(__file__).resolve().parent.parent / "child"
 CHILD_FILES = ("isolation.py", "zygote.py", "probe_runner.py", "kernel_jail.py", "recorder.py")
 STICKY = ("/tmp", "/var/tmp", "/dev/shm")
 # The system folders a Python process needs; every other top-level folder (home folders, other

@@ -16,7 +16,7 @@ import ast
 import re
 
 from grader.child.probe_runner import forbidden
-from grader.findings import Finding, borrowed_finding
+from grader.trusted.findings import Finding, borrowed_finding
 
 PACKAGE = "minimodel.positional"  # where the student's modules live
 DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")

@@ -3,8 +3,8 @@
 A :class:`Finding` is one thing the student should know (a run that crashed or ran out of time, a
 module that does not import, an exception, values or dtypes that differ), with a code the tests
 and the gradebook use. Everything that comes from student code goes through
-``grader.redact.from_student`` first. The judges (``grader.verdicts``, ``grader/hidden/``) choose
-which findings a verdict carries.
+``grader.trusted.redact.from_student`` first. The judges (``grader.trusted.verdicts``,
+``grader/hidden/``) choose which findings a verdict carries.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from grader.child.probe_runner import BLOCKED, forbidden
-from grader.redact import from_student
+from grader.trusted.redact import from_student
 
 if TYPE_CHECKING:
-    from grader.verdicts import Check, GroupOutcome
+    from grader.trusted.verdicts import Check, GroupOutcome
 
 
 @dataclass
@@ -106,7 +106,8 @@ def run_findings(run: GroupOutcome, module_file: str, limits: dict | None = None
 
 def borrowed_finding(name: str, module_file: str | None = None, via: str | None = None) -> Finding:
     """The finding of a submission that takes its values from ``name``, a course module that
-    holds answers (``grader.borrowed``), imported by ``module_file`` itself or through ``via``."""
+    holds answers (``grader.trusted.borrowed``), imported by ``module_file`` itself or through
+    ``via``."""
     who_es, who_en = (module_file, module_file) if module_file else ("Tu código", "Your code")
     through_es = f" (a través de {via}, que importa)" if via else ""
     through_en = f" (through {via}, which it imports)" if via else ""

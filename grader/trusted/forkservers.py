@@ -4,7 +4,7 @@
   limited process per probe group, each in the sandbox of the submission it is given
   (:func:`sandbox_config`);
 - :class:`KernelServer` (``grader/child/kernel_jail.py serve``) loaded PyTorch, matplotlib and
-  ipykernel once and forks every notebook's sandboxed kernel (``grader.nbexec``).
+  ipykernel once and forks every notebook's sandboxed kernel (``grader.trusted.nbexec``).
 
 Both run as root, are started while the worker waits for its first student, are charged to no
 student, die with the worker and are started again if they die.
@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader.sandbox import (
+from grader.trusted.sandbox import (
     CHILD_DIR,
     CHILD_FILES,
     Capabilities,

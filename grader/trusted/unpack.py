@@ -1,7 +1,8 @@
 """Take the student-editable files out of a submission, wherever the archive put them.
 
 A submission is a folder or a ``.zip`` of the student's copy of the repository, whole or partial,
-in whatever shape a real archive has (see :mod:`grader.archive`). Only these files are taken:
+in whatever shape a real archive has (see :mod:`grader.trusted.archive`). Only these files are
+taken:
 
 - ``<module>.py`` for each encoding the course lists (usually in ``src/minimodel/positional/``);
 - ``<slug>.ipynb`` for each lab (usually in ``labs/``).
@@ -34,8 +35,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path, PurePosixPath
 
-from grader.archive import Entry, Unreadable, listing, shown
-from grader.verdicts import Finding
+from grader.trusted.archive import Entry, Unreadable, listing, shown
+from grader.trusted.verdicts import Finding
 from minimodel.course import LABS, encoding_modules
 from minimodel.implementation import REPO_ROOT, STUBS_DIR
 

@@ -1,5 +1,5 @@
 """Run a lab's code in the sandbox: probe groups on the worker's zygote, notebooks in a
-sandboxed kernel, each charged to the student's :class:`~grader.budget.StudentBudget`.
+sandboxed kernel, each charged to the student's :class:`~grader.trusted.budget.StudentBudget`.
 :class:`LabRun` is the one driver: grading runs a student's code through it, and
 ``grader.build.references`` the reference solutions and the classic mistakes.
 
@@ -17,15 +17,15 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from grader import nbexec
-from grader.budget import DescendantCpu, StudentBudget
 from grader.child import probe_runner
-from grader.forkservers import KernelServer, Zygote, sandbox_config
 from grader.hidden import module_name
 from grader.hidden.spec import LabChecks
-from grader.safe_io import read_group
-from grader.sandbox import Capabilities, ItemFolders, Limits, matplotlib_cache
-from grader.verdicts import Finding, GroupOutcome
+from grader.trusted import nbexec
+from grader.trusted.budget import DescendantCpu, StudentBudget
+from grader.trusted.forkservers import KernelServer, Zygote, sandbox_config
+from grader.trusted.safe_io import read_group
+from grader.trusted.sandbox import Capabilities, ItemFolders, Limits, matplotlib_cache
+from grader.trusted.verdicts import Finding, GroupOutcome
 
 WORKER_OVERHEAD_MB = 1024  # a worker, its zygote (NumPy, PyTorch) and a probe group
 
@@ -70,9 +70,9 @@ class LabRun:
     (``grader.build.references``: the reference solutions and each classic mistake).
 
     With a ``zygote`` each probe group runs in the sandbox of ``scratch`` (a
-    :class:`~grader.sandbox.Scratch`, its limits ``limits.group()``); without one, in this process
-    from ``package`` (the plain path, for the course's own code only). What a run used is charged
-    to ``budget``; once it is spent, the items not yet run are not run.
+    :class:`~grader.trusted.sandbox.Scratch`, its limits ``limits.group()``); without one, in this
+    process from ``package`` (the plain path, for the course's own code only). What a run used is
+    charged to ``budget``; once it is spent, the items not yet run are not run.
     """
 
     checks: LabChecks

@@ -5,13 +5,14 @@ at once. For each student the worker builds a scratch folder, starts one sandbox
 module probes and one sandboxed kernel per lab notebook, reads back plain data and judges it
 against the reference outputs; the verdicts, feedback and record are written by the worker
 (atomically, the record last). The main process only schedules, shows progress and rebuilds the
-gradebook. See ``grader.gradebook`` for the output layout and resuming, ``grader.runs`` for how a
-run in the sandbox is limited and retried, ``grader.pool`` for the worker processes.
+gradebook. See ``grader.trusted.gradebook`` for the output layout and resuming,
+``grader.trusted.runs`` for how a run in the sandbox is limited and retried,
+``grader.trusted.pool`` for the worker processes.
 
-A submission the grader cannot read (``grader.unpack``) is graded with what could be taken and
-its status says ``flagged: <reason>``; the run's summary counts and names the flagged ones. Each
-student has a CPU-time budget (``Limits.student_cpu_s``, ``--student-cpu``): once spent, the
-items not yet run score 0 with a reason (``grader.budget``).
+A submission the grader cannot read (``grader.trusted.unpack``) is graded with what could be taken
+and its status says ``flagged: <reason>``; the run's summary counts and names the flagged ones. Each
+student has a CPU-time budget (``Limits.student_cpu_s``, ``--student-cpu``): once spent, the items
+not yet run score 0 with a reason (``grader.trusted.budget``).
 """
 
 from __future__ import annotations
@@ -32,17 +33,17 @@ from pathlib import Path
 
 import nbformat
 
-from grader import gradebook, nbexec
-from grader.borrowed import borrowed_modules
-from grader.budget import StudentBudget
 from grader.build.references import References
 from grader.hidden import module_name, registry
-from grader.pool import run_pool
-from grader.progress import Progress
-from grader.runs import WORKER_OVERHEAD_MB, LabRun, kernel_server, workers_that_fit, zygote
-from grader.sandbox import Capabilities, Limits, Scratch, probe_capabilities
-from grader.unpack import POSITIONAL, Submission, discover, flag_reason, unpack
-from grader.verdicts import CellContext, Finding, GroupOutcome, JudgeContext, Verdict
+from grader.trusted import gradebook, nbexec
+from grader.trusted.borrowed import borrowed_modules
+from grader.trusted.budget import StudentBudget
+from grader.trusted.pool import run_pool
+from grader.trusted.progress import Progress
+from grader.trusted.runs import WORKER_OVERHEAD_MB, LabRun, kernel_server, workers_that_fit, zygote
+from grader.trusted.sandbox import Capabilities, Limits, Scratch, probe_capabilities
+from grader.trusted.unpack import POSITIONAL, Submission, discover, flag_reason, unpack
+from grader.trusted.verdicts import CellContext, Finding, GroupOutcome, JudgeContext, Verdict
 from minimodel.course import LABS, find_lab
 from minimodel.implementation import REPO_ROOT, STUBS_DIR
 

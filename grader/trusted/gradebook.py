@@ -22,7 +22,7 @@ rest. ``grades.csv`` is rebuilt from all records at the end of every run and eve
 ``auto``, ``manual`` and ``total`` points (the maxima count every item, graded or not, so the
 denominator never moves), ``manual_pending`` (written answers not graded yet), ``gpu_checks``,
 ``device`` and ``status``. ``OUT/run.json`` says with which settings, shard and students the
-folder was graded; ``grader.merging`` checks it before joining folders.
+folder was graded; ``grader.trusted.merging`` checks it before joining folders.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ import json
 import re
 from pathlib import Path
 
-from grader import feedback
 from grader.hidden import registry
-from grader.safe_io import atomic_write_json, atomic_write_text
+from grader.trusted import feedback
+from grader.trusted.safe_io import atomic_write_json, atomic_write_text
 from minimodel.course import find_lab
 
 
@@ -83,7 +83,7 @@ def save(out: Path, record: dict) -> None:
 def columns(labs: set[str] | None = None) -> list[dict]:
     """Every column of ``grades.csv`` after ``student_id`` for ``labs`` (default: all), with
     its points and titles."""
-    from grader import nbexec
+    from grader.trusted import nbexec
 
     cols = []
     for lab_id, checks in registry().items():

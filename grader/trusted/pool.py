@@ -21,9 +21,9 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from grader import gradebook
-from grader.progress import Progress
-from grader.runs import kernel_server, zygote
+from grader.trusted import gradebook
+from grader.trusted.progress import Progress
+from grader.trusted.runs import kernel_server, zygote
 
 
 def worker_init(ctx) -> None:
@@ -46,7 +46,7 @@ def worker_init(ctx) -> None:
 
 
 def work(student_id: str, path: str, ctx) -> tuple[str, dict | None, str]:
-    from grader.grading import grade_student
+    from grader.trusted.grading import grade_student
 
     try:
         record = grade_student(student_id, Path(path), ctx)

@@ -16,15 +16,15 @@ from pathlib import Path
 
 import nbformat
 
-from grader import nbexec
 from grader.build.stubs import END_MARK, START_MARK
 from grader.build.sync import released_text
-from grader.grading import Options, grade
-from grader.sandbox import Limits
+from grader.trusted import nbexec
+from grader.trusted.grading import Options, grade
+from grader.trusted.sandbox import Limits
 from minimodel.course import LABS, encoding_modules
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT, STUBS_DIR
 
-SAMPLES_DIR = Path(__file__).resolve().parent / "samples"
+SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
 SAMPLES = ("reference", "stubs", "buggy", "hostile")
 EXPECTED = {"reference": "full marks", "stubs": "zero", "buggy": "partial", "hostile": "zero"}
 

@@ -17,7 +17,7 @@ import os
 import threading
 from pathlib import Path
 
-from grader.verdicts import Finding
+from grader.trusted.verdicts import Finding
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
