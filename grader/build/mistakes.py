@@ -136,7 +136,7 @@ def hidden_outputs(checks, inputs: Path, out_dir: Path) -> dict[str, dict]:
 
     out_dir.mkdir(parents=True)
     subprocess.run([sys.executable, "-m", "grader.build.mistakes", str(inputs), str(out_dir)],
-                   input=pickle.dumps(LabChecks(checks.lab_id, dict, checks.groups, ())),
+                   input=pickle.dumps(LabChecks(checks.lab_id, groups=checks.groups)),
                    check=True,
                    env={**os.environ, ENV_VAR: "reference", "PYTHONDONTWRITEBYTECODE": "1"})
     return pickle.loads((out_dir / OUTCOMES).read_bytes())

@@ -176,10 +176,11 @@ def _mistakes(checks: LabChecks, inputs: Path, arrays: dict, work: Path) -> dict
     from grader.build.mistakes import hidden_outputs, lab_mistakes
 
     found: dict = {}
-    if not checks.groups or not lab_mistakes(checks.lab_id):
+    mistakes = lab_mistakes(checks.lab_id)
+    if not checks.groups or not mistakes:
         return found
     outcomes = hidden_outputs(checks, inputs, work / "mistakes")
-    for item in lab_mistakes(checks.lab_id):
+    for item in mistakes:
         groups = {}
         for group in checks.groups:
             right = meta_arrays(arrays, f"g/{group.key}")
@@ -264,14 +265,22 @@ def _computed(labs: list[str] | None):
                 yield lab_id, *compute(checks, Path(tmp), Path(tmp) / "log")
 
 
+def write(lab_id: str, arrays: dict[str, np.ndarray], meta: dict,
+          root: Path = REPO_ROOT) -> tuple[Path, Path]:
+    """Store what :func:`compute` gave in the lab's folder of the repository at ``root``."""
+    npz, js = paths(lab_id, root)
+    npz.parent.mkdir(parents=True, exist_ok=True)
+    write_npz(npz, arrays)
+    js.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return npz, js
+
+
 def regenerate(root: Path = REPO_ROOT, labs: list[str] | None = None,
                log=print) -> list[Path]:
     """Recompute and write every lab's references; return the files written."""
     written = []
     for lab_id, arrays, meta in _computed(labs):
-        npz, js = paths(lab_id, root)
-        write_npz(npz, arrays)
-        js.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        npz, js = write(lab_id, arrays, meta, root)
         written += [npz, js]
         log(f"{lab_id}: {len(arrays)} reference arrays -> {npz.relative_to(root)}")
     return written

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from minimodel.course import LABS
+from minimodel.course import find_lab
 
 
 @dataclass(frozen=True)
@@ -210,8 +210,7 @@ class LabChecks:
         """The lab notebook's graded cells (``None`` when it has none)."""
         if not self.cells:
             return None
-        slug = next(lab.slug for lab in LABS if lab.id == self.lab_id)
-        return NotebookChecks(slug, self.cells, self.questions)
+        return NotebookChecks(find_lab(self.lab_id).slug, self.cells, self.questions)
 
     def group(self, key: str) -> Group:
         return next(g for g in self.groups if g.key == key)

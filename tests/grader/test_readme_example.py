@@ -7,7 +7,6 @@ the sandbox), and it grades real sources: what the README says it does, it must 
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
@@ -36,10 +35,7 @@ def grade(tmp_path_factory):
     checks = example_checks()
     root = tmp_path_factory.mktemp("course")
     arrays, meta = references.compute(checks, root / "work", root / "log")
-    npz, js = references.paths(checks.lab_id, root)
-    npz.parent.mkdir(parents=True)
-    references.write_npz(npz, arrays)
-    js.write_text(json.dumps(meta), encoding="utf-8")
+    references.write(checks.lab_id, arrays, meta, root)
     refs = references.References(checks.lab_id, root)
 
     def graded(source: str):
