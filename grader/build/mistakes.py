@@ -6,8 +6,9 @@ student's value matches what the wrong version gives, the explanation is shown, 
 and by the grader alike, with the same code and the same words. The wrong versions are
 instructor material: they run only where the course is built, on the visible inputs for the
 self-check's stored answers (``grader.build.snapshots``) and on the hidden inputs for the grader's
-reference outputs (:func:`hidden_outputs`, stored by ``grader.build.references``); only their outputs
-on the visible inputs reach the student's repository.
+reference outputs (:func:`hidden_outputs`, stored by ``grader.build.references``), and on the
+records of a notebook test cell that names their module (``CellCheck.catalogue``); only their
+outputs on the visible inputs reach the student's repository.
 
 A catalogue file binds the right functions it starts from at import
 (``from minimodel.positional.sinusoidal import sinusoidal_pe as right``): while a mistake runs,
@@ -117,26 +118,59 @@ def forked(function, *args) -> dict:
     return result["ok"]
 
 
-def _hidden_run(item: Mistake, run) -> dict:
-    """In the forked child: the lab's probe groups with ``item`` made, through the driver that
-    grades (``run``, a ``grader.trusted.runs.LabRun`` on its plain path)."""
+def _hidden_run(item: Mistake | None, run, cells: list[tuple]) -> dict:
+    """In the forked child: the lab's probe groups with ``item`` made (none: the reference),
+    through the driver that grades (``run``, a ``grader.trusted.runs.LabRun`` on its plain path),
+    and the notebook records of ``cells`` (:func:`cell_records`)."""
     import torch
 
     torch.set_num_threads(1)  # as in the sandbox
-    with made(item):
-        return run.groups()
+    with made(item) if item else contextlib.nullcontext():
+        return {"groups": run.groups() if item else {}, "cells": cell_records(cells)}
+
+
+def cell_records(cells: list[tuple]) -> dict[str, dict]:
+    """grade id -> record name -> value (float64 array, ``None`` or ``str``) for each
+    ``(grade id, module, given, records)``: ``given`` run, then each record evaluated, with
+    NumPy, PyTorch and the module's names; a record that raises is left out."""
+    import numpy as np
+    import torch
+
+    found = {}
+    for grade_id, module, given, records in cells:
+        names = {"np": np, "torch": torch, **{
+            k: v for k, v in vars(importlib.import_module(f"minimodel.positional.{module}"))
+            .items() if not k.startswith("_")}}
+        values = found[grade_id] = {}
+        try:
+            exec(given, names)  # noqa: S102 - the course's own source, from a lab's checks.py
+        except Exception:  # noqa: BLE001 - a mistake that breaks the given cells records nothing
+            continue
+        for name, expression in records.items():
+            with contextlib.suppress(Exception):  # the mistake raises there
+                value = eval(expression, names)  # noqa: S307 - as above
+                if isinstance(value, torch.Tensor):
+                    value = value.detach().cpu().double().numpy()
+                values[name] = value if value is None or isinstance(value, str) else \
+                    np.asarray(value, dtype=np.float64)
+    return found
 
 
 def hidden_outputs(checks, inputs: Path, out_dir: Path) -> dict[str, dict]:
     """What every mistake of the lab's modules gives on the probe groups of ``checks`` (a
-    ``LabChecks``; ``inputs``: the hidden inputs' file): mistake key -> group key ->
-    ``{"cpu": GroupOutcome}``. Runs in a child process where ``minimodel.positional`` is the
-    reference; ``out_dir/<mistake key>/`` gets what the probe runner writes."""
+    ``LabChecks``; ``inputs``: the hidden inputs' file) and on the records of its notebook cells
+    that name a ``catalogue``: mistake key (``""``: the reference) -> ``{"groups": group key ->
+    {"cpu": GroupOutcome}, "cells": grade id -> record -> value}``. Runs in a child process where
+    ``minimodel.positional`` is the reference; ``out_dir/<mistake key>/`` gets what the probe
+    runner writes."""
     from grader.hidden.spec import LabChecks
 
+    cells = [(c.grade_id, c.catalogue, c.given,
+              {n: e for n, e in c.records.items() if n not in c.volatile})
+             for c in checks.cells if c.catalogue]
     out_dir.mkdir(parents=True)
     subprocess.run([sys.executable, "-m", "grader.build.mistakes", str(inputs), str(out_dir)],
-                   input=pickle.dumps(LabChecks(checks.lab_id, groups=checks.groups)),
+                   input=pickle.dumps((LabChecks(checks.lab_id, groups=checks.groups), cells)),
                    check=True,
                    env={**os.environ, ENV_VAR: "reference", "PYTHONDONTWRITEBYTECODE": "1"})
     return pickle.loads((out_dir / OUTCOMES).read_bytes())
@@ -154,10 +188,11 @@ def main() -> int:
     from grader.trusted.sandbox import ItemFolders
 
     inputs, out_dir = Path(sys.argv[1]), Path(sys.argv[2])
-    checks = pickle.loads(sys.stdin.buffer.read())  # the lab's probe groups
+    checks, cells = pickle.loads(sys.stdin.buffer.read())  # the lab's probe groups and cells
     outcomes = {item.key: forked(_hidden_run, item,
-                                 LabRun(checks, ItemFolders(out_dir / item.key), inputs))
+                                 LabRun(checks, ItemFolders(out_dir / item.key), inputs), cells)
                 for item in lab_mistakes(checks.lab_id)}
+    outcomes[""] = forked(_hidden_run, None, None, cells)
     (out_dir / OUTCOMES).write_bytes(pickle.dumps(outcomes))
     return 0
 

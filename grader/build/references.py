@@ -128,7 +128,7 @@ def compute(checks: LabChecks, work: Path, log_path: Path) -> tuple[dict, dict]:
                                      f"{case and case['error']}")
             described.append(_store(arrays, f"g/{group.key}/{index}", case["outputs"]))
         meta["groups"][group.key] = described
-    meta["mistakes"] = _mistakes(checks, run.inputs, arrays, work)
+    meta["mistakes"], cells = _mistakes(checks, run.inputs, arrays, work)
     if checks.notebook:
         kernels = KernelServer(work / "zygote", log_path)
         try:
@@ -149,6 +149,7 @@ def compute(checks: LabChecks, work: Path, log_path: Path) -> tuple[dict, dict]:
                     outputs = [{**o, "array": None} for o in outputs]
                 meta["notebook"][grade_id][name] = _store(
                     arrays, f"nb/{grade_id}/{name}", outputs)
+        meta["notebook_mistakes"] = _cell_mistakes(checks, cells, meta["notebook"], arrays)
     scratch.remove()
     meta["inputs"] = inputs_hash(lab_inputs)
     meta["sources"] = source_hashes(checks)
@@ -169,23 +170,24 @@ def _store(arrays: dict, prefix: str, outputs: list[dict]) -> list[dict]:
     return described
 
 
-def _mistakes(checks: LabChecks, inputs: Path, arrays: dict, work: Path) -> dict:
+def _mistakes(checks: LabChecks, inputs: Path, arrays: dict, work: Path) -> tuple[dict, dict]:
     """What each classic mistake of the lab's modules (``grader.build.mistakes``) gives on the hidden
     inputs, where it differs from the reference: key -> texts and group -> {case: outputs, or
-    ``{"error": type}`` where the mistake raises}."""
+    ``{"error": type}`` where the mistake raises}; and, for the notebook cells that name a
+    catalogue, mistake key (``""``: the reference) -> grade id -> record -> value."""
     from grader.build.mistakes import hidden_outputs, lab_mistakes
 
     found: dict = {}
     mistakes = lab_mistakes(checks.lab_id)
-    if not checks.groups or not mistakes:
-        return found
+    if not (checks.groups or any(c.catalogue for c in checks.cells)) or not mistakes:
+        return found, {}
     outcomes = hidden_outputs(checks, inputs, work / "mistakes")
     for item in mistakes:
         groups = {}
         for group in checks.groups:
             right = meta_arrays(arrays, f"g/{group.key}")
             cases = {}
-            for index, case in enumerate(outcomes[item.key][group.key]["cpu"].cases):
+            for index, case in enumerate(outcomes[item.key]["groups"][group.key]["cpu"].cases):
                 if case is None or not case["ok"]:
                     if case is not None and index in right:  # raises where the reference doesn't
                         cases[str(index)] = {"error": (case.get("error") or {}).get("type")}
@@ -205,7 +207,50 @@ def _mistakes(checks: LabChecks, inputs: Path, arrays: dict, work: Path) -> dict
         if groups:
             found[item.key] = {"target": item.target, "es": item.es, "en": item.en,
                                "groups": groups}
+    return found, {key: outcome["cells"] for key, outcome in outcomes.items()}
+
+
+def _cell_mistakes(checks: LabChecks, cells: dict, notebook: dict, arrays: dict) -> dict:
+    """grade id -> mistake key -> texts and the records (stored as ``notebook``'s are) that the
+    mistake changes, for the cells that name a catalogue. ``cells``: :func:`_mistakes`' second
+    part; what ``given`` gives without a mistake must be the solved notebook's values."""
+    from grader.build.mistakes import lab_mistakes
+
+    def plain(described: list[dict]):  # a stored record as the judge reads it
+        entry = described[0] if len(described) == 1 else {}
+        if entry.get("kind") == "none" or "value" in entry:
+            return None if entry.get("kind") == "none" else entry["value"]
+        return np.asarray(arrays[entry["array"]], dtype=np.float64) if "array" in entry else ()
+
+    def same(a, b) -> bool:
+        if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+            return values_close(a, b, DRIFT_TOLERANCE)[0]
+        return type(a) is type(b) and a == b
+
+    found: dict = {}
+    for grade_id, right in cells.get("", {}).items():
+        expected = {name: plain(d) for name, d in notebook[grade_id].items()}
+        for name, value in right.items():
+            if not same(value, expected[name]):
+                raise ReferenceError(f"notebook {grade_id}/{name}: the cell's given names do not "
+                                     "give the solved notebook's value")
+        for item in lab_mistakes(checks.lab_id):
+            wrong = {n: v for n, v in cells[item.key][grade_id].items()
+                     if n in right and not same(v, right[n])}
+            if wrong:
+                found.setdefault(grade_id, {})[item.key] = {"es": item.es, "en": item.en, "records": {
+                    n: _store(arrays, f"nm/{grade_id}/{item.key}/{n}", [_output(v)])
+                    for n, v in sorted(wrong.items())}}
     return found
+
+
+def _output(value) -> dict:
+    """A value of :func:`grader.build.mistakes.cell_records` as a recorded output."""
+    if value is None:
+        return {"kind": "none"}
+    if isinstance(value, str):
+        return {"kind": "string", "value": value}
+    return {"kind": "ndarray", "dtype": "float64", "shape": list(value.shape), "array": value}
 
 
 def _sample(output: dict) -> dict:
@@ -331,6 +376,21 @@ class References:
     def cell(self, grade_id: str) -> dict[str, list[dict]]:
         values = self.meta.get("notebook", {}).get(grade_id, {})
         return {name: self._outputs(described) for name, described in values.items()}
+
+    def cell_mistakes(self, grade_id: str) -> list[dict]:
+        """The classic mistakes recognised from a notebook cell's records
+        (``CellCheck.catalogue``): each with its ``code``, texts and ``values`` (record -> what
+        the mistake records there: a float64 array, ``None`` or a string)."""
+        found = []
+        for key, item in sorted(self.meta.get("notebook_mistakes", {}).get(grade_id, {}).items()):
+            values = {}
+            for name, described in item["records"].items():
+                output = self._outputs(described)[0]
+                values[name] = output.get("value") if output.get("kind") in ("none", "string") \
+                    else np.asarray(output["array"], dtype=np.float64)
+            found.append({"code": key.split(".", 1)[1], "es": item["es"], "en": item["en"],
+                          "values": values})
+        return found
 
     def stale(self, checks: LabChecks) -> list[str]:
         """Sources changed since these references were computed."""

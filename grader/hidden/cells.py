@@ -185,8 +185,9 @@ def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | Non
     """A cell's judge: one check per deterministic record (``tols[name]``, else ``tol``, else
     ``tolerances`` by dtype; the kind too for ``exact_kind``, the dtype too for ``dtypes``), one
     per property. The score is the fraction of checks passed. When one fails, the findings are
-    the mistakes recognised, the failing properties and what ``diagnoses`` find, in that order,
-    in place of the generic findings (which stay, before them, next to unmet requirements).
+    the mistakes recognised (the catalogue's, for a cell that names one, then ``mistakes``), the
+    failing properties and what ``diagnoses`` find, in that order, in place of the generic
+    findings (which stay, before them, next to unmet requirements).
     ``unfilled``: after a failed earlier cell, a record that raises ``KeyError`` reads as not
     computed (a dictionary that cell left unfilled), not as an exception."""
     tols = tols or {}
@@ -207,7 +208,9 @@ def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | Non
             return ctx.verdict(checks)
         failed = [p for k, p in enumerate(properties) if named[f"property:{k}"].reason ==
                   "property"]
-        found = [Finding(m.code, m.es, m.en) for m in mistakes if m.matches(ctx, named)]
+        known = [*(Mistake(m["code"], lambda get, v=m["values"]: v, m["es"], m["en"])
+                   for m in ctx.mistakes), *mistakes]
+        found = [Finding(m.code, m.es, m.en) for m in known if m.matches(ctx, named)]
         found += [Finding(p.code, p.es, p.en) for p in failed if not p.requirement]
         ok = {k: c.ok for k, c in named.items()}
         for diagnose in diagnoses:

@@ -160,6 +160,10 @@ class CellCheck:
     ``volatile`` names records whose values come from training (not bit-reproducible across
     machines): their references keep kind, dtype and shape only, and the judge checks their
     properties on the student's values instead of comparing them.
+    ``catalogue`` names a course module whose classic mistakes (``solutions/mistakes/``) the
+    judge recognises from the records: when the references are built, the records are evaluated
+    once per mistake with that mistake made, after ``given`` (the names of the notebook's given
+    cells that the records use, as source; checked against the solved notebook's values).
     """
 
     grade_id: str
@@ -168,6 +172,8 @@ class CellCheck:
     records: dict[str, str]
     judge: Callable
     volatile: frozenset[str] = frozenset()
+    catalogue: str = ""
+    given: str = ""
 
 
 @dataclass(frozen=True)

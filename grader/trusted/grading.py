@@ -298,7 +298,8 @@ def _grade_notebook(run: LabRun, submission, ctx, refs, record, info,
                                     instructor={"error": "no hidden check for this cell"}))
             continue
         values = records.get(grade_id, {name: None for name in cell.records})
-        context = CellContext(cell, meta["points"], values, refs.cell(grade_id), outcome)
+        context = CellContext(cell, meta["points"], values, refs.cell(grade_id), outcome,
+                              refs.cell_mistakes(grade_id))
         verdicts.append(_judged(cell.judge, context, key, cell.title_es, cell.title_en,
                                 meta["points"], problems))
     return verdicts

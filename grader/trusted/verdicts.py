@@ -363,6 +363,7 @@ class CellContext:
     records: dict[str, dict | None]
     refs: dict[str, list[dict]]
     kernel: dict  # how the notebook run went (status, errors per cell)
+    mistakes: list[dict] = field(default_factory=list)  # References.cell_mistakes(grade_id)
 
     def out(self, name: str, position: int = 0) -> dict | None:
         record = self.records.get(name)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from mistake_models import mask, positions, relative, rows
 from source_runs import codes, grade_source, mutated, points, reference, stub
 
 from grader.hidden import lab_18_03 as lab
@@ -34,19 +35,19 @@ def differs(a, b):
 
 
 def chunk_changed(name):
-    return [differs(lab.positions(c, q, name), lab.positions(c, q)) for c, q in lab.CHUNK_CASES]
+    return [differs(positions(c, q, name), positions(c, q)) for c, q in lab.CHUNK_CASES]
 
 
 def relative_changed(name):
-    return [differs(lab.relative(c, q, name), lab.relative(c, q)) for c, q in lab.RELATIVE_CASES]
+    return [differs(relative(c, q, name), relative(c, q)) for c, q in lab.RELATIVE_CASES]
 
 
 def mask_changed(name):
-    return [differs(lab.mask(c, q, name), lab.mask(c, q)) for c, q, _ in lab.MASK_CASES]
+    return [differs(mask(c, q, name), mask(c, q)) for c, q, _ in lab.MASK_CASES]
 
 
 def rows_changed(name):
-    return [differs(lab.rows(TABLES[key], c, q, name), lab.rows(TABLES[key], c, q))
+    return [differs(rows(TABLES[key], c, q, name), rows(TABLES[key], c, q))
             for key, _, c, q in lab.ROWS_CASES]
 
 
@@ -81,7 +82,7 @@ MISTAKES = [
      {"device": None}),
     ("mask", "finite-mask", [('mask.masked_fill(future, float("-inf"))',
                               "mask.masked_fill(future, -1e9)")],
-     [lab.mask(c, q).min() < 0 for c, q, _ in lab.MASK_CASES],  # float16: -1e9 overflows
+     [mask(c, q).min() < 0 for c, q, _ in lab.MASK_CASES],  # float16: -1e9 overflows
      {"device": None}),
     ("mask", "bool-mask", [('return mask.masked_fill(future, float("-inf"))', "return future")],
      [True] * len(lab.MASK_CASES), {"device": None}),

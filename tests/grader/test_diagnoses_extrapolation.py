@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from mistake_models import buckets, failure, means, needle
 from source_runs import codes, grade_source, mutated, points, reference, stub
 
 from grader.hidden import lab_18_01 as lab
@@ -30,22 +31,22 @@ def test_stub_scores_zero_and_says_not_implemented(tmp_path):
 
 
 def bucket_changed(name):
-    return [lab.buckets(*c, mistake=name) != lab.buckets(*c) for c in lab.BUCKET_CASES]
+    return [buckets(*c, mistake=name) != buckets(*c) for c in lab.BUCKET_CASES]
 
 
 def mean_changed(name):
-    return [not np.allclose(lab.means(INPUTS[key], spans, name), lab.means(INPUTS[key], spans),
+    return [not np.allclose(means(INPUTS[key], spans, name), means(INPUTS[key], spans),
                             equal_nan=True, rtol=1e-5, atol=1e-6)
             for key, _, spans in lab.MEAN_CASES]
 
 
 def failure_changed(name):
-    return [lab.failure(INPUTS[key], T, tol, w, name) != lab.failure(INPUTS[key], T, tol, w)
+    return [failure(INPUTS[key], T, tol, w, name) != failure(INPUTS[key], T, tol, w)
             for key, _, T, tol, w in lab.FAILURE_CASES]
 
 
 def needle_changed(name):
-    return [lab.needle(*c, mistake=name) != lab.needle(*c) for c in lab.NEEDLE_CASES]
+    return [needle(*c, mistake=name) != needle(*c) for c in lab.NEEDLE_CASES]
 
 
 SMOOTH = "curve[max(0, p - window + 1) : p + 1].nanmean()"
@@ -87,7 +88,7 @@ MISTAKES = [
     ("failure", "window-start", [("            return p\n", "            return p - window + 1\n")],
      failure_changed("window-start")),
     ("failure", "not-int", [("            return p\n", "            return torch.tensor(p)\n")],
-     [lab.failure(INPUTS[key], T, tol, w) is not None for key, _, T, tol, w in lab.FAILURE_CASES]),
+     [failure(INPUTS[key], T, tol, w) is not None for key, _, T, tol, w in lab.FAILURE_CASES]),
     ("needle", "truncated", [("round(depth * filler)", "int(depth * filler)")],
      needle_changed("truncated")),
     ("needle", "half-up", [("round(depth * filler)", "int(depth * filler + 0.5)")],

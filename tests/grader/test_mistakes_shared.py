@@ -3,21 +3,36 @@ the same words, on the same student's file (``solutions/mistakes/`` is the only 
 
 For each lab of ``mistaken_sources`` and each mistake of its catalogue, a copy of the reference
 with that mistake written in is checked by ``minimodel check`` (visible inputs, stored answers)
-and graded (hidden inputs, reference outputs).
+and graded (hidden inputs, reference outputs); where a notebook test cell recognises the
+catalogue's mistakes (``CellCheck.catalogue``), the cell's records computed with that copy are
+judged too.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
+
+import numpy as np
 import pytest
+import torch
 from mistaken_sources import MISTAKEN
 from selfcheck_copies import student_copy
-from source_runs import grade_source, mutated
+from source_runs import grade_source, mutated, reference
 
 from grader.build.mistakes import lab_mistakes
+from grader.build.references import References
+from grader.child.probe_runner import save_outputs
+from grader.hidden import registry
+from grader.hidden.spec import NotebookChecks
+from grader.trusted.nbexec import read_records
+from grader.trusted.verdicts import CellContext
 from minimodel.course import find_lab
 from minimodel.selfcheck.runner import run_checks
 
 CASES = [(lab_id, item) for lab_id in MISTAKEN for item in lab_mistakes(lab_id)]
+CELL_CASES = [(lab_id, cell, item) for lab_id, item in CASES
+              for cell in registry()[lab_id].cells if cell.catalogue == item.module]
 
 
 def test_every_mistake_of_those_labs_has_a_source():
@@ -34,4 +49,60 @@ def test_the_self_check_and_the_grader_name_it_alike(lab_id, item, tmp_path):
     verdicts = grade_source(lab_id, mutated(item.module, edit), tmp_path)
     named = [f for v in verdicts.values() for f in v.findings if f.code == item.code]
     assert named, f"the grader does not name {item.code}"
+    assert all(f.es == item.es and f.en == item.en for f in named)
+
+
+def recorded(cell, source: str, folder) -> dict:
+    """The cell's records as the kernel's recorder writes them and the grader reads them back,
+    with ``source`` as the student's module and the cell's given names."""
+    folder.mkdir()
+    (folder / "student.py").write_text(source)
+    spec = importlib.util.spec_from_file_location(f"student_{folder.name}", folder / "student.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    names = {"np": np, "torch": torch, **vars(module)}
+    exec(cell.given, names)
+    base = folder / "records" / cell.grade_id
+    base.mkdir(parents=True)
+    results = {}
+    for name, expression in cell.records.items():
+        try:
+            results[name] = {"ok": True, "outputs": save_outputs(eval(expression, names),
+                                                                 str(base / name))}
+        except Exception as error:  # noqa: BLE001 - recorded, as the kernel's recorder does
+            results[name] = {"ok": False, "error": {"type": type(error).__name__}}
+    (base / "record.json").write_text(json.dumps(results))
+    return read_records(folder, NotebookChecks("lab", (cell,)))[cell.grade_id]
+
+
+def _differs(a: dict, b: dict) -> bool:
+    """Two recorded values differ (in an error, a kind, a shape or a value)."""
+    if not (a.get("ok") and b.get("ok")):
+        return a != b
+    if len(a["outputs"]) != len(b["outputs"]):
+        return True
+    for x, y in zip(a["outputs"], b["outputs"], strict=True):
+        arrays = [None if o.get("array") is None else np.asarray(o["array"], dtype=np.float64)
+                  for o in (x, y)]
+        if x.get("value") != y.get("value") or (arrays[0] is None) != (arrays[1] is None) or (
+                arrays[0] is not None and not (arrays[0].shape == arrays[1].shape and
+                                               np.array_equal(*arrays, equal_nan=True))):
+            return True
+    return False
+
+
+@pytest.mark.parametrize(("lab_id", "cell", "item"), CELL_CASES,
+                         ids=[f"{lab}-{c.grade_id}-{m.key}" for lab, c, m in CELL_CASES])
+def test_a_notebook_cell_names_it_alike(lab_id, cell, item, tmp_path):
+    right = recorded(cell, reference(item.module), tmp_path / "right")
+    wrong = recorded(cell, mutated(item.module, MISTAKEN[lab_id][item.code]), tmp_path / "wrong")
+    refs = References(lab_id)
+    context = CellContext(cell, 2.0, wrong, refs.cell(cell.grade_id), {"status": "finished"},
+                          refs.cell_mistakes(cell.grade_id))
+    verdict = cell.judge(context)
+    if not any(_differs(wrong[n], right[n]) for n in cell.records):  # none of the cell's values
+        assert verdict.score == 2.0 and not verdict.findings
+        pytest.skip(f"{item.code} changes none of the values of {cell.grade_id}")
+    named = [f for f in verdict.findings if f.code == item.code]
+    assert verdict.score < 2.0 and named, f"the cell does not name {item.code}"
     assert all(f.es == item.es and f.en == item.en for f in named)

@@ -33,9 +33,6 @@ instead of the last, the doubling buckets instead of the windows ``[0, L)``.
 
 from __future__ import annotations
 
-import math
-import warnings
-
 import numpy as np
 
 from grader.hidden.cells import Mistake, Property, cell_judge, close
@@ -194,205 +191,15 @@ ITEMS = (
 
 # --- the notebook --------------------------------------------------------------------------------
 
-# The test cell's mistakes, modelled here (the module items name the catalogue's,
-# solutions/mistakes/extrapolation.py).
-
-def buckets(train_len: int, length: int, mistake: str | None = None) -> list[int]:
-    """The flattened ``(start, end)`` pairs, or one of the usual mistakes."""
-    if mistake == "linear":
-        edges = list(range(0, length, train_len)) + [length]
-    elif mistake == "not-cut":
-        edges = [0, train_len]
-        while edges[-1] < length:
-            edges.append(2 * edges[-1])
-    else:
-        edges = [0, min(train_len, length)]
-        while edges[-1] < length:
-            edges.append(min(2 * edges[-1], length))
-    return [v for pair in zip(edges[:-1], edges[1:], strict=True) for v in pair]
-
-
-BUCKET_DIAGNOSES = {
-    "linear": ("Las cubetas deben doblar su longitud: [0, T), [T, 2T), [2T, 4T), [4T, 8T)…; cada "
-               "una termina en el doble de su inicio, no T posiciones más allá.",
-               "The buckets must double in length: [0, T), [T, 2T), [2T, 4T), [4T, 8T)…; each "
-               "ends at twice its start, not T positions further."),
-    "not-cut": ("Ninguna cubeta puede pasar de length: la última (o la única, si length ≤ T) "
-                "termina en length.",
-                "No bucket may go past length: the last one (or the only one, when length ≤ T) "
-                "ends at length."),
-}
-
-
-def _quiet(function, *args, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # means of empty or all-NaN slices
-        return function(*args, **kwargs)
-
-
-def means(loss: np.ndarray, spans, mistake: str | None = None) -> np.ndarray:
-    """The mean loss per bucket (float64), or one of the usual mistakes."""
-    loss = np.asarray(loss, dtype=np.float64)
-    rows = loss if loss.ndim == 2 else loss[None, :]
-    out = []
-    for start, end in spans:
-        part = rows[:, start:end]
-        if mistake == "mean-of-means":
-            out.append(_quiet(np.nanmean, _quiet(np.nanmean, part, axis=1)))
-        elif mistake == "nan-not-skipped":
-            out.append(part.mean())
-        elif mistake == "nan-as-zero":
-            out.append(np.nan_to_num(part, nan=0.0).mean())
-        else:
-            out.append(_quiet(np.nanmean, part))
-    return np.array(out)
-
-
-MEAN_DIAGNOSES = {
-    "mean-of-means": ("Es una media de medias por secuencia: cada valor de la cubeta debe contar "
-                      "una vez (la media de todos los valores sin NaN de todas las secuencias).",
-                      "This is a mean of per-sequence means: every value in the bucket must "
-                      "count once (the mean of all non-NaN values of every sequence)."),
-    "nan-not-skipped": ("Una cubeta con algún NaN da NaN: usa torch.nanmean, que ignora las "
-                        "posiciones sin objetivo.",
-                        "A bucket with any NaN gives NaN: use torch.nanmean, which skips the "
-                        "positions without a target."),
-    "nan-as-zero": ("Los NaN cuentan como ceros: las posiciones sin objetivo no deben entrar ni "
-                    "en la suma ni en la cuenta (torch.nanmean).",
-                    "NaNs count as zeros: positions without a target must enter neither the sum "
-                    "nor the count (torch.nanmean)."),
-}
-
-
-def failure(curve, train_len: int, tolerance: float, window: int,
-            mistake: str | None = None) -> int | None:
-    """The first failing position (float64, as the reference), or one of the usual mistakes."""
-    c = np.asarray(curve, dtype=np.float64)
-    mean = np.mean if mistake == "nan-not-skipped" else np.nanmean
-    ref_start = 0 if mistake == "reference-from-start" else train_len // 2
-    reference = _quiet(mean, c[ref_start:train_len])
-    start = 0 if mistake == "search-from-zero" else train_len
-    for p in range(start, len(c)):
-        lo, hi = max(0, p - window + 1), p + 1
-        if mistake == "centred":
-            lo, hi = max(0, p - window // 2), p + (window + 1) // 2
-        elif mistake == "forward":
-            lo, hi = p, p + window
-        elif mistake == "no-smoothing":
-            lo, hi = p, p + 1
-        smooth = _quiet(mean, c[lo:hi])
-        if smooth >= reference + tolerance if mistake == "greater-equal" else \
-                smooth > reference + tolerance:
-            return p - window + 1 if mistake == "window-start" else p
-    return None
-
-
-FAILURE_DIAGNOSES = {
-    "centred": ("La media móvil está centrada en p: debe ir hacia atrás, "
-                "per_position[p − window + 1 .. p], sin mirar posiciones posteriores a p.",
-                "The moving mean is centred on p: it must look back, "
-                "per_position[p − window + 1 .. p], without positions after p."),
-    "forward": ("La media móvil mira hacia delante (p .. p + window − 1): debe ir hacia atrás, "
-                "per_position[p − window + 1 .. p].",
-                "The moving mean looks ahead (p .. p + window − 1): it must look back, "
-                "per_position[p − window + 1 .. p]."),
-    "no-smoothing": ("Comparas la pérdida de cada posición sin suavizar: usa la media de las "
-                     "últimas window posiciones hasta p.",
-                     "You compare each position's loss unsmoothed: use the mean of the last "
-                     "window positions up to p."),
-    "reference-from-start": ("La referencia es la media de [T//2, T), posiciones con contexto; "
-                             "las primeras posiciones tienen una pérdida alta que no cuenta.",
-                             "The reference is the mean over [T//2, T), positions with context; "
-                             "the first positions have a high loss that does not count."),
-    "search-from-zero": ("La búsqueda empieza en T: el resultado nunca es menor que train_len.",
-                         "The search starts at T: the result is never below train_len."),
-    "nan-not-skipped": ("Con posiciones sin objetivo (NaN), las medias deben saltarlas "
-                        "(torch.nanmean): con NaN ninguna comparación es cierta.",
-                        "With positions without a target (NaN), the means must skip them "
-                        "(torch.nanmean): with NaN no comparison is true."),
-    "greater-equal": ("La pérdida falla cuando SUPERA referencia + tolerance (>), no cuando la "
-                      "iguala (>=).",
-                      "The loss fails when it EXCEEDS reference + tolerance (>), not when it "
-                      "equals it (>=)."),
-    "window-start": ("Devuelve p, la posición donde la media móvil supera el umbral, no el "
-                     "inicio de su ventana (p − window + 1).",
-                     "Return p, the position where the moving mean crosses the threshold, not "
-                     "the start of its window (p − window + 1)."),
-}
-
-
-def needle(length: int, depth: float, k: int = 5, mistake: str | None = None) -> int:
-    """The passkey distance, or one of the usual mistakes."""
-    if mistake == "digits-fixed":
-        k = 5
-    filler = length - 2 * k - 2
-    if mistake == "truncated":
-        before = int(depth * filler)
-    elif mistake == "half-up":
-        before = math.floor(depth * filler + 0.5)
-    else:
-        before = round(depth * filler)
-    return length - k - 2 - before + (1 if mistake == "off-by-one" else 0)
-
-
-NEEDLE_DIAGNOSES = {
-    "truncated": ("w se calcula con round() de Python, como PasskeyTask, no con int(), que "
-                  "trunca.",
-                  "w is computed with Python's round(), as PasskeyTask does, not with int(), "
-                  "which truncates."),
-    "half-up": ("round() de Python redondea los medios al par (round(2.5) = 2): no redondees "
-                "siempre hacia arriba.",
-                "Python's round() rounds halves to even (round(2.5) = 2): do not always round "
-                "half up."),
-    "off-by-one": ("La distancia sale una posición más larga: cuenta desde QUERY (índice "
-                   "length − k), el token que predice d_1, hasta la cifra d_1 de la aguja "
-                   "(índice w + 2), no hasta MARK ni desde el token predicho.",
-                   "The distance comes out one position too long: count from QUERY (index "
-                   "length − k), the token that predicts d_1, to the needle's digit d_1 "
-                   "(index w + 2), not to MARK nor from the predicted token."),
-    "digits-fixed": ("La clave tiene n_digits cifras (k), no siempre 5: k entra en el relleno "
-                     "F = length − 2k − 2 y en la distancia length − k − 2 − w.",
-                     "The passkey has n_digits digits (k), not always 5: k enters the filler "
-                     "F = length − 2k − 2 and the distance length − k − 2 − w."),
-}
-
-
-NB_T = 64
-NB_STEP = np.concatenate([np.full(NB_T, 1.2, np.float32), np.full(7 * NB_T, 2.0, np.float32)])
-NB_NAN_LOSS = np.array([[1.0, 2.0, np.nan, 4.0], [np.nan, 2.0, 3.0, np.nan]])
 NB_NAN_SPANS = [(0, 2), (2, 4), (0, 4)]
-NB_FLAT = np.full(90, 3.0)
-NB_RAMP = np.concatenate([np.ones(40, np.float32),
-                          np.float32(1) + np.float32(0.01) * np.arange(1, 81, dtype=np.float32)])
-NB_NEEDLES = [(256, 0.0, 5), (256, 1.0, 5), (512, 0.5, 5), (18, 0.25, 3)]
 NAN_LOSS_SOURCE = ("torch.tensor([[1.0, 2.0, float('nan'), 4.0], "
                    "[float('nan'), 2.0, 3.0, float('nan')]])")
 RAMP_SOURCE = "torch.cat([torch.ones(40), 1 + 0.01 * torch.arange(1, 81)])"
-
-
-def _pairs(flat: list[int]) -> np.ndarray:
-    return np.array(flat).reshape(-1, 2)
-
-
-def _measure_mistakes() -> tuple[Mistake, ...]:
-    found = []
-    for name, (es, en) in BUCKET_DIAGNOSES.items():
-        found.append(Mistake(name, lambda get, n=name: {
-            "spans": _pairs(buckets(NB_T, 8 * NB_T, n)), "buckets": _pairs(buckets(100, 350, n)),
-            "short": _pairs(buckets(64, 10, n))}, es, en, EXACT))
-    for name, (es, en) in MEAN_DIAGNOSES.items():
-        found.append(Mistake(name, lambda get, n=name: {
-            "nan_means": means(NB_NAN_LOSS, NB_NAN_SPANS, n)}, es, en))
-    for name, (es, en) in FAILURE_DIAGNOSES.items():
-        found.append(Mistake(name, lambda get, n=name: {
-            "failure": failure(NB_STEP, NB_T, 0.1, 20, n),
-            "never": failure(NB_FLAT, 30, 0.0, 5, n),
-            "ramp1": failure(NB_RAMP, 40, 0.205, 1, n),
-            "ramp11": failure(NB_RAMP, 40, 0.205, 11, n)}, es, en, EXACT))
-    for name, (es, en) in NEEDLE_DIAGNOSES.items():
-        found.append(Mistake(name, lambda get, n=name: {
-            "needles": np.array([needle(*c, mistake=n) for c in NB_NEEDLES])}, es, en, EXACT))
-    return tuple(found)
+GIVEN = """
+T = 64
+step = torch.cat([torch.full((T,), 1.2), torch.full((7 * T,), 2.0)])
+spans = doubling_buckets(T, 8 * T)
+"""  # the names of the cell 'synthetic' that test-measures uses
 
 
 def _averages(window: str) -> str:
@@ -461,7 +268,8 @@ CELLS = (
               cell_judge(unfilled=True, tols={k: EXACT for k in ("spans", "buckets", "short",
                                                                  "failure", "ramp1", "ramp11",
                                                                  "needles")},
-                         exact_kind=("never",), mistakes=_measure_mistakes())),
+                         exact_kind=("never",)),
+              catalogue=MODULE, given=GIVEN),
     CellCheck("test-averages", "Cuaderno: la media de la ventana y la de su mitad final",
               "Notebook: the mean over the window and over its last half",
               {"keys": "' '.join(sorted(map(str, window_mean))) + ' | ' + "

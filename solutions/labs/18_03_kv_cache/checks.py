@@ -105,7 +105,8 @@ def judge_mask(ctx: JudgeContext):
                     not ctx.compare(k, check_dtype=False).ok]
     finite = []
     for k in wrong_values:
-        expected, got = mask(*MASK_CASES[k][:2]), student(ctx, k)
+        expected = np.asarray(ctx.refs[k][0]["array"], dtype=np.float64)
+        got = student(ctx, k)
         future = np.isinf(expected)
         if got is not None and got.shape == expected.shape and future.any() and \
                 np.all(np.isfinite(got[future])) and np.all(got[future] <= -1e3) and \
@@ -175,148 +176,12 @@ ITEMS = (
 
 # --- the notebook --------------------------------------------------------------------------------
 
-# The test cell's own mistake models (``mask`` also gives judge_mask the exact mask).
-
-def positions(cache_len: int, q_len: int, mistake: str | None = None) -> np.ndarray:
-    start = {"restart": 0, "chunk-restart": 0, "off-by-one": cache_len + 1}.get(mistake,
-                                                                                cache_len)
-    return np.arange(start, start + q_len)
-
-
-def relative(cache_len: int, q_len: int, mistake: str | None = None) -> np.ndarray:
-    k_len = cache_len + q_len
-    keys = np.arange(cache_len if mistake == "new-keys-only" else 0, k_len)
-    if mistake == "chunk-restart":  # the cached keys keep 0 .. c-1, the new ones restart at 0
-        keys = np.concatenate([np.arange(cache_len), np.arange(q_len)])
-    rel = keys[None, :] - positions(cache_len, q_len, mistake)[:, None]
-    return -rel if mistake == "sign" else rel
-
-
-def mask(cache_len: int, q_len: int, mistake: str | None = None) -> np.ndarray:
-    rel = relative(cache_len, q_len, "restart" if mistake == "top-left" else None)
-    blocked = rel >= 0 if mistake == "strict" else rel > (1 if mistake == "off-by-one" else 0)
-    return np.where(blocked, -np.inf, 0.0)
-
-
-def rows(table: np.ndarray, cache_len: int, q_len: int, mistake: str | None = None) -> np.ndarray:
-    k_len, M = cache_len + q_len, table.shape[-1]
-    if mistake == "first-rows":
-        return table[..., :q_len, :k_len]
-    if mistake == "last-rows":
-        return table[..., M - q_len:, :k_len]
-    if mistake == "off-by-one":
-        return table[..., cache_len + 1 : k_len + 1, :k_len]
-    if mistake == "all-columns":
-        return table[..., cache_len:k_len, :]
-    if mistake == "new-keys-only":
-        return table[..., cache_len:k_len, cache_len:k_len]
-    return table[..., cache_len:k_len, :k_len]
-
-
-POSITION_DIAGNOSES = {
-    "restart": ("Las posiciones vuelven a empezar en 0: es el error clásico de la caché. Los "
-                "tokens nuevos van detrás de los cache_len guardados, en cache_len … "
-                "cache_len + q_len − 1.",
-                "The positions restart at 0: the classic cache bug. The new tokens come after "
-                "the cache_len cached ones, at cache_len … cache_len + q_len − 1."),
-    "off-by-one": ("Sobra un 1: con cache_len tokens guardados (posiciones 0 … cache_len − 1), el "
-                   "primero nuevo está en la posición cache_len, no en cache_len + 1.",
-                   "Off by one: with cache_len cached tokens (positions 0 … cache_len − 1), the "
-                   "first new one is at position cache_len, not cache_len + 1."),
-    "chunk-restart": ("Los tokens nuevos vuelven a empezar en 0 (consultas y claves nuevas) "
-                      "mientras las claves guardadas conservan 0 … cache_len − 1: todas las "
-                      "posiciones siguen una sola numeración, y la de los nuevos empieza en "
-                      "cache_len.",
-                      "The new tokens restart at 0 (queries and new keys) while the cached keys "
-                      "keep 0 … cache_len − 1: every position follows one numbering, and the new "
-                      "tokens' starts at cache_len."),
-    "sign": ("El signo está al revés: la posición relativa es clave − consulta, negativa para "
-             "las claves anteriores (el convenio de T5).",
-             "The sign is reversed: the relative position is key − query, negative for earlier "
-             "keys (T5's convention)."),
-    "new-keys-only": ("Faltan las claves guardadas: las columnas son TODAS las claves, "
-                      "0 … cache_len + q_len − 1, no solo las de los tokens nuevos.",
-                      "The cached keys are missing: the columns are ALL the keys, "
-                      "0 … cache_len + q_len − 1, not only those of the new tokens."),
-}
-
-
-MASK_DIAGNOSES = {
-    "top-left": ("Es la máscara alineada arriba a la izquierda, la de SDPA con is_causal=True: "
-                 "la consulta i solo ve las claves 0 … i. Tras la caché está en cache_len + i y "
-                 "ve las claves 0 … cache_len + i (alineación abajo a la derecha).",
-                 "This is the top-left aligned mask, SDPA's with is_causal=True: query i only "
-                 "sees keys 0 … i. After the cache it sits at cache_len + i and sees keys "
-                 "0 … cache_len + i (bottom-right alignment)."),
-    "strict": ("Tapas también la diagonal: cada consulta debe ver su propia clave (rel = 0).",
-               "You also mask the diagonal: each query must see its own key (rel = 0)."),
-    "off-by-one": ("Cada consulta ve una clave de más, la siguiente a la suya: la consulta i está "
-                   "en cache_len + i, no en cache_len + i + 1.",
-                   "Each query sees one key too many, the one after its own: query i sits at "
-                   "cache_len + i, not at cache_len + i + 1."),
-}
-
-
-ROWS_DIAGNOSES = {
-    "first-rows": ("Tomas las primeras filas (alineación arriba a la izquierda): las consultas "
-                   "nuevas son las filas cache_len … cache_len + q_len − 1, alineadas con el "
-                   "final de las claves.",
-                   "You take the first rows (top-left alignment): the new queries are rows "
-                   "cache_len … cache_len + q_len − 1, aligned with the end of the keys."),
-    "last-rows": ("Tomas las últimas filas de la tabla, pero la tabla puede ser mayor que "
-                  "cache_len + q_len: las filas son cache_len … cache_len + q_len − 1.",
-                  "You take the last rows of the table, but the table may be larger than "
-                  "cache_len + q_len: the rows are cache_len … cache_len + q_len − 1."),
-    "off-by-one": ("Las filas empiezan una más allá: la primera consulta nueva es la fila "
-                   "cache_len, no cache_len + 1.",
-                   "The rows start one too far: the first new query is row cache_len, not "
-                   "cache_len + 1."),
-    "all-columns": ("Las columnas son las claves que existen, 0 … cache_len + q_len − 1: "
-                    "recórtalas aunque la tabla tenga más.",
-                    "The columns are the keys that exist, 0 … cache_len + q_len − 1: cut them "
-                    "even when the table has more."),
-    "new-keys-only": ("Faltan las columnas de las claves guardadas: son todas, "
-                      "0 … cache_len + q_len − 1, no solo cache_len … cache_len + q_len − 1.",
-                      "The columns of the cached keys are missing: they are all of them, "
-                      "0 … cache_len + q_len − 1, not only cache_len … cache_len + q_len − 1."),
-}
-
-
 NB_CASES = [(0, 1), (0, 6), (7, 1), (4, 3), (30, 2)]  # the test cell's hidden (cache_len, q_len)
 BIAS_CASES = ((5, 3), (0, 7), (20, 1), (9, 4))
 
 
 def _joined(make) -> str:
     return f"torch.cat([({make}).flatten() for c, q in {NB_CASES}])"
-
-
-def _nb_table(c: int, q: int) -> np.ndarray:
-    m = c + q + 3
-    return np.arange(2 * m * m, dtype=np.float64).reshape(2, m, m)
-
-
-def _concat(make) -> np.ndarray:
-    return np.concatenate([np.asarray(make(c, q), dtype=np.float64).ravel() for c, q in NB_CASES])
-
-
-def _position_mistakes() -> tuple[Mistake, ...]:
-    found = []
-    for name in ("restart", "off-by-one"):
-        found.append(Mistake(f"chunk-{name}", lambda get, n=name: {"chunk": positions(2, 3, n)},
-                             *POSITION_DIAGNOSES[name], EXACT))
-    for name in ("restart", "chunk-restart", "sign", "new-keys-only"):
-        found.append(Mistake(f"relative-{name}", lambda get, n=name: {
-            "relative": relative(2, 3, n), "rels": _concat(lambda c, q: relative(c, q, n))},
-            *POSITION_DIAGNOSES[name], EXACT))
-    for name in MASK_DIAGNOSES:
-        found.append(Mistake(f"mask-{name}", lambda get, n=name: {
-            "mask": mask(2, 3, n), "masks": _concat(lambda c, q: mask(c, q, n))},
-            *MASK_DIAGNOSES[name], EXACT))
-    for name in ROWS_DIAGNOSES:
-        found.append(Mistake(f"rows-{name}", lambda get, n=name: {
-            "table_rows": _concat(lambda c, q: rows(_nb_table(c, q), c, q, n))},
-            *ROWS_DIAGNOSES[name], EXACT))
-    return tuple(found)
 
 
 def _gap(model: str, scaled: str = "") -> str:
@@ -441,7 +306,8 @@ CELLS = (
                "table_rows": _joined("bias_rows_after_cache(torch.arange(2 * (c + q + 3) ** "
                                      "2, dtype=torch.float32).reshape(2, c + q + 3, c + q + "
                                      "3), c, q)")},
-              cell_judge(unfilled=True, tol=EXACT, mistakes=_position_mistakes())),
+              cell_judge(unfilled=True, tol=EXACT), catalogue=MODULE,
+              given="square = causal_mask_after_cache(0, 5)"),
     CellCheck("test-chunk-bias", "Cuaderno: el sesgo de un trozo tras la caché",
               "Notebook: the bias of a chunk after the cache",
               {"alibi": "chunk_bias(models['alibi'], relative_positions(5, 3))",
