@@ -36,12 +36,21 @@ def judged_cases(ctx: JudgeContext, compare=whole_case,
     return checks, failing, ctx.named_mistakes(failing)
 
 
-def cases_judge(compare=whole_case, **options):
+def failing_output(ctx: JudgeContext, failing: list[int], test) -> bool:
+    """Whether a failing case's output ``out`` (case ``k``) has ``test(out, k)``: an output of
+    the wrong kind or dtype, say."""
+    return any((out := ctx.out(k)) is not None and test(out, k) for k in failing)
+
+
+def cases_judge(compare=whole_case, *, wrong_output: tuple | None = None, **options):
     """A judge for an item whose every case must match its reference (:func:`judged_cases`); its
-    findings are the catalogue's mistakes that explain the failing cases."""
+    findings are the catalogue's mistakes that explain the failing cases, and the finding of
+    ``wrong_output = (test, Finding)`` when :func:`failing_output` (``test``) holds."""
 
     def judge(ctx: JudgeContext):
-        checks, _, diagnoses = judged_cases(ctx, compare, **options)
+        checks, failing, diagnoses = judged_cases(ctx, compare, **options)
+        if wrong_output and failing_output(ctx, failing, wrong_output[0]):
+            diagnoses.append(wrong_output[1])
         return ctx.verdict(checks, diagnoses=diagnoses)
 
     return judge

@@ -8,8 +8,9 @@ A lab's hidden checks (``solutions/labs/<slug>/checks.py``) declare:
   in one fresh sandboxed process (a crash costs that group only). A group marked ``device=True``
   runs on the CPU (values), on PyTorch's ``meta`` device (placement, always) and on CUDA (when
   there is a GPU); its reference outputs come from the CPU;
-- ``ITEMS``: graded items. Each reads the outputs of one group and is judged by a function that
-  gets a :class:`~grader.trusted.verdicts.JudgeContext` and returns a
+- ``ITEMS``: graded items (:class:`Items`, each declared next to its judge). Each reads the
+  outputs of one group and is judged by a function that gets a
+  :class:`~grader.trusted.verdicts.JudgeContext` and returns a
   :class:`~grader.trusted.verdicts.Verdict`;
 - ``CELLS``: for the lab's notebook, the values to record in place of each auto-graded test
   cell (expressions evaluated in the student's kernel) and the judge of each cell
@@ -151,6 +152,26 @@ class Item:
     judge: Callable
 
 
+class Items(list):
+    """A lab's graded items, in the order they are declared, each next to its judge::
+
+        @ITEMS.judge("means", 1, "bucket_means: ...", "bucket_means: ...")
+        def judge_means(ctx): ...
+
+        judge_rope = ITEMS.add("apply_rope", 1, "...", "...", cases_judge(), group="rope")
+
+    ``group``: the probe group the item reads, by default the one named like the item."""
+
+    def add(self, key: str, points: float, title_es: str, title_en: str, judge: Callable, *,
+            group: str | None = None) -> Callable:
+        self.append(Item(key, group or key, points, title_es, title_en, judge))
+        return judge
+
+    def judge(self, key: str, points: float, title_es: str, title_en: str, *,
+              group: str | None = None) -> Callable[[Callable], Callable]:
+        return lambda judge: self.add(key, points, title_es, title_en, judge, group=group)
+
+
 @dataclass(frozen=True)
 class CellCheck:
     """An auto-graded notebook cell: values recorded in the kernel and their judge.
@@ -210,6 +231,9 @@ class LabChecks:
     items: tuple[Item, ...] = ()
     cells: tuple[CellCheck, ...] = ()
     questions: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "items", tuple(self.items))  # an Items list, declared in order
 
     @property
     def notebook(self) -> NotebookChecks | None:

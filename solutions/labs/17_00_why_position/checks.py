@@ -32,7 +32,7 @@ from grader.hidden.spec import (
     Function,
     Group,
     Input,
-    Item,
+    Items,
     LabChecks,
 )
 from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance
@@ -107,6 +107,11 @@ def _value(ctx: JudgeContext, k: int) -> float | None:
     return float(np.asarray(out["array"], dtype=np.float64).reshape(()))
 
 
+ITEMS = Items()
+
+
+@ITEMS.judge("gap", 2, "permutation_equivariance_gap: el desvío de capas con y sin posición",
+             "permutation_equivariance_gap: the gap of layers with and without position")
 def judge_gap(ctx: JudgeContext):
     checks = [ctx.compare(k, tol=GAP_TOL, check_kind=False, check_dtype=False)
               for k in GAP_CASES]
@@ -114,6 +119,8 @@ def judge_gap(ctx: JudgeContext):
         [k for k in GAP_CASES if not checks[k].ok]))
 
 
+@ITEMS.judge("contract", 1, "permutation_equivariance_gap: un float, sin gradientes",
+             "permutation_equivariance_gap: a float, without gradients", group="gap")
 def judge_contract(ctx: JudgeContext):
     outs = [o for o in (ctx.out(k) for k in range(len(CASES))) if o is not None]
     floats = bool(outs) and all(o.get("kind") == "scalar" and o.get("type") in (
@@ -145,15 +152,6 @@ def judge_contract(ctx: JudgeContext):
             "with gradients on every call keeps its graph (memory) and a layer may behave "
             "differently (here, one that gives NaN when gradients are on)."))
     return ctx.verdict(checks, diagnoses=diagnoses)
-
-
-ITEMS = (
-    Item("gap", "gap", 2, "permutation_equivariance_gap: el desvío de capas con y sin posición",
-         "permutation_equivariance_gap: the gap of layers with and without position",
-         judge_gap),
-    Item("contract", "gap", 1, "permutation_equivariance_gap: un float, sin gradientes",
-         "permutation_equivariance_gap: a float, without gradients", judge_contract),
-)
 
 
 # --- the notebook --------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import numpy as np
 
 from grader.hidden.cells import cell_judge, ref
 from grader.hidden.common import student
-from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
+from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import (
     Check,
     Finding,
@@ -118,6 +118,11 @@ def _array(out: dict | None) -> np.ndarray | None:
 
 # --- judges ------------------------------------------------------------------------------------
 
+ITEMS = Items()
+
+
+@ITEMS.judge("pe.values", 3, "sinusoidal_pe: valores en casos ocultos",
+             "sinusoidal_pe: values on hidden cases", group="pe")
 def judge_pe_values(ctx: JudgeContext):
     checks = [ctx.compare(k, tol=TABLE_TOL, check_dtype=False, check_kind=False)
               for k in VALUE_CASES]
@@ -137,6 +142,8 @@ def judge_pe_values(ctx: JudgeContext):
     return ctx.verdict(checks, diagnoses=diagnoses, notes=notes)
 
 
+@ITEMS.judge("pe.dtype", 1, "sinusoidal_pe: tipo, dtype y forma",
+             "sinusoidal_pe: type, dtype and shape", group="pe")
 def judge_pe_dtype(ctx: JudgeContext):
     checks, got, diagnoses = [], [], []
     for k in range(len(PE_CASES)):
@@ -200,6 +207,8 @@ def laws(student: np.ndarray, d: int, base: float) -> dict[str, bool]:
     }
 
 
+@ITEMS.judge("pe.laws", 1, "sinusoidal_pe: propiedades (rotación, normas, PE(0))",
+             "sinusoidal_pe: properties (rotation, norms, PE(0))", group="pe")
 def judge_pe_properties(ctx: JudgeContext):
     """A case passes when every law holds on the student's table (a table of zeros is bounded
     and "rotates", but it is not a sinusoidal table)."""
@@ -228,6 +237,8 @@ def _module_rows(k: int, cases, ctx: JudgeContext, key: str) -> tuple | None:
     return student - x.astype(np.float64), x
 
 
+@ITEMS.judge("module.values", 2, "SinusoidalPositionalEncoding: valores con offset",
+             "SinusoidalPositionalEncoding: values with offset", group="module")
 def judge_module_values(ctx: JudgeContext):
     checks = [ctx.compare(k, tolerances=SUM_TOLERANCES) for k in range(len(MODULE_CASES))]
     failing = [k for k, c in enumerate(checks) if not c.ok]
@@ -274,6 +285,8 @@ def judge_module_values(ctx: JudgeContext):
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 
+@ITEMS.judge("module.dtype", 1, "SinusoidalPositionalEncoding: conserva el dtype",
+             "SinusoidalPositionalEncoding: keeps the dtype", group="module_dtypes")
 def judge_module_dtype(ctx: JudgeContext):
     checks, got = [], []
     for k, (dtype, _, _) in enumerate(DTYPE_CASES):
@@ -315,6 +328,8 @@ def _device_trouble(ctx: JudgeContext, run, device: str) -> bool:
     return False
 
 
+@ITEMS.judge("module.device", 1, "SinusoidalPositionalEncoding: conserva el dispositivo",
+             "SinusoidalPositionalEncoding: keeps the device", group="module_device")
 def judge_module_device(ctx: JudgeContext):
     """Each case must give the right values on the CPU and keep the device: on ``meta`` always
     (a stand-in for a GPU that needs none), and on CUDA when the grader has a GPU."""
@@ -332,23 +347,6 @@ def judge_module_device(ctx: JudgeContext):
     if trouble:
         diagnoses.append(Finding("device", *DEVICE_DIAGNOSIS))
     return ctx.verdict(checks, diagnoses=diagnoses, gpu_checks=gpu_checks, gpu_run=ctx.gpu_run)
-
-
-ITEMS = (
-    Item("pe.values", "pe", 3, "sinusoidal_pe: valores en casos ocultos",
-         "sinusoidal_pe: values on hidden cases", judge_pe_values),
-    Item("pe.dtype", "pe", 1, "sinusoidal_pe: tipo, dtype y forma",
-         "sinusoidal_pe: type, dtype and shape", judge_pe_dtype),
-    Item("pe.laws", "pe", 1, "sinusoidal_pe: propiedades (rotación, normas, PE(0))",
-         "sinusoidal_pe: properties (rotation, norms, PE(0))", judge_pe_properties),
-    Item("module.values", "module", 2, "SinusoidalPositionalEncoding: valores con offset",
-         "SinusoidalPositionalEncoding: values with offset", judge_module_values),
-    Item("module.dtype", "module_dtypes", 1, "SinusoidalPositionalEncoding: conserva el dtype",
-         "SinusoidalPositionalEncoding: keeps the dtype", judge_module_dtype),
-    Item("module.device", "module_device", 1,
-         "SinusoidalPositionalEncoding: conserva el dispositivo",
-         "SinusoidalPositionalEncoding: keeps the device", judge_module_device),
-)
 
 
 # --- the notebook --------------------------------------------------------------------------------

@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden.cells import cell_judge, outputs, requirement, wrong_text
-from grader.hidden.common import judged_cases, resembles, student, whole_case
-from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
+from grader.hidden.common import cases_judge, failing_output, resembles, student, whole_case
+from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import Finding, JudgeContext, Tolerance
 
 MODULE = "learned"
@@ -63,26 +63,24 @@ GROUPS = (
 )
 
 
-def judge_interpolate(ctx: JudgeContext):
-    checks, failing, diagnoses = judged_cases(ctx)
-    if _dtype_changed(ctx, failing, [c[1] for c in INTERP_CASES]):
-        diagnoses.append(Finding(
-            "dtype-not-kept",
-            "interpolate_positions debe devolver la tabla en el dtype de table (puedes mezclar "
-            "en float32 o float64, pero conviertes el resultado al final).",
-            "interpolate_positions must return the table in the dtype of table (you may blend "
-            "in float32 or float64, but cast the result back at the end)."))
-    return ctx.verdict(checks, diagnoses=diagnoses)
+ITEMS = Items()
 
 
-def _dtype_changed(ctx, failing, dtypes) -> bool:
-    for k in failing:
-        out = ctx.out(k)
-        if out is not None and out.get("dtype") not in (None, dtypes[k]):
-            return True
-    return False
+ITEMS.add("interpolate", 3,
+          "interpolate_positions: interpolación lineal que conserva los extremos",
+          "interpolate_positions: linear interpolation that keeps the ends", cases_judge(
+              wrong_output=(lambda out, k: out.get("dtype") not in (None, INTERP_CASES[k][1]),
+                            Finding("dtype-not-kept",
+                                    "interpolate_positions debe devolver la tabla en el dtype de "
+                                    "table (puedes mezclar en float32 o float64, pero conviertes "
+                                    "el resultado al final).",
+                                    "interpolate_positions must return the table in the dtype of "
+                                    "table (you may blend in float32 or float64, but cast the "
+                                    "result back at the end)."))))
 
 
+@ITEMS.judge("forward", 1, "LearnedPositionalEmbedding: filas con offset y dtype de x",
+             "LearnedPositionalEmbedding: rows at an offset and the dtype of x")
 def judge_forward(ctx: JudgeContext):
     checks = [whole_case(ctx, k) for k in range(len(FORWARD_CASES))]
     failing = [k for k, c in enumerate(checks) if not c.ok]
@@ -96,7 +94,8 @@ def judge_forward(ctx: JudgeContext):
             "weight[offset : offset + T] (T filas empezando en offset), no weight[offset : T].",
             "With offset > 0 your forward fails or returns another shape: the rows are "
             "weight[offset : offset + T] (T rows starting at offset), not weight[offset : T]."))
-    if _dtype_changed(ctx, failing, [c[3] for c in FORWARD_CASES]):
+    if failing_output(ctx, failing,
+                      lambda out, k: out.get("dtype") not in (None, FORWARD_CASES[k][3])):
         diagnoses.append(Finding(
             "dtype-not-kept",
             "forward debe devolver el dtype de x: pasa las filas de la tabla (float32) al dtype "
@@ -104,16 +103,6 @@ def judge_forward(ctx: JudgeContext):
             "forward must return the dtype of x: cast the table's rows (float32) to x's dtype "
             "before adding them."))
     return ctx.verdict(checks, diagnoses=diagnoses)
-
-
-ITEMS = (
-    Item("interpolate", "interpolate", 3,
-         "interpolate_positions: interpolación lineal que conserva los extremos",
-         "interpolate_positions: linear interpolation that keeps the ends", judge_interpolate),
-    Item("forward", "forward", 1,
-         "LearnedPositionalEmbedding: filas con offset y dtype de x",
-         "LearnedPositionalEmbedding: rows at an offset and the dtype of x", judge_forward),
-)
 
 
 # --- the notebook --------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from grader.hidden.common import (
     student,
     whole_case,
 )
-from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
+from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import Finding, JudgeContext, Tolerance
 
 MODULE = "rope"
@@ -147,6 +147,24 @@ GROUPS = (
 
 # --- judges (the module's classic mistakes come from the catalogue) -----------------------------
 
+ITEMS = Items()
+
+
+ITEMS.add("frequencies", 1, "rope_frequencies: frecuencias", "rope_frequencies: frequencies",
+          cases_judge(wrong_output=(lambda out, k: out.get("dtype") == "float64", Finding(
+              "float64-output", "rope_frequencies devuelve float64; debe devolver float32.",
+              "rope_frequencies returns float64; it must return float32."))), group="freq")
+
+
+# Far positions (up to 100000): float32 angles are off by up to ~6e-3 rad, the reference's as
+# well as a student's, and float64 angles are better still; both must pass. bfloat16 angles are
+# off by whole radians.
+judge_cos_sin = cases_judge(
+    lambda ctx, k: whole_case(ctx, k, tol=FAR_TOL if COS_SIN_CASES[k][0] == "pl" else None))
+ITEMS.add("cos_sin", 1, "rope_cos_sin: ángulos en float32 y attention_factor",
+          "rope_cos_sin: float32 angles and attention_factor", judge_cos_sin)
+
+
 def _catalogue_finding(ctx: JudgeContext, code: str) -> list[Finding]:
     """The catalogue's finding ``code`` of this group, named without matching its values."""
     return [Finding(code, m["es"], m["en"]) for m in ctx.mistakes
@@ -163,6 +181,8 @@ def _tail_only(ctx: JudgeContext, k: int) -> bool:
             got[..., :r], np.asarray(want, dtype=np.float64)[..., :r], atol=1e-4)
 
 
+@ITEMS.judge("rotary", 3, "apply_rotary: las dos convenciones, rotación parcial, dtypes",
+             "apply_rotary: both conventions, partial rotation, dtypes")
 def judge_rotary(ctx: JudgeContext):
     checks, failing, diagnoses = judged_cases(ctx, tolerances=HALF_PRECISION)
     if not diagnoses and failing and all(_tail_only(ctx, k) for k in failing):
@@ -179,24 +199,13 @@ def judge_rotary(ctx: JudgeContext):
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 
-def judge_frequencies(ctx: JudgeContext):
-    checks, _, diagnoses = judged_cases(ctx)
-    if any((out := ctx.out(k)) is not None and out.get("dtype") == "float64"
-           for k in range(len(FREQ_CASES))):
-        diagnoses.append(Finding("float64-output",
-                                 "rope_frequencies devuelve float64; debe devolver float32.",
-                                 "rope_frequencies returns float64; it must return float32."))
-    return ctx.verdict(checks, diagnoses=diagnoses)
-
-
-# Far positions (up to 100000): float32 angles are off by up to ~6e-3 rad, the reference's as
-# well as a student's, and float64 angles are better still; both must pass. bfloat16 angles are
-# off by whole radians.
-judge_cos_sin = cases_judge(
-    lambda ctx, k: whole_case(ctx, k, tol=FAR_TOL if COS_SIN_CASES[k][0] == "pl" else None))
 judge_rope = cases_judge(tolerances=ANGLE_TOL)
+ITEMS.add("apply_rope", 1, "apply_rope: posiciones por secuencia y otra base",
+          "apply_rope: per-sequence positions and another base", judge_rope, group="rope")
 
 
+@ITEMS.judge("module", 1, "RotaryEmbedding: offset y posiciones fuera de la tabla",
+             "RotaryEmbedding: offset and positions past the table")
 def judge_module(ctx: JudgeContext):
     checks, failing, diagnoses = judged_cases(ctx, tolerances=ANGLE_TOL)
     if not diagnoses and failing == [2]:
@@ -217,27 +226,12 @@ judge_device = device_judge(
     "PyTorch's 'meta' device, without a GPU). Move positions, inv_freq, cos and sin to x's "
     "device.",
     tolerances=ANGLE_TOL)
+ITEMS.add("device", 1, "RoPE: conserva el dispositivo", "RoPE: keeps the device", judge_device)
 
 
+@ITEMS.judge("permutation", 1, "rope_permutation", "rope_permutation", group="perm")
 def judge_perm(ctx: JudgeContext):
     return ctx.verdict([whole_case(ctx, k) for k in range(len(PERM_CASES))])
-
-
-ITEMS = (
-    Item("frequencies", "freq", 1, "rope_frequencies: frecuencias", "rope_frequencies: frequencies",
-         judge_frequencies),
-    Item("cos_sin", "cos_sin", 1, "rope_cos_sin: ángulos en float32 y attention_factor",
-         "rope_cos_sin: float32 angles and attention_factor", judge_cos_sin),
-    Item("rotary", "rotary", 3, "apply_rotary: las dos convenciones, rotación parcial, dtypes",
-         "apply_rotary: both conventions, partial rotation, dtypes", judge_rotary),
-    Item("apply_rope", "rope", 1, "apply_rope: posiciones por secuencia y otra base",
-         "apply_rope: per-sequence positions and another base", judge_rope),
-    Item("module", "module", 1, "RotaryEmbedding: offset y posiciones fuera de la tabla",
-         "RotaryEmbedding: offset and positions past the table", judge_module),
-    Item("device", "device", 1, "RoPE: conserva el dispositivo", "RoPE: keeps the device",
-         judge_device),
-    Item("permutation", "perm", 1, "rope_permutation", "rope_permutation", judge_perm),
-)
 
 
 # --- the notebook --------------------------------------------------------------------------------

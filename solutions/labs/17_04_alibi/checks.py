@@ -29,7 +29,7 @@ from grader.hidden.spec import (
     Device,
     Group,
     Input,
-    Item,
+    Items,
     LabChecks,
 )
 from grader.trusted.verdicts import Finding, JudgeContext, Tolerance
@@ -76,6 +76,11 @@ def bias(q_len: int, k_len: int, m: np.ndarray, causal: bool) -> np.ndarray:
     return np.where(distance < 0, -np.inf, -m * distance)
 
 
+ITEMS = Items()
+
+
+@ITEMS.judge("slopes", 2, "alibi_slopes: la regla del artículo para cualquier número de cabezas",
+             "alibi_slopes: the paper's rule for any head count")
 def judge_slopes(ctx: JudgeContext):
     checks, failing, diagnoses = judged_cases(ctx)
     if failing and all((a := student(ctx, k)) is not None and np.all(a < 0) for k in failing):
@@ -86,6 +91,8 @@ def judge_slopes(ctx: JudgeContext):
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 
+@ITEMS.judge("bias", 2, "alibi_bias: signo, máscara y consultas alineadas al final",
+             "alibi_bias: sign, mask and queries aligned to the end")
 def judge_bias(ctx: JudgeContext):
     checks, failing, diagnoses = judged_cases(ctx)
     finite = []
@@ -112,16 +119,8 @@ judge_device = device_judge(
     "device): se comprueba con el dispositivo «meta» de PyTorch, sin GPU.",
     "alibi_bias and alibi_slopes must create their tensors on the device of slopes (or on "
     "device): checked with PyTorch's 'meta' device, without a GPU.")
+ITEMS.add("device", 1, "ALiBi: conserva el dispositivo", "ALiBi: keeps the device", judge_device)
 
-
-ITEMS = (
-    Item("slopes", "slopes", 2, "alibi_slopes: la regla del artículo para cualquier número de "
-         "cabezas", "alibi_slopes: the paper's rule for any head count", judge_slopes),
-    Item("bias", "bias", 2, "alibi_bias: signo, máscara y consultas alineadas al final",
-         "alibi_bias: sign, mask and queries aligned to the end", judge_bias),
-    Item("device", "device", 1, "ALiBi: conserva el dispositivo", "ALiBi: keeps the device",
-         judge_device),
-)
 
 # --- the notebook --------------------------------------------------------------------------------
 # Hidden probes use linspace inputs; the parent rebuilds them (and the bias from the formula, not

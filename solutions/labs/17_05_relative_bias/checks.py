@@ -29,7 +29,7 @@ import numpy as np
 
 from grader.hidden.cells import Mistake, cell_judge, formula_mistakes, ref, wrong_dtype, wrong_text
 from grader.hidden.common import cases_judge, student, whole_case
-from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
+from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import JudgeContext, Tolerance
 
 MODULE = "relative_bias"
@@ -80,9 +80,19 @@ GROUPS = (
 )
 
 
+ITEMS = Items()
+
+
 judge_buckets = cases_judge(tol=EXACT)
+ITEMS.add("buckets", 3, "relative_position_bucket: modos bidireccional y causal",
+          "relative_position_bucket: bidirectional and causal modes", judge_buckets)
 
 
+@ITEMS.judge("bias", 2,
+             "RelativePositionBias: cubetas del módulo, consultas al final, forma (H, q_len, "
+             "k_len)",
+             "RelativePositionBias: the module's buckets, queries at the end, shape (H, q_len, "
+             "k_len)")
 def judge_bias(ctx: JudgeContext):
     checks = [whole_case(ctx, k) for k in range(len(BIAS_CASES))]
     failing = [k for k, c in enumerate(checks) if not c.ok]
@@ -102,17 +112,8 @@ def _out_of_table(ctx: JudgeContext, k: int) -> bool:
 
 
 judge_swin = cases_judge(tol=EXACT)
-
-
-ITEMS = (
-    Item("buckets", "buckets", 3, "relative_position_bucket: modos bidireccional y causal",
-         "relative_position_bucket: bidirectional and causal modes", judge_buckets),
-    Item("bias", "bias", 2, "RelativePositionBias: cubetas del módulo, consultas al final, "
-         "forma (H, q_len, k_len)", "RelativePositionBias: the module's buckets, queries at "
-         "the end, shape (H, q_len, k_len)", judge_bias),
-    Item("swin", "swin", 1, "swin_relative_index: signo consulta − clave y ancho de la tabla",
-         "swin_relative_index: query − key sign and the table's width", judge_swin),
-)
+ITEMS.add("swin", 1, "swin_relative_index: signo consulta − clave y ancho de la tabla",
+          "swin_relative_index: query − key sign and the table's width", judge_swin)
 
 
 # --- the notebook --------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ import numpy as np
 from grader.hidden import depends
 from grader.hidden.cells import EXACT, Mistake, cell_judge, not_a_float, requirement, wrong_dtype
 from grader.hidden.common import bf16, judged_cases, student, whole_case
-from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
+from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import Finding, JudgeContext, Tolerance, values_close
 
 MODULE = "two_d"
@@ -118,11 +118,18 @@ GROUPS = (
 )
 
 
+ITEMS = Items()
+
+
+@ITEMS.judge("sin", 2, "sinusoidal_2d: mitad de filas, mitad de columnas",
+             "sinusoidal_2d: a row half and a column half")
 def judge_sin(ctx: JudgeContext):
     checks, _, diagnoses = judged_cases(ctx, tol=SIN_TOL)
     return ctx.verdict(checks, diagnoses=diagnoses + depends.import_findings(ctx))
 
 
+@ITEMS.judge("grid", 2, "interpolate_grid: rejilla redimensionada y prefijo intacto",
+             "interpolate_grid: resized grid and untouched prefix")
 def judge_grid(ctx: JudgeContext):
     checks, failing, diagnoses = judged_cases(ctx)
     prefixed = [k for k in range(len(GRID_CASES)) if GRID_CASES[k][4]]
@@ -176,6 +183,8 @@ def _composed(ctx: JudgeContext, k: int) -> bool:
     return actual.shape == composed.shape and values_close(actual, composed, ROPE_TOL[dtype])[0]
 
 
+@ITEMS.judge("rope", 2, "apply_rope_2d: un bloque por coordenada (usa rope.py)",
+             "apply_rope_2d: one block per coordinate (uses rope.py)")
 def judge_rope(ctx: JudgeContext):
     n = len(ROPE_CASES)
     checks = [whole_case(ctx, k, tolerances=ROPE_TOL) for k in range(n)]
@@ -185,16 +194,6 @@ def judge_rope(ctx: JudgeContext):
         probes=_probes, composed=lambda k: _composed(ctx, k), probe_tolerances=ROPE_TOL)
     failing = [k for k, c in enumerate(checks) if not c.ok and c.reason != "rope"]
     return depends.verdict(ctx, checks, ctx.named_mistakes(failing), rope_findings, notes)
-
-
-ITEMS = (
-    Item("sin", "sin", 2, "sinusoidal_2d: mitad de filas, mitad de columnas",
-         "sinusoidal_2d: a row half and a column half", judge_sin),
-    Item("grid", "grid", 2, "interpolate_grid: rejilla redimensionada y prefijo intacto",
-         "interpolate_grid: resized grid and untouched prefix", judge_grid),
-    Item("rope", "rope", 2, "apply_rope_2d: un bloque por coordenada (usa rope.py)",
-         "apply_rope_2d: one block per coordinate (uses rope.py)", judge_rope),
-)
 
 
 # --- the notebook --------------------------------------------------------------------------------

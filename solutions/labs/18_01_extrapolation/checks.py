@@ -36,8 +36,8 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden.cells import Mistake, Property, cell_judge, close
-from grader.hidden.common import judged_cases
-from grader.hidden.spec import Case, CellCheck, Group, Input, Item, LabChecks
+from grader.hidden.common import cases_judge, judged_cases
+from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance
 
 MODULE = "extrapolation"
@@ -127,6 +127,11 @@ def _list_case(ctx: JudgeContext, k: int) -> Check:
 
 # --- doubling_buckets ----------------------------------------------------------------------------
 
+ITEMS = Items()
+
+
+@ITEMS.judge("buckets", 1, "doubling_buckets: cubetas que doblan y se cortan en length",
+             "doubling_buckets: doubling buckets cut at length")
 def judge_buckets(ctx: JudgeContext):
     checks, failing, diagnoses = judged_cases(ctx, _list_case)
     if failing and not diagnoses and all(ctx.run.outputs(k) is not None and
@@ -141,52 +146,34 @@ def judge_buckets(ctx: JudgeContext):
 
 # --- bucket_means --------------------------------------------------------------------------------
 
-def judge_means(ctx: JudgeContext):
-    checks, failing, diagnoses = judged_cases(ctx, JudgeContext.compare)
-    if any((out := ctx.out(k)) is not None and out.get("dtype") not in (None, "float32")
-           for k in failing):
-        diagnoses.append(Finding(
-            "not-float32", "bucket_means devuelve float32 sea cual sea el dtype de loss.",
-            "bucket_means returns float32 whatever the dtype of loss."))
-    return ctx.verdict(checks, diagnoses=diagnoses)
+ITEMS.add("means", 1, "bucket_means: media de todos los valores sin NaN, en float32",
+          "bucket_means: mean of every non-NaN value, in float32", cases_judge(
+              JudgeContext.compare, wrong_output=(
+                  lambda out, k: out.get("dtype") not in (None, "float32"), Finding(
+                      "not-float32", "bucket_means devuelve float32 sea cual sea el dtype de "
+                      "loss.", "bucket_means returns float32 whatever the dtype of loss."))))
 
 
 # --- failure_position ----------------------------------------------------------------------------
 
-def judge_failure(ctx: JudgeContext):
-    checks, failing, diagnoses = judged_cases(ctx, JudgeContext.compare, tol=EXACT,
-                                              check_dtype=False)
-    tensors = [k for k in failing if (out := ctx.out(k)) is not None and
-               out.get("kind") in ("tensor", "ndarray")]
-    if tensors:
-        diagnoses.append(Finding(
-            "not-int", "failure_position devuelve un int de Python (int(p)) o None, no un "
-            "tensor.", "failure_position returns a Python int (int(p)) or None, not a tensor."))
-    return ctx.verdict(checks, diagnoses=diagnoses)
+ITEMS.add("failure", 2, "failure_position: media hacia atrás, referencia en [T/2, T)",
+          "failure_position: trailing mean, reference over [T/2, T)", cases_judge(
+              JudgeContext.compare, tol=EXACT, check_dtype=False, wrong_output=(
+                  lambda out, k: out.get("kind") in ("tensor", "ndarray"), Finding(
+                      "not-int", "failure_position devuelve un int de Python (int(p)) o None, "
+                      "no un tensor.", "failure_position returns a Python int (int(p)) or "
+                      "None, not a tensor."))))
 
 
 # --- needle_distance -----------------------------------------------------------------------------
 
-def judge_needle(ctx: JudgeContext):
-    checks, failing, diagnoses = judged_cases(ctx, JudgeContext.compare, tol=EXACT,
-                                              check_dtype=False)
-    if any((out := ctx.out(k)) is not None and out.get("kind") != "scalar" for k in failing):
-        diagnoses.append(Finding(
-            "not-int", "needle_distance devuelve un int de Python, no un tensor ni un array.",
-            "needle_distance returns a Python int, not a tensor or an array."))
-    return ctx.verdict(checks, diagnoses=diagnoses)
-
-
-ITEMS = (
-    Item("buckets", "buckets", 1, "doubling_buckets: cubetas que doblan y se cortan en length",
-         "doubling_buckets: doubling buckets cut at length", judge_buckets),
-    Item("means", "means", 1, "bucket_means: media de todos los valores sin NaN, en float32",
-         "bucket_means: mean of every non-NaN value, in float32", judge_means),
-    Item("failure", "failure", 2, "failure_position: media hacia atrás, referencia en [T/2, T)",
-         "failure_position: trailing mean, reference over [T/2, T)", judge_failure),
-    Item("needle", "needle", 1, "needle_distance: la distancia de la clave en la tarea passkey",
-         "needle_distance: the passkey's distance in the passkey task", judge_needle),
-)
+ITEMS.add("needle", 1, "needle_distance: la distancia de la clave en la tarea passkey",
+          "needle_distance: the passkey's distance in the passkey task", cases_judge(
+              JudgeContext.compare, tol=EXACT, check_dtype=False, wrong_output=(
+                  lambda out, k: out.get("kind") != "scalar", Finding(
+                      "not-int", "needle_distance devuelve un int de Python, no un tensor ni un "
+                      "array.", "needle_distance returns a Python int, not a tensor or an "
+                      "array."))))
 
 
 # --- the notebook --------------------------------------------------------------------------------

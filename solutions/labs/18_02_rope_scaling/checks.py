@@ -43,7 +43,7 @@ import numpy as np
 from grader.hidden import depends
 from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, value
 from grader.hidden.common import student, whole_case
-from grader.hidden.spec import Case, CellCheck, Group, Item, LabChecks
+from grader.hidden.spec import Case, CellCheck, Group, Items, LabChecks
 from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance, values_close
 
 MODULE = "scaling"
@@ -212,15 +212,23 @@ def judge_with_rope(ctx: JudgeContext, n: int, compose, function: str, extra=Non
     return depends.verdict(ctx, checks, diagnoses, rope_findings, notes)
 
 
+ITEMS = Items()
+
+
+@ITEMS.judge("linear", 1, "linear_scaling: θ/s (usa rope.py)", "linear_scaling: θ/s (uses rope.py)")
 def judge_linear(ctx: JudgeContext):
     return judge_with_rope(ctx, len(LINEAR_CASES), lambda k, t: t / LINEAR_CASES[k][2],
                            "linear_scaling")
 
 
+@ITEMS.judge("ntk", 1, "ntk_scaling: base b·s^(r/(r−2)) (usa rope.py)",
+             "ntk_scaling: base b·s^(r/(r−2)) (uses rope.py)")
 def judge_ntk(ctx: JudgeContext):
     return judge_with_rope(ctx, len(NTK_CASES), lambda k, t: t, "ntk_scaling")
 
 
+@ITEMS.judge("dynamic_ntk", 2, "dynamic_ntk_scaling: antes, en y después de L0 (usa rope.py)",
+             "dynamic_ntk_scaling: below, at and past L0 (uses rope.py)", group="dynamic")
 def judge_dynamic(ctx: JudgeContext):
     def below(failing, names):
         # computing the scale below L0 can also raise (a negative scale): what fails is only
@@ -244,6 +252,8 @@ def _student_range(ctx: JudgeContext, index: int) -> tuple[float, float] | None:
     return lo, hi
 
 
+@ITEMS.judge("yarn_range", 1, "yarn_correction_range: extremos, redondeo y recorte",
+             "yarn_correction_range: ends, rounding and clamping", group="range")
 def judge_range(ctx: JudgeContext):
     n = len(RANGE_CASES)
     checks = []
@@ -259,6 +269,8 @@ def judge_range(ctx: JudgeContext):
                        + depends.import_findings(ctx))
 
 
+@ITEMS.judge("yarn", 2, "yarn_scaling: la rampa entre θ y θ/s (usa rope.py)",
+             "yarn_scaling: the ramp between θ and θ/s (uses rope.py)")
 def judge_yarn(ctx: JudgeContext):
     n = len(YARN_CASES)
     checks = [_freq_check(ctx, k) for k in range(n)]
@@ -305,6 +317,8 @@ def judge_yarn(ctx: JudgeContext):
     return depends.verdict(ctx, checks, diagnoses, rope_findings, notes)
 
 
+@ITEMS.judge("yarn_factor", 1, "yarn_scaling: factor de atención", "yarn_scaling: attention factor",
+             group="yarn")
 def judge_yarn_factor(ctx: JudgeContext):
     n = len(YARN_CASES)
     checks = []
@@ -328,31 +342,14 @@ def _llama_args(k):
     return r, b, s, L0, (1.0 if lo is None else lo), (4.0 if hi is None else hi)
 
 
+@ITEMS.judge("llama3", 1, "llama3_scaling: tres bandas de longitud de onda (usa rope.py)",
+             "llama3_scaling: three wavelength bands (uses rope.py)")
 def judge_llama3(ctx: JudgeContext):
     def compose(k, thetas):
         _, _, s, L0, lo, hi = _llama_args(k)
         return llama3(thetas, s, L0, lo, hi)
 
     return judge_with_rope(ctx, len(LLAMA_CASES), compose, "llama3_scaling")
-
-
-ITEMS = (
-    Item("linear", "linear", 1, "linear_scaling: θ/s (usa rope.py)",
-         "linear_scaling: θ/s (uses rope.py)", judge_linear),
-    Item("ntk", "ntk", 1, "ntk_scaling: base b·s^(r/(r−2)) (usa rope.py)",
-         "ntk_scaling: base b·s^(r/(r−2)) (uses rope.py)", judge_ntk),
-    Item("dynamic_ntk", "dynamic", 2, "dynamic_ntk_scaling: antes, en y después de L0 "
-         "(usa rope.py)", "dynamic_ntk_scaling: below, at and past L0 (uses rope.py)",
-         judge_dynamic),
-    Item("yarn_range", "range", 1, "yarn_correction_range: extremos, redondeo y recorte",
-         "yarn_correction_range: ends, rounding and clamping", judge_range),
-    Item("yarn", "yarn", 2, "yarn_scaling: la rampa entre θ y θ/s (usa rope.py)",
-         "yarn_scaling: the ramp between θ and θ/s (uses rope.py)", judge_yarn),
-    Item("yarn_factor", "yarn", 1, "yarn_scaling: factor de atención",
-         "yarn_scaling: attention factor", judge_yarn_factor),
-    Item("llama3", "llama3", 1, "llama3_scaling: tres bandas de longitud de onda (usa rope.py)",
-         "llama3_scaling: three wavelength bands (uses rope.py)", judge_llama3),
-)
 
 
 # --- the notebook --------------------------------------------------------------------------------

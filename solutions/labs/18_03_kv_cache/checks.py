@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden.cells import Mistake, Property, cell_judge, value
-from grader.hidden.common import device_judge, judged_cases, student
+from grader.hidden.common import cases_judge, device_judge, judged_cases, student
 from grader.hidden.spec import (
     Case,
     CellCheck,
@@ -40,7 +40,7 @@ from grader.hidden.spec import (
     DType,
     Group,
     Input,
-    Item,
+    Items,
     LabChecks,
 )
 from grader.trusted.verdicts import Finding, JudgeContext, Tolerance
@@ -88,15 +88,21 @@ GROUPS = (
 
 # --- judges --------------------------------------------------------------------------------------
 
-def judge_positions(ctx: JudgeContext):
-    checks, failing, diagnoses = judged_cases(ctx, tol=EXACT)
-    if any((out := ctx.out(k)) is not None and out.get("dtype") != "int64" for k in failing):
-        diagnoses.append(Finding(
-            "not-int64", "Las posiciones son un tensor int64 (torch.long), no float ni int32.",
-            "Positions are an int64 (torch.long) tensor, not float or int32."))
-    return ctx.verdict(checks, diagnoses=diagnoses)
+ITEMS = Items()
 
 
+judge_positions = cases_judge(tol=EXACT, wrong_output=(
+    lambda out, k: out.get("dtype") != "int64", Finding(
+        "not-int64", "Las posiciones son un tensor int64 (torch.long), no float ni int32.",
+        "Positions are an int64 (torch.long) tensor, not float or int32.")))
+ITEMS.add("chunk", 1, "chunk_positions: los tokens nuevos van detrás de la caché",
+          "chunk_positions: the new tokens come after the cache", judge_positions)
+ITEMS.add("relative", 1, "relative_positions: clave − consulta con todas las claves",
+          "relative_positions: key − query against every key", judge_positions)
+
+
+@ITEMS.judge("mask", 2, "causal_mask_after_cache: alineada abajo a la derecha, −inf, dtype",
+             "causal_mask_after_cache: bottom-right aligned, −inf, dtype")
 def judge_mask(ctx: JudgeContext):
     checks, failing, diagnoses = judged_cases(ctx)
     overflow = [k for k in failing if ctx.out(k) is None and  # -1e9 does not fit in float16
@@ -139,14 +145,11 @@ def judge_mask(ctx: JudgeContext):
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 
-def judge_rows(ctx: JudgeContext):
-    checks, failing, diagnoses = judged_cases(ctx)
-    if any((out := ctx.out(k)) is not None and out.get("dtype") != ROWS_CASES[k][1]
-           for k in failing):
-        diagnoses.append(Finding(
-            "dtype-not-kept", "Las filas conservan el dtype de table: basta con indexarla.",
-            "The rows keep the dtype of table: indexing it is enough."))
-    return ctx.verdict(checks, diagnoses=diagnoses)
+ITEMS.add("rows", 1, "bias_rows_after_cache: las filas de las consultas nuevas",
+          "bias_rows_after_cache: the rows of the new queries", cases_judge(wrong_output=(
+              lambda out, k: out.get("dtype") != ROWS_CASES[k][1], Finding(
+                  "dtype-not-kept", "Las filas conservan el dtype de table: basta con "
+                  "indexarla.", "The rows keep the dtype of table: indexing it is enough."))))
 
 
 judge_device = device_judge(
@@ -156,22 +159,8 @@ judge_device = device_judge(
     "The tensors are created on device (or on table's device), not on the CPU: checked with "
     "PyTorch's 'meta' device, without a GPU. Pass device=device to torch.arange and "
     "torch.zeros.")
-
-
-ITEMS = (
-    Item("chunk", "chunk", 1, "chunk_positions: los tokens nuevos van detrás de la caché",
-         "chunk_positions: the new tokens come after the cache",
-         judge_positions),
-    Item("relative", "relative", 1, "relative_positions: clave − consulta con todas las claves",
-         "relative_positions: key − query against every key",
-         judge_positions),
-    Item("mask", "mask", 2, "causal_mask_after_cache: alineada abajo a la derecha, −inf, dtype",
-         "causal_mask_after_cache: bottom-right aligned, −inf, dtype", judge_mask),
-    Item("rows", "rows", 1, "bias_rows_after_cache: las filas de las consultas nuevas",
-         "bias_rows_after_cache: the rows of the new queries", judge_rows),
-    Item("device", "device", 1, "Caché KV: conserva el dispositivo", "KV cache: keeps the device",
-         judge_device),
-)
+ITEMS.add("device", 1, "Caché KV: conserva el dispositivo", "KV cache: keeps the device",
+          judge_device)
 
 
 # --- the notebook --------------------------------------------------------------------------------
