@@ -180,16 +180,15 @@ def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | Non
                tolerances: dict[str, Tolerance] | None = None, exact_kind: tuple[str, ...] = (),
                dtypes: tuple[str, ...] = (), properties: tuple[Property, ...] = (),
                mistakes: tuple[Mistake, ...] = (),
-               diagnoses: tuple[Callable[[CellContext, dict], list], ...] = (),
-               unfilled: bool = False):
+               diagnoses: tuple[Callable[[CellContext, dict], list], ...] = ()):
     """A cell's judge: one check per deterministic record (``tols[name]``, else ``tol``, else
     ``tolerances`` by dtype; the kind too for ``exact_kind``, the dtype too for ``dtypes``), one
     per property. The score is the fraction of checks passed. When one fails, the findings are
     the mistakes recognised (the catalogue's, for a cell that names one, then ``mistakes``), the
     failing properties and what ``diagnoses`` find, in that order, in place of the generic
-    findings (which stay, before them, next to unmet requirements).
-    ``unfilled``: after a failed earlier cell, a record that raises ``KeyError`` reads as not
-    computed (a dictionary that cell left unfilled), not as an exception."""
+    findings (which stay, before them, next to unmet requirements). After a failed earlier cell,
+    a record that raises ``KeyError`` reads as not computed (a dictionary that cell left
+    unfilled), not as an exception."""
     tols = tols or {}
 
     def judge(ctx: CellContext):
@@ -200,7 +199,7 @@ def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | Non
             if not name.startswith("_") and name not in ctx.cell.volatile}
         for k, prop in enumerate(properties):
             named[f"property:{k}"] = prop.check(ctx)
-        if unfilled and ctx.kernel.get("cell_errors"):
+        if ctx.kernel.get("cell_errors"):
             named = {k: Check(False, "missing") if c.reason == "error" and (
                 c.error or {}).get("type") == "KeyError" else c for k, c in named.items()}
         checks = list(named.values())

@@ -85,11 +85,6 @@ class Verdict:
                 "total": self.total, "gpu": self.gpu, "kind": self.kind,
                 "instructor": self.instructor}
 
-    @classmethod
-    def from_json(cls, data: dict) -> Verdict:
-        findings = [Finding(**f) for f in data.get("findings", [])]
-        return cls(**{**data, "findings": findings})
-
 
 @dataclass
 class Check:

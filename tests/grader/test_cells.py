@@ -76,9 +76,9 @@ def test_a_mistake_is_named_only_when_one_of_its_records_fails():
         ["values"]
 
 
-def test_a_key_error_after_a_failed_cell_reads_as_not_computed_when_asked():
+def test_a_key_error_reads_as_not_computed_only_after_a_failed_cell():
     error = {"ok": False, "error": {"type": "KeyError", "message": "'rope'"}}
-    kernel = {"status": "finished", "cell_errors": [{"role": "student", "ename": "ValueError"}]}
-    codes = {f.code for f in _judge(cell_judge(unfilled=True), kernel, a=error).findings}
-    assert codes == {"not-recorded"}
-    assert "exception" in {f.code for f in _judge(cell_judge(), kernel, a=error).findings}
+    failed = {"status": "finished", "cell_errors": [{"role": "student", "ename": "ValueError"}]}
+    assert {f.code for f in _judge(cell_judge(), failed, a=error).findings} == {"not-recorded"}
+    clean = {"status": "finished", "cell_errors": []}
+    assert "exception" in {f.code for f in _judge(cell_judge(), clean, a=error).findings}

@@ -252,7 +252,7 @@ CELLS = (
                "needles": "np.array([needle_distance(256, 0.0), needle_distance(256, 1.0), "
                           "needle_distance(512, 0.5), "
                           "needle_distance(18, 0.25, n_digits=3)])"},
-              cell_judge(unfilled=True, tols={k: EXACT for k in ("spans", "buckets", "short",
+              cell_judge(tols={k: EXACT for k in ("spans", "buckets", "short",
                                                                  "failure", "ramp1", "ramp11",
                                                                  "needles")},
                          exact_kind=("never",)),
@@ -266,7 +266,7 @@ CELLS = (
                "truth_window": _averages(":L"),
                "truth_half": _averages("L // 2 : L"),
                "truth_first": _averages(": L // 2")},
-              cell_judge(unfilled=True, properties=AVERAGE_PROPERTIES, mistakes=AVERAGE_MISTAKES),
+              cell_judge(properties=AVERAGE_PROPERTIES, mistakes=AVERAGE_MISTAKES),
               volatile=frozenset({"window_mean", "last_half", "truth_window", "truth_half",
                                   "truth_first"})),
 )

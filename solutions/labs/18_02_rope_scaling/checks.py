@@ -453,7 +453,7 @@ CELLS = (
                "unseen_hidden": "np.stack([np.asarray(unseen_pairs(r, n), dtype=bool) for "
                                 "r, n in ((np.ones(16), L0), (np.full(16, 0.5), 4 * L0), "
                                 "(np.full(16, 0.25), 4 * L0))])"},
-              cell_judge(unfilled=True, tol=RATIO_TOL, mistakes=RATIO_MISTAKES,
+              cell_judge(tol=RATIO_TOL, mistakes=RATIO_MISTAKES,
                          tols={"unseen": EXACT, "unseen_hidden": EXACT})),
     CellCheck("test-with-scaling", "Cuaderno: una copia del modelo con otro escalado",
               "Notebook: a copy of the model with another scaling",
@@ -473,7 +473,7 @@ CELLS = (
                                "(with_scaling(base_model, 'ntk', SCALE))",
                "base_freq": "(lambda copy: base_model.hooks.rotary.inv_freq)"
                             "(with_scaling(base_model, 'yarn', SCALE))"},
-              cell_judge(unfilled=True, tols={"same_weights": EXACT, "yarn": FACTOR_TOL},
+              cell_judge(tols={"same_weights": EXACT, "yarn": FACTOR_TOL},
                          properties=GAP_PROPERTIES, diagnoses=(_with_scaling_findings,)),
               volatile=frozenset({"gaps"})),
 )

@@ -295,7 +295,7 @@ CELLS = (
                "table_rows": _joined("bias_rows_after_cache(torch.arange(2 * (c + q + 3) ** "
                                      "2, dtype=torch.float32).reshape(2, c + q + 3, c + q + "
                                      "3), c, q)")},
-              cell_judge(unfilled=True, tol=EXACT), catalogue=MODULE,
+              cell_judge(tol=EXACT), catalogue=MODULE,
               given="square = causal_mask_after_cache(0, 5)"),
     CellCheck("test-chunk-bias", "Cuaderno: el sesgo de un trozo tras la caché",
               "Notebook: the bias of a chunk after the cache",
@@ -306,7 +306,7 @@ CELLS = (
                            ".shape)",
                "gaps": f"torch.cat([{_gap('alibi')}, {_gap('t5')}])",
                "t5_scaled": _gap("t5", " * m.hooks.bias_scale")},
-              cell_judge(unfilled=True, tols={"t5_shape": EXACT, "zeros": EXACT},
+              cell_judge(tols={"t5_shape": EXACT, "zeros": EXACT},
                          properties=BIAS_PROPERTIES, mistakes=BIAS_MISTAKES),
               volatile=frozenset({"gaps", "t5_scaled"})),
     CellCheck("test-exact", "Cuaderno: la decodificación con caché es exacta",
@@ -320,7 +320,7 @@ CELLS = (
                "raw": "(lambda other: (cached_logits(models['rope'], other, 10, keys='raw')"
                       " - models['rope'](other)[0]).abs().max().item())"
                       "(data.eval_batch('val', 3, 40)[0])"},
-              cell_judge(unfilled=True, properties=EXACT_PROPERTIES, diagnoses=(_exact_findings,)),
+              cell_judge(properties=EXACT_PROPERTIES, diagnoses=(_exact_findings,)),
               volatile=frozenset({"exact", "hidden", "raw"})),
     CellCheck("test-kv-bytes", "Cuaderno: la memoria de la caché KV",
               "Notebook: the memory of the KV cache",
@@ -328,7 +328,7 @@ CELLS = (
                           "kv_cache_bytes(32, 4096, 4096, bytes_per_value=2)])",
                "hidden": "torch.tensor([kv_cache_bytes(4, 128, 1024), "
                          "kv_cache_bytes(1, 8, 3, batch=5, bytes_per_value=2)])"},
-              cell_judge(unfilled=True, tol=EXACT, mistakes=KV_MISTAKES)),
+              cell_judge(tol=EXACT, mistakes=KV_MISTAKES)),
 )
 
 CHECKS = LabChecks(

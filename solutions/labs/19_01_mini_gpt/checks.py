@@ -147,7 +147,7 @@ CELLS = (
                "hidden": f"np.array([[expected_parameters(c), GPT(c).num_parameters()] "
                          f"for c in ({HIDDEN_CONFIG} for n in ENCODINGS)], "
                          f"dtype=np.float64)"},
-              cell_judge(unfilled=True, tol=EXACT, mistakes=PARAMETER_MISTAKES)),
+              cell_judge(tol=EXACT, mistakes=PARAMETER_MISTAKES)),
     CellCheck("test-cached", "Cuaderno: los logits con caché KV",
               "Notebook: the logits with a KV cache",
               {"shape": "(lambda m: np.array(cached_logits(m, idx, 20).shape))"
@@ -161,7 +161,7 @@ CELLS = (
                          "positional=n)).eval())[1] for n in ('sinusoidal', 'alibi', 't5')]]))"
                          "(torch.randint(1, data.vocab_size, (3, 17), "
                          "generator=torch.Generator().manual_seed(5)))"},
-              cell_judge(unfilled=True, tol=EXACT, properties=CACHED_PROPERTIES,
+              cell_judge(tol=EXACT, properties=CACHED_PROPERTIES,
                          diagnoses=(_cached_findings,)),
               volatile=frozenset({"differences", "hidden"})),
     CellCheck("test-memory", "Cuaderno: la memoria de cada codificación",
@@ -170,7 +170,7 @@ CELLS = (
                "memory": "np.array([[memory[n]['parameters'], memory[n]['tables'], "
                          "memory[n]['bias']] for n in ENCODINGS], dtype=np.float64)",
                "t5_100": "encoding_memory(lesson_models['t5'], 100)['bias']"},
-              cell_judge(unfilled=True, tol=EXACT, mistakes=MEMORY_MISTAKES)),
+              cell_judge(tol=EXACT, mistakes=MEMORY_MISTAKES)),
 )
 
 CHECKS = LabChecks(lab_id="19.01", cells=CELLS, questions=(

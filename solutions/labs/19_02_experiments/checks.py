@@ -142,13 +142,13 @@ CELLS = (
                          "and r['eval_length'] == L0], dtype=np.float64)",
                "fake": "(lambda s: np.array([s['n'], s['mean'], s['std'], s['se']], "
                        f"dtype=np.float64))(seed_statistics({FAKE_ROWS}, 'a', 10))"},
-              cell_judge(unfilled=True, tols={"n": EXACT, "fake": STATS_TOL},
+              cell_judge(tols={"n": EXACT, "fake": STATS_TOL},
                          properties=STATISTICS_PROPERTIES, mistakes=STATISTICS_MISTAKES),
               volatile=frozenset({"check", "values"})),
     CellCheck("test-separated", "Cuaderno: qué diferencias superan el ruido",
               "Notebook: which differences stand out from the noise",
               {"visible": _calls(SEPARATED_VISIBLE), "hidden": _calls(SEPARATED_HIDDEN)},
-              cell_judge(unfilled=True, tol=EXACT, mistakes=SEPARATED_MISTAKES)),
+              cell_judge(tol=EXACT, mistakes=SEPARATED_MISTAKES)),
 )
 
 CHECKS = LabChecks(lab_id="19.02", cells=CELLS, questions=(
