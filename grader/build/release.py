@@ -120,9 +120,33 @@ def student_makefile(text: str) -> str:
     return "\n".join(result) + "\n"
 
 
-def leaks(folder: Path) -> list[str]:
-    """Instructor-only material found in a released folder."""
+SOLUTION_RUN = 3  # consecutive lines of a notebook's solution that, found in a file, are a copy
+
+
+def _code_lines(text: str) -> list[str]:
+    """The lines of Python source that hold code, stripped (comments and blanks out)."""
+    return [line.strip() for line in text.splitlines()
+            if line.strip() and not line.strip().startswith("#")]
+
+
+def solution_runs(root: Path = REPO_ROOT) -> dict[tuple[str, ...], str]:
+    """Every run of ``SOLUTION_RUN`` code lines inside a solved notebook's ``### BEGIN SOLUTION``
+    … ``### END SOLUTION`` blocks -> the notebook it comes from."""
+    runs = {}
+    for source in sorted((root / "solutions" / "labs").glob("*/notebook.py")):
+        for block in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", source.read_text(
+                encoding="utf-8"), flags=re.S):
+            lines = _code_lines(block)
+            for start in range(len(lines) - SOLUTION_RUN + 1):
+                runs[tuple(lines[start:start + SOLUTION_RUN])] = source.parent.name
+    return runs
+
+
+def leaks(folder: Path, root: Path = REPO_ROOT) -> list[str]:
+    """Instructor-only material found in a released folder: instructor-only paths and markers,
+    array files, and the code of a lab notebook's solution copied into a Python file."""
     found = []
+    runs = solution_runs(root)
     for path in sorted(folder.rglob("*")):
         if not path.is_file():
             continue
@@ -138,6 +162,11 @@ def leaks(folder: Path) -> list[str]:
         for marker in LEAK_MARKERS:
             if marker in text:
                 found.append(f"{name}: contains {marker!r}")
+        if path.suffix == ".py":
+            lines = _code_lines(text)
+            copied = {runs[run] for start in range(len(lines) - SOLUTION_RUN + 1)
+                      if (run := tuple(lines[start:start + SOLUTION_RUN])) in runs}
+            found += [f"{name}: holds the solution of {lab}'s notebook" for lab in sorted(copied)]
     return found
 
 
@@ -204,7 +233,7 @@ def release(out: Path, *, force: bool = False, root: Path = REPO_ROOT,
             say(bilingual(f"La publicación anterior está en {saved}",
                           f"The previous release is kept in {saved}"))
         written = _write(tree, out)
-    problems = leaks(out) or answers(out, say)
+    problems = leaks(out, root) or answers(out, say)
     if problems:
         shutil.rmtree(out)
         raise LeakError("refusing to release:\n" + "\n".join(problems))

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from grader.build.release import STUDENT_README, LeakError, leaks, release, student_makefile
+from grader.build.release import (
+    SOLUTION_RUN,
+    STUDENT_README,
+    LeakError,
+    leaks,
+    release,
+    student_makefile,
+)
 from grader.build.sync import committed_text
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
 
@@ -129,6 +136,21 @@ def test_release_refuses_a_commit_whose_given_code_computes_an_answer(tmp_path):
         release(tmp_path / "out", root=repo, say=said.append)
     assert not (tmp_path / "out").exists()
     assert any("Searching the release" in line for line in said)
+
+
+def test_release_refuses_a_file_that_copies_a_notebook_solution(tmp_path):
+    source = (REPO_ROOT / "solutions/labs/19_01_mini_gpt/notebook.py").read_text(encoding="utf-8")
+    solution = source.split("### BEGIN SOLUTION\n")[1].split("### END SOLUTION")[0]
+    repo = clone(tmp_path)
+    helper = repo / "src/minimodel/helpers.py"
+    helper.write_text("def helper(model, idx):\n" + solution, encoding="utf-8")
+    commit(repo)
+    with pytest.raises(LeakError, match=r"helpers\.py: holds the solution of 19_01_mini_gpt"):
+        release(tmp_path / "out", root=repo)
+    assert not (tmp_path / "out").exists()
+    lines = [line for line in solution.splitlines() if line.strip()]
+    helper.write_text("\n".join(lines[:SOLUTION_RUN - 1]) + "\n", encoding="utf-8")
+    assert not [p for p in leaks(repo / "src", repo) if "solution" in p]  # a shorter run is not
 
 
 def test_release_ships_the_commit_not_the_working_tree(tmp_path):
