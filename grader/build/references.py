@@ -216,12 +216,6 @@ def _cell_mistakes(checks: LabChecks, cells: dict, notebook: dict, arrays: dict)
     part; what ``given`` gives without a mistake must be the solved notebook's values."""
     from grader.build.mistakes import lab_mistakes
 
-    def plain(described: list[dict]):  # a stored record as the judge reads it
-        entry = described[0] if len(described) == 1 else {}
-        if entry.get("kind") == "none" or "value" in entry:
-            return None if entry.get("kind") == "none" else entry["value"]
-        return np.asarray(arrays[entry["array"]], dtype=np.float64) if "array" in entry else ()
-
     def same(a, b) -> bool:
         if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
             return values_close(a, b, DRIFT_TOLERANCE)[0]
@@ -229,7 +223,7 @@ def _cell_mistakes(checks: LabChecks, cells: dict, notebook: dict, arrays: dict)
 
     found: dict = {}
     for grade_id, right in cells.get("", {}).items():
-        expected = {name: plain(d) for name, d in notebook[grade_id].items()}
+        expected = {name: record_value(d, arrays) for name, d in notebook[grade_id].items()}
         for name, value in right.items():
             if not same(value, expected[name]):
                 raise ReferenceError(f"notebook {grade_id}/{name}: the cell's given names do not "
@@ -242,6 +236,17 @@ def _cell_mistakes(checks: LabChecks, cells: dict, notebook: dict, arrays: dict)
                     n: _store(arrays, f"nm/{grade_id}/{item.key}/{n}", [_output(v)])
                     for n, v in sorted(wrong.items())}}
     return found
+
+
+def record_value(described: list[dict], arrays: dict):
+    """A stored record of one output as a cell's judge reads it (``cells.value``): ``None``, a
+    string or a float64 array (``()`` for a record of several outputs)."""
+    entry = described[0] if len(described) == 1 else {}
+    if entry.get("kind") == "none":
+        return None
+    if "value" in entry:
+        return entry["value"]
+    return np.asarray(arrays[entry["array"]], dtype=np.float64) if "array" in entry else ()
 
 
 def _output(value) -> dict:
@@ -343,6 +348,7 @@ class References:
         with np.load(npz, allow_pickle=False) as stored:
             self.arrays = {key: stored[key] for key in stored.files}
         self._mistakes: dict[str, list[dict]] = {}
+        self._cell_mistakes: dict[str, list[dict]] = {}
 
     def _outputs(self, described: list[dict]) -> list[dict]:
         outputs = []
@@ -380,17 +386,16 @@ class References:
     def cell_mistakes(self, grade_id: str) -> list[dict]:
         """The classic mistakes recognised from a notebook cell's records
         (``CellCheck.catalogue``): each with its ``code``, texts and ``values`` (record -> what
-        the mistake records there: a float64 array, ``None`` or a string)."""
-        found = []
-        for key, item in sorted(self.meta.get("notebook_mistakes", {}).get(grade_id, {}).items()):
-            values = {}
-            for name, described in item["records"].items():
-                output = self._outputs(described)[0]
-                values[name] = output.get("value") if output.get("kind") in ("none", "string") \
-                    else np.asarray(output["array"], dtype=np.float64)
-            found.append({"code": key.split(".", 1)[1], "es": item["es"], "en": item["en"],
-                          "values": values})
-        return found
+        the mistake records there: a float64 array, ``None`` or a string). Built once per cell:
+        every student's judges read the same lists."""
+        if grade_id not in self._cell_mistakes:
+            self._cell_mistakes[grade_id] = [
+                {"code": key.split(".", 1)[1], "es": item["es"], "en": item["en"],
+                 "values": {name: record_value(described, self.arrays)
+                            for name, described in item["records"].items()}}
+                for key, item in sorted(
+                    self.meta.get("notebook_mistakes", {}).get(grade_id, {}).items())]
+        return self._cell_mistakes[grade_id]
 
     def stale(self, checks: LabChecks) -> list[str]:
         """Sources changed since these references were computed."""
