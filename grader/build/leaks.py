@@ -29,8 +29,8 @@ import numpy as np
 from grader.hidden import module_name, registry
 from grader.hidden.spec import Case
 from grader.build.references import References
+from grader.trusted.sandbox import CHILD_DIR
 
-CHILD_DIR = Path(__file__).resolve().parent.parent / "child"
 TIME_LIMIT_S = 5.0  # per call; the graded functions take milliseconds on the hidden inputs
 STALL_S = 4 * TIME_LIMIT_S  # a searching child silent this long is stuck in C code: killed
 MEMORY_MB = 1024  # the child's data limit: the hidden inputs are small

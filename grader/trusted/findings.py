@@ -182,10 +182,26 @@ def exception_findings(errors: list[dict], total: int, where: str = "") -> list[
     return findings
 
 
+# what each reason a check fails for says after "N of M hidden cases: "
+MISMATCH = {
+    "shape": ("la forma del resultado no es la que indica la especificación.",
+              "the result's shape is not the one the specification gives."),
+    "dtype": ("dtype {got}; se esperaba {expected}.", "dtype {got}; expected {expected}."),
+    "kind": ("el tipo del resultado no es el de la especificación (np.ndarray o torch.Tensor).",
+             "the result's type is not the one the specification gives (np.ndarray or "
+             "torch.Tensor)."),
+    "device": ("el resultado no está en el dispositivo de la entrada.",
+               "the result is not on the input's device."),
+    "values": ("los valores no coinciden con los esperados{err_es}.",
+               "the values differ from the expected ones{err_en}."),
+    "invalid": ("el resultado no es un array numérico normal.",
+                "the result is not a plain numeric array."),
+}
+
+
 def mismatch_findings(checks: list[Check], expected_dtype: str | None = None,
                       got_dtypes: list[str] = (), where: str = "") -> list[Finding]:
     """Generic findings for checks no diagnosis explained (shape, dtype, values, ...)."""
-    total = len(checks)
     counts: dict[str, int] = {}
     worst = 0.0
     for check in checks:
@@ -193,39 +209,13 @@ def mismatch_findings(checks: list[Check], expected_dtype: str | None = None,
             counts[check.reason] = counts.get(check.reason, 0) + 1
             if check.max_err is not None:
                 worst = max(worst, check.max_err)
-    findings = []
-    for reason, count in counts.items():
-        of_es, of_en = f"{count} de {total} casos ocultos", f"{count} of {total} hidden cases"
-        if reason == "shape":
-            findings.append(Finding("shape", f"{where}{of_es}: la forma del resultado no es la "
-                                    "que indica la especificación.",
-                                    f"{where}{of_en}: the result's shape is not the one the "
-                                    "specification gives."))
-        elif reason == "dtype":
-            got = ", ".join(sorted(set(got_dtypes))) or "?"
-            findings.append(Finding("dtype", f"{where}{of_es}: dtype {got}; se esperaba "
-                                    f"{expected_dtype}.",
-                                    f"{where}{of_en}: dtype {got}; expected {expected_dtype}."))
-        elif reason == "kind":
-            findings.append(Finding("kind", f"{where}{of_es}: el tipo del resultado no es el "
-                                    "de la especificación (np.ndarray o torch.Tensor).",
-                                    f"{where}{of_en}: the result's type is not the one the "
-                                    "specification gives (np.ndarray or torch.Tensor)."))
-        elif reason == "device":
-            findings.append(Finding("device", f"{where}{of_es}: el resultado no está en el "
-                                    "dispositivo de la entrada.",
-                                    f"{where}{of_en}: the result is not on the input's "
-                                    "device."))
-        elif reason == "values":
-            err = f" (error máximo {worst:.2g})" if np.isfinite(worst) else ""
-            err_en = f" (largest error {worst:.2g})" if np.isfinite(worst) else ""
-            findings.append(Finding("values", f"{where}{of_es}: los valores no coinciden con "
-                                    f"los esperados{err}.",
-                                    f"{where}{of_en}: the values differ from the expected "
-                                    f"ones{err_en}."))
-        elif reason == "invalid":
-            findings.append(Finding("invalid", f"{where}{of_es}: el resultado no es un array "
-                                    "numérico normal.",
-                                    f"{where}{of_en}: the result is not a plain numeric "
-                                    "array."))
-    return findings
+    finite = np.isfinite(worst)
+    fields = {"got": ", ".join(sorted(set(got_dtypes))) or "?", "expected": expected_dtype,
+              "err_es": f" (error máximo {worst:.2g})" if finite else "",
+              "err_en": f" (largest error {worst:.2g})" if finite else ""}
+    return [Finding(reason,
+                    f"{where}{count} de {len(checks)} casos ocultos: "
+                    + MISMATCH[reason][0].format(**fields),
+                    f"{where}{count} of {len(checks)} hidden cases: "
+                    + MISMATCH[reason][1].format(**fields))
+            for reason, count in counts.items() if reason in MISMATCH]

@@ -124,7 +124,8 @@ def _scores(record: dict) -> dict[str, float | None]:
     return scores
 
 
-def _cell(value) -> str:
+def number(value: float | None) -> str:
+    """A score as a spreadsheet cell: ``3``, ``2.50`` or empty for none."""
     if value is None:
         return ""
     return f"{value:g}" if float(value).is_integer() else f"{value:.2f}"
@@ -138,39 +139,41 @@ def student_status(record: dict) -> str:
     return status
 
 
-def grades_csv(records: list[dict], cols: list[dict] | None = None) -> str:
+def _maxima(cols: list[dict]) -> dict[str, float]:
+    """The most points of the automatic columns, the manual ones and both."""
+    auto = sum(c["points"] for c in cols if c["kind"] == "auto")
+    manual = sum(c["points"] for c in cols if c["kind"] == "manual")
+    return {"auto": auto, "manual": manual, "total": auto + manual}
+
+
+def grades_csv(records: list[dict], cols: list[dict]) -> str:
     """One row per student after a ``max_points`` row; totals split into automatic and manual."""
-    cols = cols if cols is not None else columns(_labs_of(records))
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["student_id", *[c["column"] for c in cols],
                      *[name for name, _, _, _ in TOTALS], *TRAILER])
-    maxima = {"auto": sum(c["points"] for c in cols if c["kind"] == "auto"),
-              "manual": sum(c["points"] for c in cols if c["kind"] == "manual")}
-    maxima["total"] = maxima["auto"] + maxima["manual"]
-    writer.writerow([MAX_ROW, *[_cell(c["points"]) for c in cols],
-                     *[_cell(maxima[name]) for name, _, _, _ in TOTALS], "", "", "", ""])
+    maxima = _maxima(cols)
+    writer.writerow([MAX_ROW, *[number(c["points"]) for c in cols],
+                     *[number(maxima[name]) for name, _, _, _ in TOTALS], "", "", "", ""])
     for record in records:
         scores = _scores(record)
-        writer.writerow([record["student_id"], *[_cell(scores.get(c["column"])) for c in cols],
-                         *[_cell(record.get(name)) for name, _, _, _ in TOTALS],
+        writer.writerow([record["student_id"], *[number(scores.get(c["column"])) for c in cols],
+                         *[number(record.get(name)) for name, _, _, _ in TOTALS],
                          record.get("manual_pending", 0), record.get("gpu", "n/a"),
                          record.get("device", "cpu"), student_status(record)])
     return buffer.getvalue()
 
 
-def items_csv(cols: list[dict] | None = None) -> str:
-    cols = cols if cols is not None else columns()
+def items_csv(cols: list[dict]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["column", "lab", "kind", "points", "title_es", "title_en"])
     for c in cols:
-        writer.writerow([c["column"], c["lab"], c["kind"], _cell(c["points"]), c["title_es"],
+        writer.writerow([c["column"], c["lab"], c["kind"], number(c["points"]), c["title_es"],
                          c["title_en"]])
-    auto = sum(c["points"] for c in cols if c["kind"] == "auto")
-    manual = sum(c["points"] for c in cols if c["kind"] == "manual")
-    for (name, _, es, en), points in zip(TOTALS, (auto, manual, auto + manual), strict=True):
-        writer.writerow([name, "", "total", _cell(points), es, en])
+    maxima = _maxima(cols)
+    for name, _, es, en in TOTALS:
+        writer.writerow([name, "", "total", number(maxima[name]), es, en])
     return buffer.getvalue()
 
 

@@ -31,7 +31,7 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.trusted.gradebook import load_records
+from grader.trusted.gradebook import load_records, number
 from grader.trusted.safe_io import atomic_write_text
 
 FORMATS = ("canvas", "moodle", "gradescope")
@@ -79,12 +79,6 @@ def read_roster(path: Path) -> list[dict[str, str]]:
     return rows
 
 
-def _number(value: float | None) -> str:
-    if value is None:
-        return ""
-    return f"{value:g}" if float(value).is_integer() else f"{value:.2f}"
-
-
 def _split_name(name: str) -> tuple[str, str]:
     """(first, last) from ``Last, First`` or ``First Last``."""
     if "," in name:
@@ -99,7 +93,7 @@ def _table(lms: str, assignment: str, assignment_id: str, points: float | None,
     if lms == "canvas":
         title = f"{assignment} ({assignment_id})" if assignment_id else assignment
         rows = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", title],
-                ["    Points Possible", "", "", "", "", _number(points)]]
+                ["    Points Possible", "", "", "", "", number(points)]]
         rows += [[r["name"], r["canvas_id"], r["sis_id"], r["login_id"], r["section"], score]
                  for r, score in students]
     elif lms == "moodle":
@@ -133,7 +127,7 @@ def export(out: Path, lms: str, roster_path: Path, assignment: str = "Positional
         usable = record is not None and not str(record.get("status", "")).startswith("flagged")
         if not usable:
             result.left_empty.append(row["submission"])
-        students.append((row, _number(record.get("total")) if usable else ""))
+        students.append((row, number(record.get("total")) if usable else ""))
     named = {r["submission"] for r in roster}
     result.not_in_roster = sorted(set(records) - named)
     points = max((r.get("max_total", 0) for r in records.values()), default=None)
