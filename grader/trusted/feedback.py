@@ -67,10 +67,16 @@ WORDS = {
 }
 
 
-def _fmt(value: float | None) -> str:
+def number(value: float | None) -> str:
+    """A score as the feedback, the gradebook and the LMS exports write it: ``3``, ``2.50``, or
+    empty for none."""
     if value is None:
-        return "—"
+        return ""
     return f"{value:g}" if float(value).is_integer() else f"{value:.2f}"
+
+
+def _fmt(value: float | None) -> str:
+    return number(value) or "—"
 
 
 def _status(verdict: dict) -> str:

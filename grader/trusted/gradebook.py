@@ -35,6 +35,7 @@ from pathlib import Path
 
 from grader.hidden import registry
 from grader.trusted import feedback
+from grader.trusted.feedback import number
 from grader.trusted.safe_io import atomic_write_json, atomic_write_text
 from minimodel.course import find_lab
 
@@ -122,13 +123,6 @@ def _scores(record: dict) -> dict[str, float | None]:
             scores[f"{lab_id}/{verdict['key']}"] = verdict.get("score")
         scores[lab_id] = lab.get("score")
     return scores
-
-
-def number(value: float | None) -> str:
-    """A score as a spreadsheet cell: ``3``, ``2.50`` or empty for none."""
-    if value is None:
-        return ""
-    return f"{value:g}" if float(value).is_integer() else f"{value:.2f}"
 
 
 def student_status(record: dict) -> str:

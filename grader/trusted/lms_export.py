@@ -31,7 +31,8 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.trusted.gradebook import load_records, number
+from grader.trusted.feedback import number
+from grader.trusted.gradebook import load_records
 from grader.trusted.safe_io import atomic_write_text
 
 FORMATS = ("canvas", "moodle", "gradescope")
