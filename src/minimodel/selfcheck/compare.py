@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -118,6 +119,19 @@ class Check:
     es: str
     en: str
     run: Callable[[], None] = field(repr=False)
+
+
+class StudentModule:
+    """The student's ``minimodel.positional.<name>``, imported when a check first uses it.
+
+    Listing a lab's checks never runs the student's code: that happens only in the self-check's
+    child process, while a check runs (``minimodel.selfcheck.runner``)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> object:
+        return getattr(importlib.import_module(f"minimodel.positional.{self._name}"), attribute)
 
 
 class CheckList(list):

@@ -5,16 +5,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from minimodel.selfcheck.compare import CheckList, expect_array, note
+from minimodel.selfcheck.compare import CheckList, StudentModule, expect_array, note
 from minimodel.selfcheck.snapshots import Snapshots
 
 checks = CheckList()
-
-
-def _student():
-    from minimodel.positional import sinusoidal
-
-    return sinusoidal
+sinusoidal = StudentModule("sinusoidal")
 
 
 # The long table: the grader's longest hidden length and its tolerance against float64. Angles
@@ -26,18 +21,18 @@ snap = Snapshots("17.01")
 
 @checks.add("sinusoidal_pe", "forma (T, d) y dtype float32", "shape (T, d) and dtype float32")
 def table_shape_and_dtype() -> None:
-    snap.expect(_student().sinusoidal_pe(10, 8), "sinusoidal_pe(10, 8)", values=False)
+    snap.expect(sinusoidal.sinusoidal_pe(10, 8), "sinusoidal_pe(10, 8)", values=False)
 
 
 @checks.add("sinusoidal_pe", "PE(0) = [0, 1, 0, 1, ...]", "PE(0) = [0, 1, 0, 1, ...]")
 def position_zero() -> None:
-    row = _student().sinusoidal_pe(1, 6)
+    row = sinusoidal.sinusoidal_pe(1, 6)
     expect_array(row, np.array([[0, 1, 0, 1, 0, 1]], np.float32), name="sinusoidal_pe(1, 6)")
 
 
 @checks.add("sinusoidal_pe", "valores de la fórmula", "values of the formula")
 def table_values() -> None:
-    snap.expect(_student().sinusoidal_pe(50, 16), "sinusoidal_pe(50, 16)")
+    snap.expect(sinusoidal.sinusoidal_pe(50, 16), "sinusoidal_pe(50, 16)")
 
 
 @checks.add(
@@ -46,7 +41,7 @@ def table_values() -> None:
     f"long table (T = {LONG_T}) against float64",
 )
 def long_table() -> None:
-    table = _student().sinusoidal_pe(LONG_T, LONG_D)
+    table = sinusoidal.sinusoidal_pe(LONG_T, LONG_D)
     if isinstance(table, np.ndarray) and table.shape == (LONG_T, LONG_D):
         table = table[::LONG_STEP]  # every 27th row, the last one (999) included
     name = f"sinusoidal_pe({LONG_T}, {LONG_D})[::{LONG_STEP}]"
@@ -65,7 +60,7 @@ def long_table() -> None:
 
 @checks.add("sinusoidal_pe", "el argumento base", "the base argument")
 def table_base() -> None:
-    table = _student().sinusoidal_pe(12, 4, base=100.0)
+    table = sinusoidal.sinusoidal_pe(12, 4, base=100.0)
     snap.expect(table, "sinusoidal_pe(12, 4, base=100.0)")
 
 
@@ -75,7 +70,7 @@ def table_base() -> None:
     "adds rows 0..T-1 of the table",
 )
 def module_adds_rows() -> None:
-    encoder = _student().SinusoidalPositionalEncoding(8, max_len=32)
+    encoder = sinusoidal.SinusoidalPositionalEncoding(8, max_len=32)
     snap.expect(encoder(torch.ones(2, 5, 8)), "encoder(ones(2, 5, 8))")
 
 
@@ -85,7 +80,7 @@ def module_adds_rows() -> None:
     "honours the offset (KV cache)",
 )
 def module_offset() -> None:
-    encoder = _student().SinusoidalPositionalEncoding(8, max_len=32)
+    encoder = sinusoidal.SinusoidalPositionalEncoding(8, max_len=32)
     snap.expect(encoder(torch.zeros(1, 3, 8), offset=7), "encoder(zeros(1, 3, 8), offset=7)")
 
 
@@ -95,6 +90,6 @@ def module_offset() -> None:
     "keeps the dtype of x",
 )
 def module_dtype() -> None:
-    encoder = _student().SinusoidalPositionalEncoding(8, max_len=32)
+    encoder = sinusoidal.SinusoidalPositionalEncoding(8, max_len=32)
     x = torch.zeros(4, 8, dtype=torch.bfloat16)
     snap.expect(encoder(x), "encoder(zeros(4, 8, bfloat16))", atol=1e-2)

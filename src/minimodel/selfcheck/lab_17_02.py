@@ -4,24 +4,19 @@ from __future__ import annotations
 
 import torch
 
-from minimodel.selfcheck.compare import CheckList, expect_array
+from minimodel.selfcheck.compare import CheckList, StudentModule, expect_array
 from minimodel.selfcheck.snapshots import Snapshots
 
 checks = CheckList()
+learned = StudentModule("learned")
 FORWARD = "LearnedPositionalEmbedding.forward"
 INTERPOLATE = "interpolate_positions"
 snap = Snapshots("17.02")
 
 
-def _student():
-    from minimodel.positional import learned
-
-    return learned
-
-
 def _table(max_len: int, d_model: int):
     """A module whose rows are easy to recognise: row p is p + [0, 0.01, 0.02, ...]."""
-    module = _student().LearnedPositionalEmbedding(max_len, d_model)
+    module = learned.LearnedPositionalEmbedding(max_len, d_model)
     with torch.no_grad():
         module.weight.copy_(torch.arange(max_len)[:, None] + 0.01 * torch.arange(d_model))
     return module
@@ -61,7 +56,7 @@ def gradient_reaches_rows() -> None:
 @checks.add(INTERPOLATE, "forma, dtype y extremos", "shape, dtype and end rows")
 def keeps_ends() -> None:
     table = torch.arange(12, dtype=torch.float32).reshape(4, 3)
-    out = _student().interpolate_positions(table, 7)
+    out = learned.interpolate_positions(table, 7)
     name = "interpolate_positions(arange(12).reshape(4, 3), 7)"
     expect_array(out, torch.zeros(7, 3), name=name, values=False)  # kind, shape and dtype
     expect_array(out[[0, -1]], table[[0, -1]], name=f"{name}[[0, -1]]")  # the end rows, kept
@@ -71,22 +66,22 @@ def keeps_ends() -> None:
 def linear_values() -> None:
     generator = torch.Generator().manual_seed(0)
     table = torch.randn(5, 3, generator=generator)
-    out = _student().interpolate_positions(table, 13)
+    out = learned.interpolate_positions(table, 13)
     snap.expect(out, "interpolate_positions(randn(5, 3), 13)", atol=1e-5)
 
 
 @checks.add(INTERPOLATE, "también encoge la tabla", "also shrinks the table")
 def shrinks() -> None:
     table = torch.arange(20, dtype=torch.float64).reshape(10, 2)
-    out = _student().interpolate_positions(table, 4)
+    out = learned.interpolate_positions(table, 4)
     snap.expect(out, "interpolate_positions(arange(20.).reshape(10, 2), 4)", atol=1e-9)
 
 
 @checks.add(INTERPOLATE, "casos de una sola fila", "single-row cases")
 def single_rows() -> None:
     table = torch.tensor([[1.0, -2.0]])
-    grown = _student().interpolate_positions(table, 3)
+    grown = learned.interpolate_positions(table, 3)
     expect_array(grown, table.repeat(3, 1), name="interpolate_positions(1 row, 3)")
     many = torch.arange(8, dtype=torch.float32).reshape(4, 2)
-    one = _student().interpolate_positions(many, 1)
+    one = learned.interpolate_positions(many, 1)
     expect_array(one, many[:1], name="interpolate_positions(4 rows, 1)")

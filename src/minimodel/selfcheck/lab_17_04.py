@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import torch
 
-from minimodel.selfcheck.compare import CheckList, expect_array
+from minimodel.selfcheck.compare import CheckList, StudentModule, expect_array
 from minimodel.selfcheck.snapshots import Snapshots
 
 checks = CheckList()
+alibi = StudentModule("alibi")
 snap = Snapshots("17.04")
 
 # The slopes the bias checks start from, as alibi_slopes gives them for 4, 3 and 2 heads: the
@@ -19,21 +20,15 @@ SLOPES = {
 }
 
 
-def _student():
-    from minimodel.positional import alibi
-
-    return alibi
-
-
 @checks.add("alibi_slopes", "8 cabezas: 1/2, 1/4, ..., 1/256", "8 heads: 1/2, 1/4, ..., 1/256")
 def slopes_power_of_two() -> None:
-    snap.expect(_student().alibi_slopes(8), "alibi_slopes(8)")
+    snap.expect(alibi.alibi_slopes(8), "alibi_slopes(8)")
 
 
 @checks.add("alibi_slopes", "16 cabezas y 1 cabeza", "16 heads and 1 head")
 def slopes_sixteen_and_one() -> None:
-    snap.expect(_student().alibi_slopes(16), "alibi_slopes(16)")
-    expect_array(_student().alibi_slopes(1), torch.tensor([2.0**-8]), name="alibi_slopes(1)")
+    snap.expect(alibi.alibi_slopes(16), "alibi_slopes(16)")
+    expect_array(alibi.alibi_slopes(1), torch.tensor([2.0**-8]), name="alibi_slopes(1)")
 
 
 @checks.add(
@@ -43,7 +38,7 @@ def slopes_sixteen_and_one() -> None:
 )
 def slopes_not_power_of_two() -> None:
     for n in (12, 6):
-        snap.expect(_student().alibi_slopes(n), f"alibi_slopes({n})")
+        snap.expect(alibi.alibi_slopes(n), f"alibi_slopes({n})")
 
 
 @checks.add(
@@ -52,7 +47,7 @@ def slopes_not_power_of_two() -> None:
     "square causal: -m (i - j) and -inf in the future",
 )
 def bias_causal_square() -> None:
-    snap.expect(_student().alibi_bias(6, 6, SLOPES[4]), "alibi_bias(6, 6, alibi_slopes(4))")
+    snap.expect(alibi.alibi_bias(6, 6, SLOPES[4]), "alibi_bias(6, 6, alibi_slopes(4))")
 
 
 @checks.add(
@@ -61,7 +56,7 @@ def bias_causal_square() -> None:
     "queries aligned to the end (KV cache)",
 )
 def bias_end_aligned() -> None:
-    snap.expect(_student().alibi_bias(2, 7, SLOPES[3]), "alibi_bias(2, 7, alibi_slopes(3))")
+    snap.expect(alibi.alibi_bias(2, 7, SLOPES[3]), "alibi_bias(2, 7, alibi_slopes(3))")
 
 
 @checks.add(
@@ -71,6 +66,6 @@ def bias_end_aligned() -> None:
 )
 def bias_symmetric() -> None:
     snap.expect(
-        _student().alibi_bias(3, 5, SLOPES[2], causal=False),
+        alibi.alibi_bias(3, 5, SLOPES[2], causal=False),
         "alibi_bias(3, 5, alibi_slopes(2), causal=False)",
     )

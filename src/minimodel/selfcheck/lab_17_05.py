@@ -4,24 +4,19 @@ from __future__ import annotations
 
 import torch
 
-from minimodel.selfcheck.compare import CheckFailure, CheckList
+from minimodel.selfcheck.compare import CheckFailure, CheckList, StudentModule
 from minimodel.selfcheck.snapshots import Snapshots
 
 checks = CheckList()
+relative_bias = StudentModule("relative_bias")
 snap = Snapshots("17.05")
 
 # The relative positions (key - query) of the lesson's worked table (32 buckets, max_distance 128).
 RELATIVE = [-1000, -128, -64, -32, -16, -9, -8, -7, -1, 0, 1, 7, 8, 16, 32, 64, 127]
 
 
-def _student():
-    from minimodel.positional import relative_bias
-
-    return relative_bias
-
-
 def _buckets(rel: list[int], **kwargs) -> torch.Tensor:
-    return _student().relative_position_bucket(torch.tensor(rel), **kwargs)
+    return relative_bias.relative_position_bucket(torch.tensor(rel), **kwargs)
 
 
 @checks.add(
@@ -54,7 +49,7 @@ def buckets_other_settings() -> None:
     rel = torch.arange(-60, 61).reshape(11, 11)
     for bidirectional in (True, False):
         snap.expect(
-            _student().relative_position_bucket(
+            relative_bias.relative_position_bucket(
                 rel, bidirectional=bidirectional, num_buckets=16, max_distance=50
             ),
             f"relative_position_bucket(rel (11, 11), bidirectional={bidirectional}, "
@@ -63,7 +58,7 @@ def buckets_other_settings() -> None:
 
 
 def _module(n_heads: int, **kwargs):
-    module = _student().RelativePositionBias(n_heads, **kwargs)
+    module = relative_bias.RelativePositionBias(n_heads, **kwargs)
     with torch.no_grad():  # a recognisable table: bias[b, h] = 100 h + b
         rows = torch.arange(module.bias.weight.shape[0], dtype=torch.float32)[:, None]
         module.bias.weight.copy_(rows + 100.0 * torch.arange(n_heads, dtype=torch.float32))
@@ -109,7 +104,7 @@ def module_end_aligned() -> None:
     "the bias is differentiable with respect to the table",
 )
 def module_gradient() -> None:
-    module = _student().RelativePositionBias(2, num_buckets=8, max_distance=20)
+    module = relative_bias.RelativePositionBias(2, num_buckets=8, max_distance=20)
     module(4, 4).sum().backward()
     grad = module.bias.weight.grad
     if grad is None:
@@ -127,7 +122,7 @@ def module_gradient() -> None:
 
 @checks.add("swin_relative_index", "ventana 2 x 2 de la lección", "the lesson's 2 x 2 window")
 def swin_two_by_two() -> None:
-    snap.expect(_student().swin_relative_index(2, 2), "swin_relative_index(2, 2)")
+    snap.expect(relative_bias.swin_relative_index(2, 2), "swin_relative_index(2, 2)")
 
 
 @checks.add(
@@ -137,4 +132,4 @@ def swin_two_by_two() -> None:
 )
 def swin_rectangular() -> None:
     for h, w in ((3, 2), (2, 5)):
-        snap.expect(_student().swin_relative_index(h, w), f"swin_relative_index({h}, {w})")
+        snap.expect(relative_bias.swin_relative_index(h, w), f"swin_relative_index({h}, {w})")

@@ -4,22 +4,17 @@ from __future__ import annotations
 
 import torch
 
-from minimodel.selfcheck.compare import CheckList
+from minimodel.selfcheck.compare import CheckList, StudentModule
 from minimodel.selfcheck.snapshots import Snapshots
 
 checks = CheckList()
+two_d = StudentModule("two_d")
 snap = Snapshots("17.06")
-
-
-def _student():
-    from minimodel.positional import two_d
-
-    return two_d
 
 
 @checks.add("sinusoidal_2d", "forma (H*W, d), float32 y valores", "shape (H*W, d), float32, values")
 def sinusoidal_square() -> None:
-    snap.expect(_student().sinusoidal_2d(4, 4, 16), "sinusoidal_2d(4, 4, 16)")
+    snap.expect(two_d.sinusoidal_2d(4, 4, 16), "sinusoidal_2d(4, 4, 16)")
 
 
 @checks.add(
@@ -28,7 +23,7 @@ def sinusoidal_square() -> None:
     "non-square grid and another base",
 )
 def sinusoidal_rectangular() -> None:
-    snap.expect(_student().sinusoidal_2d(3, 5, 8, base=100.0), "sinusoidal_2d(3, 5, 8, base=100.0)")
+    snap.expect(two_d.sinusoidal_2d(3, 5, 8, base=100.0), "sinusoidal_2d(3, 5, 8, base=100.0)")
 
 
 def _learned(rows: int, prefix: int = 1) -> torch.Tensor:
@@ -44,7 +39,7 @@ def _learned(rows: int, prefix: int = 1) -> torch.Tensor:
 )
 def interpolate_vit() -> None:
     snap.expect(
-        _student().interpolate_grid(_learned(14 * 14), (24, 24), num_prefix_tokens=1),
+        two_d.interpolate_grid(_learned(14 * 14), (24, 24), num_prefix_tokens=1),
         "interpolate_grid(table (197, 6), (24, 24), num_prefix_tokens=1)",
         atol=1e-5,
     )
@@ -58,7 +53,7 @@ def interpolate_vit() -> None:
 def interpolate_rectangular() -> None:
     table = _learned(2 * 3, prefix=0)
     snap.expect(
-        _student().interpolate_grid(table, (4, 5), old_hw=(2, 3), mode="bilinear"),
+        two_d.interpolate_grid(table, (4, 5), old_hw=(2, 3), mode="bilinear"),
         "interpolate_grid(table (6, 6), (4, 5), old_hw=(2, 3))",
         atol=1e-5,
     )
@@ -82,7 +77,7 @@ def _rope_inputs():
 )
 def rope_2d_interleaved() -> None:
     snap.expect(
-        _student().apply_rope_2d(*_rope_inputs()),
+        two_d.apply_rope_2d(*_rope_inputs()),
         "apply_rope_2d(x (1, 1, 6, 12), rows, cols, inv_freq (2,))",
         atol=1e-5,
     )
@@ -95,7 +90,7 @@ def rope_2d_interleaved() -> None:
 )
 def rope_2d_half() -> None:
     snap.expect(
-        _student().apply_rope_2d(*_rope_inputs(), convention="half"),
+        two_d.apply_rope_2d(*_rope_inputs(), convention="half"),
         'apply_rope_2d(..., convention="half")',
         atol=1e-5,
     )

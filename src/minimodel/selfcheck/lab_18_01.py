@@ -5,18 +5,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from minimodel.selfcheck.compare import CheckFailure, CheckList, expect_array
+from minimodel.selfcheck.compare import CheckFailure, CheckList, StudentModule, expect_array
 from minimodel.selfcheck.snapshots import Snapshots
 
 checks = CheckList()
+extrapolation = StudentModule("extrapolation")
 snap = Snapshots("18.01")
 NAN = float("nan")
-
-
-def _student():
-    from minimodel.positional import extrapolation
-
-    return extrapolation
 
 
 def _pairs(value: object, name: str) -> np.ndarray:
@@ -81,20 +76,20 @@ def _expect_exact(value: object, actual: np.ndarray, name: str) -> None:
 
 def _buckets(train_len: int, length: int) -> None:
     name = f"doubling_buckets({train_len}, {length})"
-    value = _student().doubling_buckets(train_len, length)
+    value = extrapolation.doubling_buckets(train_len, length)
     _expect_exact(value, _pairs(value, name), name)
 
 
 def _failure(curve: torch.Tensor, train_len: int, tolerance: float, window: int,
              name: str) -> None:
-    value = _student().failure_position(curve, train_len, tolerance=tolerance, window=window)
+    value = extrapolation.failure_position(curve, train_len, tolerance=tolerance, window=window)
     _expect_exact(value, _position(value, name), name)
 
 
 def _needles(length: int, depths: tuple[float, ...], **options) -> None:
     digits = f", n_digits={options['n_digits']}" if options else ""
     name = f"needle_distance({length}, {' / '.join(map(str, depths))}{digits})"
-    found = [_student().needle_distance(length, depth, **options) for depth in depths]
+    found = [extrapolation.needle_distance(length, depth, **options) for depth in depths]
     _expect_exact(found, _ints(found, name), name)
 
 
@@ -119,14 +114,14 @@ def buckets_short_length() -> None:
 @checks.add("bucket_means", "media por cubeta de una curva", "mean per bucket of one curve")
 def means_of_a_curve() -> None:
     curve = torch.arange(8, dtype=torch.float32)  # 0 .. 7
-    value = _student().bucket_means(curve, [(0, 2), (2, 4), (4, 8)])
+    value = extrapolation.bucket_means(curve, [(0, 2), (2, 4), (4, 8)])
     expect_array(value, torch.tensor([0.5, 2.5, 5.5]), name="bucket_means(0..7, ...)")
 
 
 @checks.add("bucket_means", "salta los NaN (sin objetivo)", "skips NaNs (no target)")
 def means_skip_nan() -> None:
     loss = torch.tensor([[1.0, NAN, 3.0, 4.0], [NAN, NAN, 5.0, 8.0], [2.0, NAN, NAN, 6.0]])
-    value = _student().bucket_means(loss, [(0, 2), (2, 4), (1, 2)])
+    value = extrapolation.bucket_means(loss, [(0, 2), (2, 4), (1, 2)])
     # [0, 2): 1 and 2 -> 1.5; [2, 4): 3, 4, 5, 8, 6 -> 5.2 (every value counts once); [1, 2): none.
     name = "bucket_means(loss (3, 4), [(0, 2), (2, 4), (1, 2)])"
     if isinstance(value, torch.Tensor) and value.shape == (3,):

@@ -11,17 +11,12 @@ import math
 import numpy as np
 import torch
 
-from minimodel.selfcheck.compare import CheckFailure, CheckList
+from minimodel.selfcheck.compare import CheckFailure, CheckList, StudentModule
 from minimodel.selfcheck.snapshots import Snapshots
 
 checks = CheckList()
+scaling = StudentModule("scaling")
 snap = Snapshots("18.02")
-
-
-def _student():
-    from minimodel.positional import scaling
-
-    return scaling
 
 
 def expect_pair(result: object, name: str) -> tuple[torch.Tensor, float]:
@@ -69,7 +64,7 @@ def expect_stored_factor(actual: float, name: str) -> None:
 
 @checks.add("linear_scaling", "divide cada frecuencia por s", "divides every frequency by s")
 def linear_values() -> None:
-    inv_freq, factor = expect_pair(_student().linear_scaling(16, 10000.0, factor=4.0), "linear")
+    inv_freq, factor = expect_pair(scaling.linear_scaling(16, 10000.0, factor=4.0), "linear")
     snap.expect(inv_freq, "linear_scaling(16, factor=4)[0]")
     expect_factor(factor, 1.0, "linear_scaling")
 
@@ -79,7 +74,7 @@ def linear_values() -> None:
 
 @checks.add("ntk_scaling", "base b·s^(r/(r-2))", "base b·s^(r/(r-2))")
 def ntk_values() -> None:
-    inv_freq, factor = expect_pair(_student().ntk_scaling(32, 10000.0, factor=4.0), "ntk")
+    inv_freq, factor = expect_pair(scaling.ntk_scaling(32, 10000.0, factor=4.0), "ntk")
     snap.expect(inv_freq, "ntk_scaling(32, factor=4)[0]", rtol=1e-5)
     expect_factor(factor, 1.0, "ntk_scaling")
 
@@ -93,7 +88,7 @@ def ntk_values() -> None:
 def dynamic_below_original() -> None:
     for seq_len in (None, 100, 128, 1):
         inv_freq, factor = expect_pair(
-            _student().dynamic_ntk_scaling(
+            scaling.dynamic_ntk_scaling(
                 32, 10000.0, factor=2.0, original_max_len=128, seq_len=seq_len
             ),
             "dynamic_ntk",
@@ -110,7 +105,7 @@ def dynamic_below_original() -> None:
 )
 def dynamic_beyond_original() -> None:
     inv_freq, _ = expect_pair(
-        _student().dynamic_ntk_scaling(
+        scaling.dynamic_ntk_scaling(
             128, 10000.0, factor=2.0, original_max_len=4096, seq_len=8192
         ),
         "dynamic_ntk",
@@ -157,7 +152,7 @@ def expect_range(got: object, name: str, hint: tuple[str, str] = ("", "")) -> No
     "r=128, b=1e4, L0=4096 gives (20, 46)",
 )
 def yarn_range_worked_case() -> None:
-    expect_range(_student().yarn_correction_range(128, 10000.0, 4096),
+    expect_range(scaling.yarn_correction_range(128, 10000.0, 4096),
                  "yarn_correction_range(128, 10000, 4096)")
 
 
@@ -167,7 +162,6 @@ def yarn_range_worked_case() -> None:
     "unrounded, and clamped to [0, r-1]",
 )
 def yarn_range_raw_and_clamped() -> None:
-    scaling = _student()
     expect_range(scaling.yarn_correction_range(64, 500.0, 1024, truncate=False),
                  "yarn_correction_range(64, 500, 1024, truncate=False)",
                  ("i(n) = r·ln(L0 / (2π·n)) / (2·ln b).", "i(n) = r·ln(L0 / (2π·n)) / (2·ln b)."))
@@ -179,11 +173,11 @@ def yarn_range_raw_and_clamped() -> None:
 @checks.add("yarn_scaling", "la rampa entre θ y θ/s", "the ramp between θ and θ/s")
 def yarn_frequencies() -> None:
     inv_freq, _ = expect_pair(
-        _student().yarn_scaling(128, 10000.0, factor=4.0, original_max_len=4096), "yarn"
+        scaling.yarn_scaling(128, 10000.0, factor=4.0, original_max_len=4096), "yarn"
     )
     snap.expect(inv_freq, "yarn_scaling(128, factor=4, original_max_len=4096)[0]", rtol=1e-5)
     unrounded, _ = expect_pair(
-        _student().yarn_scaling(64, 500.0, factor=4.0, original_max_len=1024, truncate=False),
+        scaling.yarn_scaling(64, 500.0, factor=4.0, original_max_len=1024, truncate=False),
         "yarn",
     )
     snap.expect(
@@ -199,7 +193,6 @@ def yarn_frequencies() -> None:
     "attention factor 0.1·ln(s) + 1",
 )
 def yarn_attention_factor() -> None:
-    scaling = _student()
     for s in (4.0, 16.0, 1.0):
         _, factor = expect_pair(scaling.yarn_scaling(32, factor=s, original_max_len=128), "yarn")
         expect_stored_factor(factor, f"yarn_scaling(32, factor={s:g}, original_max_len=128)[1]")
@@ -220,7 +213,7 @@ def yarn_attention_factor() -> None:
 )
 def llama3_worked_case() -> None:
     inv_freq, factor = expect_pair(
-        _student().llama3_scaling(128, 500000.0, factor=8.0, original_max_len=8192), "llama3"
+        scaling.llama3_scaling(128, 500000.0, factor=8.0, original_max_len=8192), "llama3"
     )
     snap.expect(
         inv_freq, "llama3_scaling(128, 5e5, factor=8, original_max_len=8192)[0]", rtol=1e-5
@@ -235,7 +228,7 @@ def llama3_worked_case() -> None:
 )
 def llama3_options() -> None:
     inv_freq, _ = expect_pair(
-        _student().llama3_scaling(
+        scaling.llama3_scaling(
             32, 10000.0, factor=4.0, original_max_len=256, low_freq_factor=2.0,
             high_freq_factor=8.0,
         ),

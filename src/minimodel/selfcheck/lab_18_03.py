@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import torch
 
-from minimodel.selfcheck.compare import CheckList, expect_array
+from minimodel.selfcheck.compare import CheckList, StudentModule, expect_array
 from minimodel.selfcheck.snapshots import Snapshots
 
 checks = CheckList()
+cache_positions = StudentModule("cache_positions")
 snap = Snapshots("18.03")
-
-
-def _student():
-    from minimodel.positional import cache_positions
-
-    return cache_positions
 
 
 def _long(values) -> torch.Tensor:
@@ -24,25 +19,25 @@ def _long(values) -> torch.Tensor:
 # --- chunk_positions ------------------------------------------------------------------------
 @checks.add("chunk_positions", "empiezan en cache_len", "they start at cache_len")
 def positions_after_cache() -> None:
-    snap.expect(_student().chunk_positions(5, 3), "chunk_positions(5, 3)")
+    snap.expect(cache_positions.chunk_positions(5, 3), "chunk_positions(5, 3)")
 
 
 @checks.add("chunk_positions", "sin caché: 0 .. q_len-1", "no cache: 0 .. q_len-1")
 def positions_without_cache() -> None:
-    value = _student().chunk_positions(0, 4)
+    value = cache_positions.chunk_positions(0, 4)
     expect_array(value, _long([0, 1, 2, 3]), name="chunk_positions(0, 4)")
-    expect_array(_student().chunk_positions(9, 1), _long([9]), name="chunk_positions(9, 1)")
+    expect_array(cache_positions.chunk_positions(9, 1), _long([9]), name="chunk_positions(9, 1)")
 
 
 # --- relative_positions ---------------------------------------------------------------------
 @checks.add("relative_positions", "clave - consulta tras la caché", "key - query after the cache")
 def relative_after_cache() -> None:
-    snap.expect(_student().relative_positions(2, 3), "relative_positions(2, 3)")
+    snap.expect(cache_positions.relative_positions(2, 3), "relative_positions(2, 3)")
 
 
 @checks.add("relative_positions", "un solo token nuevo", "a single new token")
 def relative_one_token() -> None:
-    value = _student().relative_positions(6, 1)
+    value = cache_positions.relative_positions(6, 1)
     expect_array(value, _long([[-6, -5, -4, -3, -2, -1, 0]]), name="relative_positions(6, 1)")
 
 
@@ -62,7 +57,7 @@ ONE_TOKEN_TOP_LEFT = (
     "aligned bottom-right",
 )
 def mask_bottom_right() -> None:
-    snap.expect(_student().causal_mask_after_cache(2, 3), "causal_mask_after_cache(2, 3)")
+    snap.expect(cache_positions.causal_mask_after_cache(2, 3), "causal_mask_after_cache(2, 3)")
 
 
 @checks.add(
@@ -71,7 +66,7 @@ def mask_bottom_right() -> None:
     "one new token sees everything",
 )
 def mask_one_token() -> None:
-    value, name = _student().causal_mask_after_cache(5, 1), "causal_mask_after_cache(5, 1)"
+    value, name = cache_positions.causal_mask_after_cache(5, 1), "causal_mask_after_cache(5, 1)"
     expected, mistakes = snap.answer(value, name)
     mistakes = {
         code: (wrong, *ONE_TOKEN_TOP_LEFT) if code == "cache_positions.top-left" else (wrong, *why)
@@ -82,7 +77,7 @@ def mask_one_token() -> None:
 
 @checks.add("causal_mask_after_cache", "respeta dtype", "honours dtype")
 def mask_dtype() -> None:
-    value = _student().causal_mask_after_cache(3, 2, dtype=torch.bfloat16)
+    value = cache_positions.causal_mask_after_cache(3, 2, dtype=torch.bfloat16)
     snap.expect(value, "causal_mask_after_cache(3, 2, dtype=torch.bfloat16)")
 
 
@@ -94,7 +89,7 @@ def mask_dtype() -> None:
 )
 def rows_of_new_queries() -> None:
     table = torch.arange(64, dtype=torch.float32).reshape(8, 8)  # table[p, j] = 8 p + j
-    value = _student().bias_rows_after_cache(table, 3, 2)
+    value = cache_positions.bias_rows_after_cache(table, 3, 2)
     snap.expect(value, "bias_rows_after_cache(arange(64).reshape(8, 8), 3, 2)")
 
 
@@ -105,7 +100,7 @@ def rows_of_new_queries() -> None:
 )
 def rows_per_head() -> None:
     table = torch.randn(3, 6, 6, generator=torch.Generator().manual_seed(0))
-    value = _student().bias_rows_after_cache(table, 4, 2)
+    value = cache_positions.bias_rows_after_cache(table, 4, 2)
     snap.expect(value, "bias_rows_after_cache(randn(3, 6, 6) seed 0, 4, 2)")
-    one = _student().bias_rows_after_cache(table, 5, 1)
+    one = cache_positions.bias_rows_after_cache(table, 5, 1)
     snap.expect(one, "bias_rows_after_cache(randn(3, 6, 6) seed 0, 5, 1)")
