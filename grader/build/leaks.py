@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,7 +28,7 @@ import numpy as np
 from grader.hidden import module_name, registry
 from grader.hidden.spec import Case
 from grader.build.references import References
-from grader.trusted.sandbox import CHILD_DIR
+from grader.trusted.sandbox import copy_child_files
 
 TIME_LIMIT_S = 5.0  # per call; the graded functions take milliseconds on the hidden inputs
 STALL_S = 4 * TIME_LIMIT_S  # a searching child silent this long is stuck in C code: killed
@@ -166,7 +165,7 @@ def _run_child(command: list[str], cwd: Path, env: dict, results: Path,
         child.wait()
 
 
-def search(release: Path, labs: list[str] | None = None, timeout_s: float = 600,
+def search(release: Path, labs: list[str] | None = None,
            time_limit_s: float = TIME_LIMIT_S) -> Search:
     """Search the released repository ``release`` for implementations of graded functions
     (those of ``labs``, default all), each call stopped after ``time_limit_s``."""
@@ -178,15 +177,14 @@ def search(release: Path, labs: list[str] | None = None, timeout_s: float = 600,
         runner, cwd, home = work / "runner", work / "cwd", work / "home"
         for folder in (runner, cwd, home):
             folder.mkdir()
-        for name in ("probe_runner.py", "leak_search.py"):
-            shutil.copy2(CHILD_DIR / name, runner / name)
+        copy_child_files(runner, ("probe_runner.py", "leak_search.py"))
         request = {**_request(found, release, work), "time_limit_s": time_limit_s}
         results = Path(request["results"])
         for _ in range(MAX_RESTARTS):
             (work / "request.json").write_text(json.dumps(request), encoding="utf-8")
             _run_child([sys.executable, str(runner / "leak_search.py"),
                         str(work / "request.json")], cwd, _child_env(release, home), results,
-                       start + timeout_s)
+                       start + 600)  # seconds for the whole search
             events = [json.loads(line) for line in
                       results.read_text(encoding="utf-8").splitlines() if line.strip()]
             if events and events[-1].get("done"):

@@ -61,11 +61,11 @@ def mistake(target: str, code: str, *, es: str, en: str) -> Callable[[Callable],
     return register
 
 
-def catalogue(module: str, folder: Path = CATALOGUE_DIR) -> list[Mistake]:
+def catalogue(module: str) -> list[Mistake]:
     """The mistakes of one student module (none when it has no catalogue file).
 
     The file is loaded where ``minimodel.positional`` is the reference implementation."""
-    path = folder / f"{module}.py"
+    path = CATALOGUE_DIR / f"{module}.py"
     if not path.exists():
         return []
     spec = importlib.util.spec_from_file_location(f"mistakes_{module}", path)

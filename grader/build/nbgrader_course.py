@@ -26,10 +26,7 @@ formgrader; ``merge --manual COURSE/gradebook.db`` brings them back into ``OUT``
 from __future__ import annotations
 
 import datetime
-import logging
-import os
 import shutil
-import sys
 from pathlib import Path
 
 import nbformat
@@ -66,13 +63,6 @@ def _labs(labs: list[str] | None) -> dict[str, str]:
     return found
 
 
-def _nbgrader_on_path() -> None:
-    """nbgrader runs the `alembic` executable next to this Python: make it findable."""
-    scripts = str(Path(sys.executable).parent)
-    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
-
-
 def _write_once(path: Path, text: str) -> None:
     """Write ``text`` to ``path``, refusing to replace a file an instructor changed."""
     if path.exists() and path.read_text(encoding="utf-8") != text:
@@ -88,9 +78,6 @@ def _write_once(path: Path, text: str) -> None:
 def write_course(course: Path, labs: list[str] | None = None) -> list[str]:
     """Write the course folder for ``labs`` (default: every lab with a graded notebook) and run
     ``generate_assignment`` for each; returns the assignment ids (the notebooks' slugs)."""
-    from nbgrader.apps import NbGraderAPI
-    from traitlets.config import Config
-
     slugs = _labs(labs)
     course = course.resolve()
     _write_once(course / "nbgrader_config.py", CONFIG)
@@ -98,14 +85,7 @@ def write_course(course: Path, labs: list[str] | None = None) -> list[str]:
         source = notebooks.source_notebook(nbexec.source_path(slug))
         _write_once(course / "source" / slug / f"{slug}.ipynb",
                     nbformat.writes(source, version=4) + "\n")
-    _nbgrader_on_path()
-    config = Config()
-    config.CourseDirectory.root = str(course)
-    config.CourseDirectory.course_id = COURSE_ID
-    config.ClearSolutions.code_stub = {"python": notebooks.CODE_STUB}
-    config.ClearSolutions.text_stub = notebooks.TEXT_STUB
-    api = NbGraderAPI(config=config)
-    api.log.setLevel(logging.ERROR)
+    api = notebooks.nbgrader_api(course, course_id=COURSE_ID)
     for slug in slugs.values():
         result = api.generate_assignment(slug, force=True)
         if not result["success"]:
@@ -158,7 +138,7 @@ def write_scores(course: Path, out: Path, submissions: Path | None = None) -> in
             "`minimodel-grader nbgrader-course`.",
             f"{course} is not an nbgrader course (no gradebook.db); write it with "
             "`minimodel-grader nbgrader-course`."))
-    _nbgrader_on_path()
+    notebooks.nbgrader_on_path()
     coursedir = CourseDirectory(root=str(course))
     labs = _labs(None)
     if submissions is not None:

@@ -99,22 +99,34 @@ def _release(source: Path) -> str:
     return generated.stamped(nbformat.writes(released, version=4) + "\n", ".ipynb")
 
 
-def _run_nbgrader(root: Path, slug: str) -> None:
-    from nbgrader.apps import NbGraderAPI
-    from traitlets.config import Config
-
-    # nbgrader runs the `alembic` executable: make the environment's scripts findable.
+def nbgrader_on_path() -> None:
+    """nbgrader runs the `alembic` executable next to this Python: make it findable."""
     scripts = str(Path(sys.executable).parent)
     if scripts not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+
+
+def nbgrader_api(root: Path, **course_directory: str):
+    """nbgrader's API for the course folder ``root`` (``course_directory``: more of its
+    ``CourseDirectory`` settings), clearing solutions to this course's stubs."""
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config import Config
+
+    nbgrader_on_path()
     config = Config()
     config.CourseDirectory.root = str(root)
-    config.CourseDirectory.db_url = f"sqlite:///{root / 'gradebook.db'}"
+    for key, value in course_directory.items():
+        setattr(config.CourseDirectory, key, value)
     config.GenerateAssignment.create_assignment = True
     config.ClearSolutions.code_stub = {"python": CODE_STUB}
     config.ClearSolutions.text_stub = TEXT_STUB
     api = NbGraderAPI(config=config)
     api.log.setLevel(logging.ERROR)
+    return api
+
+
+def _run_nbgrader(root: Path, slug: str) -> None:
+    api = nbgrader_api(root, db_url=f"sqlite:///{root / 'gradebook.db'}")
     result = api.generate_assignment(slug, force=True)
     if not result["success"]:
         raise RuntimeError(f"nbgrader generate_assignment failed for {slug}:\n{result['log']}")

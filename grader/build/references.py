@@ -325,14 +325,13 @@ def write(lab_id: str, arrays: dict[str, np.ndarray], meta: dict,
     return npz, js
 
 
-def regenerate(root: Path = REPO_ROOT, labs: list[str] | None = None,
-               log=print) -> list[Path]:
+def regenerate(labs: list[str] | None = None) -> list[Path]:
     """Recompute and write every lab's references; return the files written."""
     written = []
     for lab_id, arrays, meta in _computed(labs):
-        npz, js = write(lab_id, arrays, meta, root)
+        npz, js = write(lab_id, arrays, meta)
         written += [npz, js]
-        log(f"{lab_id}: {len(arrays)} reference arrays -> {npz.relative_to(root)}")
+        print(f"{lab_id}: {len(arrays)} reference arrays -> {npz.relative_to(REPO_ROOT)}")
     return written
 
 
@@ -407,11 +406,11 @@ class References:
         return changed
 
 
-def drift(root: Path = REPO_ROOT, labs: list[str] | None = None) -> list[str]:
+def drift(labs: list[str] | None = None) -> list[str]:
     """Differences between the committed references and freshly computed ones."""
     problems = []
     for lab_id, arrays, meta in _computed(labs):
-        npz, js = paths(lab_id, root)
+        npz, js = paths(lab_id)
         if not npz.exists() or not js.exists():
             problems.append(f"{lab_id}: reference outputs missing")
             continue

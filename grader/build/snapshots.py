@@ -145,10 +145,10 @@ def compute_all(labs: list[Lab], folder: Path) -> None:
                     *[lab.id for lab in labs]], env=env, check=True)
 
 
-def drift(lab: Lab, computed: Path, stored: Path = snapshots.FOLDER) -> list[str]:
+def drift(lab: Lab, computed: Path) -> list[str]:
     """How the stored snapshots of ``lab`` differ from freshly computed ones (empty: none)."""
     (new_npz, new_json), (old_npz, old_json) = snapshots.files(lab.id, computed), \
-        snapshots.files(lab.id, stored)
+        snapshots.files(lab.id)
     if not old_npz.exists() or not old_json.exists():
         return [f"{lab.id}: no stored snapshots"]
     new, old = (json.loads(p.read_text(encoding="utf-8")) for p in (new_json, old_json))

@@ -85,10 +85,10 @@ def mount(source: str | None, target: str, fstype: str | None, flags: int,
     _check(_libc().mount(_b(source), _b(target), _b(fstype), flags, _b(data)), f"mount {target}")
 
 
-def set_parent_death_signal(sig: int = signal.SIGKILL) -> None:
-    """Die with ``sig`` when the parent dies (cleared by a change of user: call again after)."""
+def set_parent_death_signal() -> None:
+    """Die with ``SIGKILL`` when the parent dies (cleared by a change of user: call again after)."""
     if sys.platform.startswith("linux"):
-        _libc().prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def no_new_privileges() -> None:
@@ -109,9 +109,8 @@ def _under(path: str, folders: list[str]) -> bool:
     return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
 
 
-def hide_and_expose(hide: list[str], expose_ro: list[str], expose_rw: list[str],
-                    tmpfs_mb: int) -> None:
-    """Cover ``hide`` with empty tmpfs mounts, then bind the exposed folders back.
+def hide_and_expose(hide: list[str], expose_ro: list[str], expose_rw: list[str]) -> None:
+    """Cover ``hide`` with empty 64 MiB tmpfs mounts, then bind the exposed folders back.
 
     Must run in a private mount namespace. The exposed folders are opened before anything is
     covered, and bound from ``/proc/self/fd`` afterwards, so they stay reachable even when they
@@ -128,7 +127,7 @@ def hide_and_expose(hide: list[str], expose_ro: list[str], expose_rw: list[str],
     try:
         for folder in hide:
             mode = "1777" if folder in STICKY else "755"
-            mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmpfs_mb}m,mode={mode}")
+            mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"size=64m,mode={mode}")
         for path, writable in sorted(exposed, key=lambda e: len(e[0])):
             os.makedirs(path, mode=0o755, exist_ok=True)
             mount(f"/proc/self/fd/{handles[path]}", path, None, MS_BIND | MS_REC)
@@ -165,8 +164,7 @@ def enter(config: dict) -> dict:
         applied["network"] = True
         applied["errors"].append(f"loopback: {error}")
     try:
-        hide_and_expose(config["hide"], config["expose_ro"], config["expose_rw"],
-                        config.get("tmpfs_mb", 64))
+        hide_and_expose(config["hide"], config["expose_ro"], config["expose_rw"])
         applied["files"] = True
     except OSError as error:
         applied["errors"].append(f"files: {error}")
@@ -225,14 +223,14 @@ def drop_privileges(uid: int, gid: int) -> None:
         raise IsolationError(errno.EPERM, "could not drop privileges")
 
 
-def close_other_fds(keep: set[int]) -> None:
-    """Close every file descriptor not in ``keep`` (pipes to the grader, inherited sockets)."""
+def close_other_fds() -> None:
+    """Close every file descriptor but 0, 1 and 2 (pipes to the grader, inherited sockets)."""
     try:
         fds = [int(name) for name in os.listdir("/proc/self/fd")]
     except OSError:
         fds = list(range(3, 1024))
     for fd in fds:
-        if fd not in keep:
+        if fd > 2:
             with contextlib.suppress(OSError):
                 os.close(fd)
 
@@ -249,7 +247,7 @@ def detach(config: dict, out_w: int) -> None:
     os.dup2(devnull, 0)
     os.dup2(out_w, 1)
     os.dup2(out_w, 2)
-    close_other_fds({0, 1, 2})
+    close_other_fds()
 
 
 def install_audit_guard(deny: list[str], allow: list[str]) -> None:

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from grader.trusted.safe_io import SAFE_OPEN, read_capped
 from grader.trusted.verdicts import Finding
 
 MAX_ENTRIES = 20_000  # files that are not skipped, over the whole submission
@@ -194,10 +195,7 @@ def _zip(archive: zipfile.ZipFile, inside: tuple[str, ...], result: Listing) -> 
             kind = "encrypted"
         else:
             kind = "file"
-        entry = Entry(name, info.file_size, kind, inside, _zip_reader(archive, info))
-        if kind == "file" and name.lower().endswith(".zip"):
-            _inner_zip(entry, result)
-        result.entries.append(entry)
+        _add(Entry(name, info.file_size, kind, inside, _zip_reader(archive, info)), result)
 
 
 def _zip_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Callable[[int], bytes]:
@@ -210,6 +208,13 @@ def _zip_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Callable[[in
             raise Unreadable(type(error).__name__) from error
 
     return read
+
+
+def _add(entry: Entry, result: Listing) -> None:
+    """List ``entry``, after the entries of the zip it is, if it is one."""
+    if entry.kind == "file" and entry.name.lower().endswith(".zip"):
+        _inner_zip(entry, result)
+    result.entries.append(entry)
 
 
 def _inner_zip(entry: Entry, result: Listing) -> None:
@@ -276,29 +281,19 @@ def _walk(root: Path, result: Listing) -> None:
                 kind = "file"
             else:
                 kind = "special"
-            entry = Entry("/".join(parts), info.st_size, kind, (), _file_reader(full))
-            if kind == "file" and name.lower().endswith(".zip"):
-                _inner_zip(entry, result)
-            result.entries.append(entry)
+            _add(Entry("/".join(parts), info.st_size, kind, (), _file_reader(full)), result)
 
 
 def _file_reader(path: Path) -> Callable[[int], bytes]:
     def read(cap: int) -> bytes:
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            fd = os.open(path, SAFE_OPEN)
         except OSError as error:
             raise Unreadable(type(error).__name__) from error
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise Unreadable("not a regular file")
-            chunks, size = [], 0
-            while size <= cap:
-                chunk = os.read(fd, cap + 1 - size)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-            return b"".join(chunks)
+            return read_capped(fd, cap)
         finally:
             os.close(fd)
 

@@ -87,9 +87,8 @@ class DescendantCpu:
     not counted themselves; what they fork while this is active is.
     """
 
-    def __init__(self, exclude: set[int] = frozenset(), interval_s: float = 0.2):
+    def __init__(self, exclude: set[int] = frozenset()):
         self.exclude = set(exclude)
-        self.interval_s = interval_s
         self.seen: dict[int, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
@@ -114,7 +113,7 @@ class DescendantCpu:
     def _watch(self) -> None:
         while True:
             self._sample()
-            if self._stop.wait(self.interval_s):
+            if self._stop.wait(0.2):  # seconds between samples
                 return
 
     @property

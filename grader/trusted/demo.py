@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import nbformat
@@ -170,14 +169,14 @@ def table(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def run_demo(out: Path | None = None, workers: int = 0, stream=sys.stdout) -> int:
+def run_demo(out: Path | None = None, workers: int = 0) -> int:
     base = out or REPO_ROOT / "build" / "demo"
     submissions = build_samples(base / "submissions")
     limits = Limits(wall_s=6, cpu_s=7, cell_timeout_s=60)
     summary = grade(submissions, base / "grades", Options(workers=workers, force=True,
                                                           limits=limits))
-    stream.write("\nSamples / muestras (automatic points; written answers are graded by hand):\n")
-    stream.write(table(summary["records"]) + "\n")
-    stream.write(f"Feedback: {base / 'grades' / 'feedback'}/<sample>/feedback.{{es,en}}.html\n")
-    stream.write(f"run completed: {len(summary['records'])} samples graded\n")
+    print("\nSamples / muestras (automatic points; written answers are graded by hand):")
+    print(table(summary["records"]))
+    print(f"Feedback: {base / 'grades' / 'feedback'}/<sample>/feedback.{{es,en}}.html")
+    print(f"run completed: {len(summary['records'])} samples graded")
     return 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import signal
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -33,7 +33,7 @@ class Finding:
     scoring: bool = True
 
     def to_json(self) -> dict:
-        return {"code": self.code, "es": self.es, "en": self.en, "scoring": self.scoring}
+        return asdict(self)  # code, es, en, scoring
 
 
 SIGNAL_NAMES = {signal.SIGSEGV: ("fallo de segmentación", "segmentation fault"),
@@ -42,6 +42,12 @@ SIGNAL_NAMES = {signal.SIGSEGV: ("fallo de segmentación", "segmentation fault")
                                  "killed by the system, possibly out of memory"),
                 signal.SIGBUS: ("error de bus", "bus error"),
                 signal.SIGFPE: ("error aritmético", "arithmetic error")}
+
+
+GRADER_ERROR = Finding(  # the grader's own failure on an item, never the student's
+    "grader-error",
+    "El corrector tuvo un problema interno con este apartado; el profesorado lo revisará.",
+    "The grader had an internal problem with this item; your instructor will review it.")
 
 
 def run_findings(run: GroupOutcome, module_file: str, limits: dict | None = None) -> list[Finding]:
@@ -83,10 +89,7 @@ def run_findings(run: GroupOutcome, module_file: str, limits: dict | None = None
             f"The process ended before the tests finished (exit code {code}). "
             "Does your code call sys.exit() or os._exit()?"))
     elif run.status == "error":
-        findings.append(Finding(
-            "grader-error",
-            "El corrector tuvo un problema interno con este apartado; el profesorado lo revisará.",
-            "The grader had an internal problem with this item; your instructor will review it."))
+        findings.append(GRADER_ERROR)
     if run.problems:
         findings.append(Finding(
             "unsafe-output",

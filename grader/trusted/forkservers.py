@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,10 +23,9 @@ import time
 from pathlib import Path
 
 from grader.trusted.sandbox import (
-    CHILD_DIR,
-    CHILD_FILES,
     Capabilities,
     Scratch,
+    copy_child_files,
     filesystem_view,
     sandbox_env,
     sandbox_uid,
@@ -70,9 +68,7 @@ class Zygote:
         home.mkdir(parents=True, exist_ok=True)
         os.chmod(home, 0o700)  # the kernel server's socket lives here: root only
         runner = home / "runner"
-        runner.mkdir(exist_ok=True)
-        for name in CHILD_FILES:
-            shutil.copy2(CHILD_DIR / name, runner / name)
+        copy_child_files(runner)
         self.script = runner / self.SCRIPT[0]
         self.config_path = home / f"{self.script.stem}.json"
         self.config_path.write_text(json.dumps(self.config(cuda)))
@@ -87,11 +83,11 @@ class Zygote:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def start(self, timeout: float = 120.0) -> None:
+    def start(self) -> None:
         """Start the zygote (if :meth:`launch` did not already) and wait until it is ready."""
         if self.process is None or self.process.poll() is not None:
             self.launch()
-        hello = self._read_line(timeout)
+        hello = self._read_line(120.0)
         if not hello or not hello.get("ready"):
             self.kill()
             raise ZygoteError(f"sandbox did not start: {hello!r}")

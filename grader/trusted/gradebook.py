@@ -54,12 +54,16 @@ def record_path(out: Path, student_id: str) -> Path:
     return out / "records" / f"{safe_id(student_id)}.json"
 
 
-def load_record(out: Path, student_id: str) -> dict | None:
-    path = record_path(out, student_id)
+def _read_json(path: Path) -> dict | None:
+    """The JSON in ``path``, or None when it is missing or unreadable."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+def load_record(out: Path, student_id: str) -> dict | None:
+    return _read_json(record_path(out, student_id))
 
 
 def load_records(out: Path) -> list[dict]:
@@ -218,7 +222,4 @@ def write_run(out: Path, run: dict) -> None:
 
 
 def load_run(out: Path) -> dict | None:
-    try:
-        return json.loads((out / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    return _read_json(out / "run.json")

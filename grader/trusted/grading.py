@@ -38,6 +38,7 @@ from grader.hidden import module_name, registry
 from grader.trusted import gradebook, nbexec
 from grader.trusted.borrowed import borrowed_modules
 from grader.trusted.budget import StudentBudget
+from grader.trusted.findings import GRADER_ERROR
 from grader.trusted.pool import run_pool
 from grader.trusted.progress import Progress
 from grader.trusted.runs import WORKER_OVERHEAD_MB, LabRun, kernel_server, workers_that_fit, zygote
@@ -235,12 +236,8 @@ def _judged(judge, context, key, title_es, title_en, points, problems) -> Verdic
         return judge(context)
     except Exception:  # a bug in a judge must not cost the student: flag it
         problems.append("judge")
-        return Verdict(key, title_es, title_en, points, 0.0, "failed", [Finding(
-            "grader-error",
-            "El corrector tuvo un problema interno con este apartado; el profesorado lo "
-            "revisará.",
-            "The grader had an internal problem with this item; your instructor will review "
-            "it.")], instructor={"traceback": traceback.format_exc()[-4000:]})
+        return Verdict(key, title_es, title_en, points, 0.0, "failed", [GRADER_ERROR],
+                       instructor={"traceback": traceback.format_exc()[-4000:]})
 
 
 def _grade_notebook(run: LabRun, submission, ctx, refs, record, info,

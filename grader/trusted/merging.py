@@ -15,9 +15,7 @@ formgrader, and any score an instructor typed over an auto-graded notebook cell.
 
 from __future__ import annotations
 
-import os
 import shutil
-import sys
 from pathlib import Path
 
 from grader.hidden import registry
@@ -171,13 +169,12 @@ def merge_manual(out: Path, db: Path) -> int:
     """
     from nbgrader.api import Gradebook, MissingEntry
 
+    from grader.build.notebooks import nbgrader_on_path
+
     if not db.is_file():
         raise _refuse(f"No encuentro {db} (el gradebook.db del curso de nbgrader).",
                       f"{db} not found (the nbgrader course's gradebook.db).")
-    # nbgrader runs the `alembic` executable next to this Python: make it findable.
-    scripts = str(Path(sys.executable).parent)
-    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+    nbgrader_on_path()
     taken = 0
     checks_by_lab = registry()
     with Gradebook(f"sqlite:///{db}") as gradebook:

@@ -50,15 +50,15 @@ CODE_STUB = "raise NotImplementedError()"
 OUTPUT_CAP = 64 * 1024  # bytes of output kept per cell (the rest is dropped)
 
 
-def source_path(slug: str, root: Path = REPO_ROOT) -> Path:
-    return root / find_lab(slug).source
+def source_path(slug: str) -> Path:
+    return REPO_ROOT / find_lab(slug).source
 
 
-def source_notebook(slug: str, root: Path = REPO_ROOT) -> nbformat.NotebookNode:
+def source_notebook(slug: str) -> nbformat.NotebookNode:
     """The lab source with complete nbgrader metadata (``grader.build.notebooks``)."""
     from grader.build import notebooks
 
-    return notebooks.source_notebook(source_path(slug, root))
+    return notebooks.source_notebook(source_path(slug))
 
 
 def graded_cells(source: nbformat.NotebookNode) -> dict[str, dict]:

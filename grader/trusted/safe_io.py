@@ -29,13 +29,28 @@ class UnsafeData(ValueError):
     """A file from the child that is not plain data of the expected kind."""
 
 
+SAFE_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # no link, no FIFO wait
+
+
+def read_capped(fd: int, cap: int) -> bytes:
+    """At most ``cap + 1`` bytes of ``fd``: more than ``cap`` tells a file over the cap."""
+    chunks, size = [], 0
+    while size <= cap:
+        chunk = os.read(fd, min(1 << 20, cap + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
 def read_bytes(path: Path, limit: int) -> bytes | None:
     """The bytes of a regular file, or ``None`` when it does not exist.
 
     Raises ``UnsafeData`` for links, FIFOs, devices, folders and files over ``limit``.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, SAFE_OPEN)
     except FileNotFoundError:
         return None
     except OSError as error:  # ELOOP: a symbolic link
@@ -46,16 +61,10 @@ def read_bytes(path: Path, limit: int) -> bytes | None:
             raise UnsafeData(f"{path.name}: not a regular file")
         if info.st_size > limit:
             raise UnsafeData(f"{path.name}: {info.st_size} bytes, over the limit of {limit}")
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
+        data = read_capped(fd, limit)
+        if len(data) > limit:
             raise UnsafeData(f"{path.name}: grew over the limit of {limit} bytes")
-        return b"".join(chunks)
+        return data
     finally:
         os.close(fd)
 

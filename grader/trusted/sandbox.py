@@ -49,6 +49,13 @@ def top_level_hidden() -> list[str]:
 UID_BASE = 200_000
 
 
+def copy_child_files(runner: Path, names: tuple[str, ...] = CHILD_FILES) -> None:
+    """The sandbox's own code (``names`` of ``grader/child``), copied into ``runner``."""
+    runner.mkdir(exist_ok=True)
+    for name in names:
+        shutil.copy2(CHILD_DIR / name, runner / name)
+
+
 @dataclass
 class Limits:
     """Per-probe-group and per-notebook limits (seconds, MiB, KiB)."""
@@ -148,8 +155,7 @@ def filesystem_view(scratch: Path, extra_hide: list[Path] = ()) -> dict:
     hidden_by_env = os.environ.get("MINIMODEL_GRADER_HIDE", "")
     hide += [p for p in hidden_by_env.split(os.pathsep) if p]
     return {"hide": sorted({os.path.realpath(p) for p in hide if os.path.isdir(p)}),
-            "expose_ro": python_roots(), "expose_rw": [os.path.realpath(scratch)],
-            "tmpfs_mb": 64}
+            "expose_ro": python_roots(), "expose_rw": [os.path.realpath(scratch)]}
 
 
 def sandbox_env(workdir: Path, *, cuda: bool) -> dict:
@@ -347,9 +353,7 @@ class Scratch(ItemFolders):
         positional = self.course_src / "minimodel" / "positional"
         for name, data in student_files.items():
             (positional / f"{name}.py").write_bytes(data)
-        self.runner.mkdir()
-        for name in CHILD_FILES:
-            shutil.copy2(CHILD_DIR / name, self.runner / name)
+        copy_child_files(self.runner)
         self.items.mkdir(mode=0o755)
         self.inputs.mkdir(mode=0o755)
 

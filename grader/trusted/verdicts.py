@@ -31,7 +31,7 @@ from student code goes through ``grader.trusted.redact.from_student`` (every num
 from __future__ import annotations
 
 import signal
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -79,11 +79,7 @@ class Verdict:
     instructor: dict = field(default_factory=dict)  # never shown to the student
 
     def to_json(self) -> dict:
-        return {"key": self.key, "title_es": self.title_es, "title_en": self.title_en,
-                "points": self.points, "score": self.score, "status": self.status,
-                "findings": [f.to_json() for f in self.findings], "passed": self.passed,
-                "total": self.total, "gpu": self.gpu, "kind": self.kind,
-                "instructor": self.instructor}
+        return asdict(self)  # the fields in order, each finding as Finding.to_json gives it
 
 
 @dataclass
@@ -212,6 +208,11 @@ def status_of(score: float | None, points: float) -> str:
     return "failed" if score <= 1e-9 else "partial"
 
 
+def errors_of(checks: list[Check]) -> list[dict]:
+    """What the checks that raised raised (their ``error``), in order."""
+    return [c.error for c in checks if c.reason == "error" and c.error]
+
+
 def make_verdict(item, *, checks: list[Check], run: GroupOutcome, module_file: str,
                  diagnoses: list[Finding] = (), notes: list[Finding] = (),
                  gpu_checks: list[Check] | None = None, gpu_run: GroupOutcome | None = None,
@@ -230,7 +231,7 @@ def make_verdict(item, *, checks: list[Check], run: GroupOutcome, module_file: s
     passed = sum(c.ok for c in checks)
     fraction = passed / total if total else 0.0
     findings = run_findings(run, module_file, limits)
-    errors = [c.error for c in checks if c.reason == "error" and c.error]
+    errors = errors_of(checks)
     if not run.import_error:
         findings += exception_findings(errors, total)
     findings += list(diagnoses)
@@ -247,8 +248,7 @@ def make_verdict(item, *, checks: list[Check], run: GroupOutcome, module_file: s
             if gpu == "failed":
                 where = "En la GPU (CUDA): ", "On the GPU (CUDA): "
                 gpu_findings = run_findings(gpu_run, module_file, limits)
-                gpu_errors = [c.error for c in gpu_checks if c.reason == "error" and c.error]
-                gpu_findings += exception_findings(gpu_errors, len(gpu_checks))
+                gpu_findings += exception_findings(errors_of(gpu_checks), len(gpu_checks))
                 gpu_findings += mismatch_findings(gpu_checks)
                 for finding in gpu_findings:
                     findings.append(Finding(finding.code, where[0] + finding.es,
@@ -393,8 +393,7 @@ class CellContext:
         score = round(self.points * passed / total, 2) if total else 0.0
         findings: list[Finding] = []
         # A NameError here means an earlier cell failed to define the value: say it that way.
-        errors = [c.error for c in checks if c.reason == "error" and c.error
-                  and c.error.get("type") != "NameError"]
+        errors = [e for e in errors_of(checks) if e.get("type") != "NameError"]
         findings += exception_findings(errors, total)
         missing = sum(c.reason == "missing" or (c.reason == "error" and c.error and
                                                 c.error.get("type") == "NameError")
