@@ -32,19 +32,6 @@ def test_untouched_stubs_are_all_not_implemented(tmp_path):
     assert "sinusoidal_pe is not implemented yet" in results[0].detail_en
 
 
-def test_concatenated_layout_is_diagnosed(tmp_path):
-    folder = student_copy(
-        tmp_path,
-        "pe[:, 0::2] = np.sin(angles)\n    pe[:, 1::2] = np.cos(angles)",
-        "pe[:, : d // 2] = np.sin(angles)\n    pe[:, d // 2 :] = np.cos(angles)",
-    )
-    results = {r.check.name: r for r in run_checks(LAB, str(folder))}
-    assert results["table_values"].status == "fail"
-    assert "concatenada" in results["table_values"].detail_es
-    assert "concatenated" in results["table_values"].detail_en
-    assert results["module_offset"].status == "fail"
-
-
 def test_syntax_error_is_reported_not_raised(tmp_path):
     folder = student_copy(tmp_path, "return pe\n", "return pe)\n")
     results = run_checks(LAB, str(folder))
