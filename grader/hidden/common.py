@@ -91,7 +91,8 @@ def off_device(ctx: JudgeContext, n: int) -> bool:
             message = error.get("message", "").lower() if error.get("type") not in (
                 "NotImplementedError",) else ""
             out = ctx.out(k, run=run)
-            if "device" in message or (out is not None and out.get("device") != device):
+            if any(word in message for word in ("device", "meta", "cuda")) or (
+                    out is not None and out.get("device") != device):
                 return True
     return False
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden.cells import cell_judge, ref
-from grader.hidden.common import student
+from grader.hidden.common import device_judge, student
 from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import (
     Check,
@@ -108,12 +108,6 @@ def table(T: int, d: int, base: float, *, start: int = 0) -> np.ndarray:
     out = np.empty((T, 2 * len(pairs)))
     out[:, 0::2], out[:, 1::2] = np.sin(angles), np.cos(angles)
     return out
-
-
-def _array(out: dict | None) -> np.ndarray | None:
-    if out is None or out.get("array") is None:
-        return None
-    return np.asarray(out["array"], dtype=np.float64)
 
 
 # --- judges ------------------------------------------------------------------------------------
@@ -215,12 +209,12 @@ def judge_pe_properties(ctx: JudgeContext):
     checks, broken = [], set()
     for k in LAW_CASES:
         T, d, base = PE_CASES[k]
-        student = _array(ctx.out(k))
-        if student is None or student.shape != (T, d):
-            reason = "error" if ctx.error(k) else ("shape" if student is not None else "missing")
+        got = student(ctx, k)
+        if got is None or got.shape != (T, d):
+            reason = "error" if ctx.error(k) else ("shape" if got is not None else "missing")
             checks.append(Check(False, reason, error=ctx.error(k)))
             continue
-        held = laws(student, d, base)
+        held = laws(got, d, base)
         broken |= {name for name, ok in held.items() if not ok}
         checks.append(Check(all(held.values()), "" if all(held.values()) else "law"))
     diagnoses = [Finding(f"law-{name}", f"Propiedad: {LAWS[name][0]}.",
@@ -228,13 +222,10 @@ def judge_pe_properties(ctx: JudgeContext):
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 
-def _module_rows(k: int, cases, ctx: JudgeContext, key: str) -> tuple | None:
-    """(student's added rows, x) for module case ``k``: what forward added to x."""
-    student = _array(ctx.out(k))
-    x = ctx.inputs.get(f"{key}{k}")
-    if student is None or x is None or student.shape != x.shape:
-        return None
-    return student - x.astype(np.float64), x
+def _added_rows(ctx: JudgeContext, k: int) -> np.ndarray | None:
+    """What the student's forward added to x in module case ``k``."""
+    got, x = student(ctx, k), ctx.inputs[f"m{k}"]
+    return None if got is None or got.shape != x.shape else got - x.astype(np.float64)
 
 
 @ITEMS.judge("module.values", 2, "SinusoidalPositionalEncoding: valores con offset",
@@ -246,10 +237,10 @@ def judge_module_values(ctx: JudgeContext):
     offsets = {"ignored": 0, "off-by-one": 0, "with-offset": 0}
     for k in failing:
         d, _, base, shape, offset = MODULE_CASES[k]
-        rows = _module_rows(k, MODULE_CASES, ctx, "m")
+        rows = _added_rows(ctx, k)
         if rows is None:
             continue
-        added = rows[0].reshape(-1, shape[-2], d)
+        added = rows.reshape(-1, shape[-2], d)
         T = shape[-2]
         same = all(np.allclose(a, added[0], atol=1e-3) for a in added)
         if offset:
@@ -306,47 +297,15 @@ def judge_module_dtype(ctx: JudgeContext):
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 
-DEVICE_DIAGNOSIS = (
+judge_device = device_judge(
     "forward usa tensores de la CPU aunque x esté en otro dispositivo (se comprueba con el "
     "dispositivo «meta» de PyTorch, que imita una GPU sin tenerla). Mueve las filas con "
     ".to(device=x.device) y crea cualquier tensor nuevo en x.device.",
     "forward uses CPU tensors even when x lives on another device (checked with PyTorch's "
     "'meta' device, which stands in for a GPU). Move the rows with .to(device=x.device) and "
-    "create any new tensor on x.device.")
-
-
-def _device_trouble(ctx: JudgeContext, run, device: str) -> bool:
-    for k in range(len(DEVICE_CASES)):
-        error = ctx.error(k, run)
-        out = ctx.out(k, run=run)
-        text = (error or {}).get("message", "").lower()
-        if error and error.get("type") != "NotImplementedError" and (
-                "device" in text or "meta" in text or "cuda" in text):
-            return True
-        if out is not None and out.get("device") != device:
-            return True
-    return False
-
-
-@ITEMS.judge("module.device", 1, "SinusoidalPositionalEncoding: conserva el dispositivo",
-             "SinusoidalPositionalEncoding: keeps the device", group="module_device")
-def judge_module_device(ctx: JudgeContext):
-    """Each case must give the right values on the CPU and keep the device: on ``meta`` always
-    (a stand-in for a GPU that needs none), and on CUDA when the grader has a GPU."""
-    checks = []
-    for k in range(len(DEVICE_CASES)):
-        values = ctx.compare(k, tolerances=SUM_TOLERANCES)
-        placed = ctx.compare(k, run=ctx.meta_run, device="meta", values=False)
-        checks.append(values if not values.ok else placed)
-    gpu_checks = [ctx.compare(k, run=ctx.gpu_run, device="cuda", tolerances=SUM_TOLERANCES)
-                  for k in range(len(DEVICE_CASES))]
-    diagnoses = []
-    trouble = _device_trouble(ctx, ctx.meta_run, "meta") or (
-        ctx.gpu_scores and ctx.gpu_run.status != "not-run" and
-        _device_trouble(ctx, ctx.gpu_run, "cuda"))
-    if trouble:
-        diagnoses.append(Finding("device", *DEVICE_DIAGNOSIS))
-    return ctx.verdict(checks, diagnoses=diagnoses, gpu_checks=gpu_checks, gpu_run=ctx.gpu_run)
+    "create any new tensor on x.device.", tolerances=SUM_TOLERANCES)
+ITEMS.add("module.device", 1, "SinusoidalPositionalEncoding: conserva el dispositivo",
+          "SinusoidalPositionalEncoding: keeps the device", judge_device, group="module_device")
 
 
 # --- the notebook --------------------------------------------------------------------------------

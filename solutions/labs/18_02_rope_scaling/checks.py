@@ -42,9 +42,9 @@ import numpy as np
 
 from grader.hidden import depends
 from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, value
-from grader.hidden.common import student, whole_case
+from grader.hidden.common import resembles, student, whole_case
 from grader.hidden.spec import Case, CellCheck, Group, Items, LabChecks
-from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance, values_close
+from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance
 
 MODULE = "scaling"
 FACTOR_TOL = Tolerance(1e-7, 1e-9)
@@ -185,11 +185,6 @@ def contract_findings(ctx: JudgeContext, n: int, *, factor: bool = True) -> list
     return found
 
 
-def _matches(actual, expected, tol=FREQ_TOL) -> bool:
-    return actual is not None and np.shape(actual) == np.shape(expected) and \
-        values_close(actual, expected, tol)[0]
-
-
 def _factor_ok(ctx, k) -> bool:
     return _factor_check(ctx, k).ok
 
@@ -203,7 +198,7 @@ def judge_with_rope(ctx: JudgeContext, n: int, compose, function: str, extra=Non
         ctx, checks, function=function, uses=("rope_frequencies", "rope_frequencies"),
         probes=lambda k: [n + k],
         composed=lambda k: _factor_ok(ctx, k) and (thetas := student(ctx, n + k)) is not None
-        and _matches(student(ctx, k), compose(k, thetas)))
+        and resembles(student(ctx, k), compose(k, thetas), FREQ_TOL))
     failing = [k for k, c in enumerate(checks) if not c.ok and c.reason != "rope"]
     diagnoses = ctx.named_mistakes(failing)
     if extra is not None:
@@ -286,7 +281,7 @@ def judge_yarn(ctx: JudgeContext):
 
     def on_own_parts(k):
         wrong = from_probes(k)
-        return wrong is not None and _matches(student(ctx, k, 0), wrong)
+        return resembles(student(ctx, k, 0), wrong, FREQ_TOL)
 
     # yarn_scaling right on top of the student's own (wrong) yarn_correction_range: the range
     # costs points in its own item only
