@@ -306,6 +306,12 @@ class JudgeContext:
                                         item["en"]))
         return findings
 
+    def catalogue_finding(self, key: str) -> list[Finding]:
+        """The catalogue's mistake ``key`` (``<module>.<code>``) of this group as a finding,
+        named without matching its values (a judge that recognises it otherwise)."""
+        return [Finding(m["code"].split(".", 1)[1], m["es"], m["en"]) for m in self.mistakes
+                if m["code"] == key]
+
     def _matches(self, index: int, outputs: list[dict] | dict) -> bool:
         """Whether the student's outputs of case ``index`` are a mistake's (stored as every
         ``stride``-th value, ``grader.build.references``), or raise as the mistake does."""

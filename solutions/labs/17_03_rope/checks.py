@@ -165,12 +165,6 @@ ITEMS.add("cos_sin", 1, "rope_cos_sin: ángulos en float32 y attention_factor",
           "rope_cos_sin: float32 angles and attention_factor", judge_cos_sin)
 
 
-def _catalogue_finding(ctx: JudgeContext, code: str) -> list[Finding]:
-    """The catalogue's finding ``code`` of this group, named without matching its values."""
-    return [Finding(code, m["es"], m["en"]) for m in ctx.mistakes
-            if m["code"] == f"{MODULE}.{code}"]
-
-
 def _tail_only(ctx: JudgeContext, k: int) -> bool:
     """Case ``k`` rotates part of the head and the student's rotated dimensions are right."""
     x, _, c, _, _ = ROTARY_CASES[k]
@@ -186,7 +180,7 @@ def _tail_only(ctx: JudgeContext, k: int) -> bool:
 def judge_rotary(ctx: JudgeContext):
     checks, failing, diagnoses = judged_cases(ctx, tolerances=HALF_PRECISION)
     if not diagnoses and failing and all(_tail_only(ctx, k) for k in failing):
-        diagnoses = _catalogue_finding(ctx, "tail")  # a tail changed otherwise, or dropped
+        diagnoses = ctx.catalogue_finding(f"{MODULE}.tail")  # a tail changed otherwise, or dropped
     wrong_dtype = [ROTARY_CASES[k][1] for k in range(len(ROTARY_CASES))
                    if (out := ctx.out(k)) is not None and out.get("dtype") != ROTARY_CASES[k][1]]
     if wrong_dtype:

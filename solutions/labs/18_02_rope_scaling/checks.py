@@ -231,8 +231,7 @@ def judge_dynamic(ctx: JudgeContext):
         short = [k for k, (*_, L0, n) in enumerate(DYNAMIC_CASES) if n is None or n <= L0]
         if names or not failing or not set(failing) <= set(short):
             return []
-        return [Finding("below-original", item["es"], item["en"]) for item in ctx.mistakes
-                if item["code"] == f"{MODULE}.below-original"]
+        return ctx.catalogue_finding(f"{MODULE}.below-original")
 
     return judge_with_rope(ctx, len(DYNAMIC_CASES), lambda k, t: t, "dynamic_ntk_scaling",
                            extra=below)
