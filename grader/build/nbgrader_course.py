@@ -31,10 +31,10 @@ from pathlib import Path
 
 import nbformat
 
-from grader.trusted import nbexec
 from grader.build import notebooks
-from grader.trusted.gradebook import load_records
 from grader.hidden import registry
+from grader.trusted import nbexec
+from grader.trusted.gradebook import load_records
 from minimodel.messages import bilingual
 
 COURSE_ID = "minimodel-positional"

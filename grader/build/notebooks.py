@@ -1,8 +1,8 @@
 """Generate the student notebooks in ``labs/`` from the lab sources in ``solutions/labs/*/``.
 
-A lab source is a Jupytext percent file (``solutions/labs/<slug>/notebook.py``) whose cells carry
-short nbgrader metadata (``grade_id`` plus ``solution``/``grade``/``locked``/``points``). This module
-completes that metadata, gives every cell a stable id, and runs nbgrader's
+A lab source is a Jupytext percent file (``solutions/labs/<slug>/notebook.py``) whose cells
+carry short nbgrader metadata (``grade_id`` plus ``solution``/``grade``/``locked``/``points``).
+This module completes that metadata, gives every cell a stable id, and runs nbgrader's
 ``generate_assignment`` in a scratch course folder: solutions and hidden tests are removed,
 outputs stripped, checksums added. The result is written with sorted keys so it diffs cleanly.
 """

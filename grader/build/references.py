@@ -1,8 +1,8 @@
 """Reference outputs: what the reference solutions give on every hidden input.
 
-``minimodel-grader references`` runs the reference implementation (``solutions/positional``)
-and the solved lab notebooks (``solutions/labs/<slug>/notebook.py``) through exactly the machinery
-that grades students (the same driver, ``grader.trusted.runs.LabRun``: same sandbox, same probe runner,
+``minimodel-grader references`` runs the reference implementation (``solutions/positional``) and the
+solved lab notebooks (``solutions/labs/<slug>/notebook.py``) through exactly the machinery that
+grades students (the same driver, ``grader.trusted.runs.LabRun``: same sandbox, same probe runner,
 same recorder), and each classic mistake through that driver's in-process path. It stores the
 outputs in the lab's folder: ``solutions/labs/<slug>/references.npz`` (arrays) and
 ``references.json`` (descriptions, and the hashes of the sources they came from). The ``.npz`` is
@@ -27,10 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.trusted import nbexec
-from grader.trusted.forkservers import KernelServer, Zygote
 from grader.hidden import module_name, registry
 from grader.hidden.spec import LabChecks
+from grader.trusted import nbexec
+from grader.trusted.forkservers import KernelServer, Zygote
 from grader.trusted.runs import LabRun
 from grader.trusted.sandbox import Limits, Scratch, probe_capabilities
 from grader.trusted.verdicts import Tolerance, values_close
@@ -171,8 +171,8 @@ def _store(arrays: dict, prefix: str, outputs: list[dict]) -> list[dict]:
 
 
 def _mistakes(checks: LabChecks, inputs: Path, arrays: dict, work: Path) -> tuple[dict, dict]:
-    """What each classic mistake of the lab's modules (``grader.build.mistakes``) gives on the hidden
-    inputs, where it differs from the reference: key -> texts and group -> {case: outputs, or
+    """What each classic mistake of the lab's modules (``grader.build.mistakes``) gives on the
+    hidden inputs, where it differs from the reference: key -> texts and group -> {case: outputs, or
     ``{"error": type}`` where the mistake raises}; and, for the notebook cells that name a
     catalogue, mistake key (``""``: the reference) -> grade id -> record -> value."""
     from grader.build.mistakes import hidden_outputs, lab_mistakes
@@ -232,9 +232,10 @@ def _cell_mistakes(checks: LabChecks, cells: dict, notebook: dict, arrays: dict)
             wrong = {n: v for n, v in cells[item.key][grade_id].items()
                      if n in right and not same(v, right[n])}
             if wrong:
-                found.setdefault(grade_id, {})[item.key] = {"es": item.es, "en": item.en, "records": {
-                    n: _store(arrays, f"nm/{grade_id}/{item.key}/{n}", [_output(v)])
-                    for n, v in sorted(wrong.items())}}
+                records = {n: _store(arrays, f"nm/{grade_id}/{item.key}/{n}", [_output(v)])
+                           for n, v in sorted(wrong.items())}
+                found.setdefault(grade_id, {})[item.key] = {"es": item.es, "en": item.en,
+                                                            "records": records}
     return found
 
 

@@ -2,13 +2,14 @@
 
 For each lab, the lab's visible checks run against the reference implementation with
 ``minimodel.selfcheck.snapshots.RECORDER`` set: every value a check names is recorded instead of
-judged. They run again once per classic mistake of the lab's modules (``grader.build.mistakes``), the
-reference patched with that mistake; a value the mistake changes is stored as what that mistake
-gives. Each pass runs in a forked child of one process that loaded PyTorch, so that one pass
-cannot leave state for the next.
+judged. They run again once per classic mistake of the lab's modules (``grader.build.mistakes``),
+the reference patched with that mistake; a value the mistake changes is stored as what that mistake
+gives. Each pass runs in a forked child of one process that loaded PyTorch, so that one pass cannot
+leave state for the next.
 
-``python -m grader.build.snapshots`` writes the files (``make sync`` runs it); ``--check`` fails when
-the stored answers no longer match what the solutions give (``tests/test_selfcheck_snapshots.py``).
+``python -m grader.build.snapshots`` writes the files (``make sync`` runs it); ``--check`` fails
+when the stored answers no longer match what the solutions give
+(``tests/test_selfcheck_snapshots.py``).
 """
 
 from __future__ import annotations
