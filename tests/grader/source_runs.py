@@ -102,6 +102,28 @@ def points(verdicts: dict[str, Verdict]) -> float:
     return round(sum(v.score or 0 for v in verdicts.values()), 2)
 
 
+def assert_not_implemented(verdicts: dict[str, Verdict], *, only: bool = True) -> None:
+    """Every item scores 0 and says, in both languages, that it is not implemented yet
+    (``only``: nothing else costs points)."""
+    assert points(verdicts) == 0
+    for verdict in verdicts.values():
+        if only:
+            assert scoring(verdict) == {"not-implemented"}
+        finding = next(f for f in verdict.findings if f.code == "not-implemented")
+        assert "Todavía sin implementar" in finding.es and "Not implemented yet" in finding.en
+
+
+def assert_named_costing_its_cases(verdict: Verdict, mistake: str, changed: list[bool],
+                                   points: float) -> None:
+    """``mistake`` is named, with two different texts, and costs exactly the cases it changes
+    (``changed``: per case) of an item worth ``points``."""
+    assert mistake in codes(verdict), verdict.findings
+    finding = next(f for f in verdict.findings if f.code == mistake)
+    assert finding.es and finding.en and finding.es != finding.en
+    assert sum(changed) > 0 and verdict.total - verdict.passed == sum(changed)
+    assert verdict.score == round(points * (len(changed) - sum(changed)) / len(changed), 2)
+
+
 GARBAGE = [
     {"kind": "tensor", "dtype": "float32", "shape": (3,), "device": "cpu", "exact_type": True,
      "array": np.array([1.0, np.nan, -np.inf], dtype=np.float32)},

@@ -11,7 +11,15 @@ from __future__ import annotations
 
 import pytest
 from mistaken_sources import MISTAKEN as SOURCES
-from source_runs import codes, grade_sources, mutated, points, reference, scoring, stub
+from source_runs import (
+    assert_not_implemented,
+    codes,
+    grade_sources,
+    mutated,
+    points,
+    reference,
+    stub,
+)
 
 from grader.build.references import References
 from grader.hidden import lab_17_00 as lab
@@ -53,12 +61,8 @@ def test_reference_scores_full_marks(tmp_path):
 
 
 def test_stub_scores_zero_and_says_not_implemented(tmp_path):
-    verdicts = grade_sources("17.00", {"equivariance": stub("equivariance")}, tmp_path)
-    assert points(verdicts) == 0
-    for verdict in verdicts.values():
-        assert scoring(verdict) == {"not-implemented"}
-        finding = verdict.findings[0]
-        assert "Todavía sin implementar" in finding.es and "Not implemented yet" in finding.en
+    assert_not_implemented(grade_sources("17.00", {"equivariance": stub("equivariance")},
+                                         tmp_path))
 
 
 @pytest.mark.parametrize("name, replacements, scores, code", MISTAKES,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from mistaken_sources import MISTAKEN as SOURCES
-from source_runs import grade_source, mutated
+from source_runs import codes, grade_source, mutated
 
 from grader.build.references import References
 from grader.hidden import lab_17_01 as lab
@@ -51,10 +51,6 @@ def judge(item_key, run, meta_run=None, gpu_run=None, gpu_scores=False):
                            "sinusoidal.py", {"wall_s": 5}, gpu_run is not None,
                            meta_run, gpu_scores)
     return item.judge(context)
-
-
-def codes(verdict):
-    return {f.code for f in verdict.findings}
 
 
 def pe_outputs(make):

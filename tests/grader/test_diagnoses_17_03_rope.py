@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from mistaken_sources import MISTAKEN
-from source_runs import grade_source, mutated
+from source_runs import codes, grade_source, mutated
 
 ROPE = MISTAKEN["17.03"]  # RoPE's classic mistakes, written into the reference
 
@@ -32,10 +32,6 @@ def rope_graded(tmp_path_factory):
     graded = {name: grade_source("17.03", mutated("rope", edit), folder)
               for name, edit in {**ROPE, **ROPE_OTHERS}.items()}
     return {**graded, "": grade_source("17.03", mutated("rope"), folder)}
-
-
-def codes(verdict):
-    return {f.code for f in verdict.findings}
 
 
 def test_rope_reference_scores_full_marks(rope_graded):

@@ -9,7 +9,16 @@ resizes (the same-size one stays the identity), so the 2-point grid item keeps 2
 from __future__ import annotations
 
 import pytest
-from source_runs import codes, grade_sources, mutated, points, reference, scoring, stub
+from source_runs import (
+    assert_not_implemented,
+    codes,
+    grade_sources,
+    mutated,
+    points,
+    reference,
+    scoring,
+    stub,
+)
 
 from grader.hidden import registry
 
@@ -60,11 +69,8 @@ def test_reference_scores_full_marks(tmp_path):
 
 
 def test_stub_scores_zero_and_says_not_implemented(tmp_path):
-    verdicts = grade_sources("17.06", {"two_d": stub("two_d"), "rope": ROPE}, tmp_path)
-    assert points(verdicts) == 0
-    for verdict in verdicts.values():
-        finding = next(f for f in verdict.findings if f.code == "not-implemented")
-        assert "Todavía sin implementar" in finding.es and "Not implemented yet" in finding.en
+    assert_not_implemented(grade_sources("17.06", {"two_d": stub("two_d"), "rope": ROPE}, tmp_path),
+                           only=False)
 
 
 @pytest.mark.parametrize("name, replacements, item, left, code", MISTAKES,

@@ -7,7 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from mistake_models import buckets, failure, means, needle
-from source_runs import codes, grade_source, mutated, points, reference, stub
+from source_runs import (
+    assert_named_costing_its_cases,
+    codes,
+    grade_source,
+    mutated,
+    points,
+    reference,
+    stub,
+)
 
 from grader.hidden import lab_18_01 as lab
 
@@ -109,11 +117,7 @@ MISTAKES = [
 def test_mistake_is_named_and_costs_its_cases(item, mistake, replacements, changed, tmp_path):
     verdicts = grade_source("18.01", mutated(MODULE, *replacements), tmp_path)
     verdict = verdicts[item]
-    assert mistake in codes(verdict), verdict.findings
-    finding = next(f for f in verdict.findings if f.code == mistake)
-    assert finding.es and finding.en and finding.es != finding.en
-    assert sum(changed) > 0 and verdict.total - verdict.passed == sum(changed)
-    assert verdict.score == round(POINTS[item] * (len(changed) - sum(changed)) / len(changed), 2)
+    assert_named_costing_its_cases(verdict, mistake, changed, POINTS[item])
     for other, score in POINTS.items():  # the other functions keep their points
         if other != item:
             assert verdicts[other].score == score, (other, verdicts[other].findings)

@@ -9,7 +9,16 @@ in ``solutions/labs/18_02_rope_scaling/checks.py``): e.g. multiplying by ``s`` l
 from __future__ import annotations
 
 import pytest
-from source_runs import codes, grade_sources, mutated, points, reference, scoring, stub
+from source_runs import (
+    assert_not_implemented,
+    codes,
+    grade_sources,
+    mutated,
+    points,
+    reference,
+    scoring,
+    stub,
+)
 
 from grader.hidden import registry
 
@@ -105,12 +114,8 @@ def test_reference_scores_full_marks(tmp_path):
 
 def test_stub_scores_zero_and_says_not_implemented(tmp_path):
     for rope in (ROPE, stub("rope")):  # its own stub is named, even when rope.py is a stub too
-        verdicts = grade_sources("18.02", {"scaling": stub("scaling"), "rope": rope}, tmp_path)
-        assert points(verdicts) == 0
-        for verdict in verdicts.values():
-            assert scoring(verdict) == {"not-implemented"}
-            finding = verdict.findings[0]
-            assert "Todavía sin implementar" in finding.es and "Not implemented yet" in finding.en
+        assert_not_implemented(grade_sources("18.02", {"scaling": stub("scaling"), "rope": rope},
+                                             tmp_path))
 
 
 @pytest.mark.parametrize("name, replacements, scores, code", MISTAKES,
