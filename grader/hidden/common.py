@@ -12,6 +12,7 @@ from grader.trusted.verdicts import (
     Tolerance,
     values_close,
 )
+from minimodel.selfcheck.contracts import CONTRACTS
 
 
 def whole_case(ctx: JudgeContext, index: int, run=None, **options) -> Check:
@@ -54,6 +55,12 @@ def cases_judge(compare=whole_case, *, wrong_output: tuple | None = None, **opti
         return ctx.verdict(checks, diagnoses=diagnoses)
 
     return judge
+
+
+def contract(subject: str, code: str) -> Finding:
+    """The finding of a broken return contract, in the self-check's words
+    (``minimodel.selfcheck.contracts``)."""
+    return Finding(code, *CONTRACTS[subject, code])
 
 
 def student(ctx, index, position: int = 0, run=None) -> np.ndarray | None:

@@ -1,5 +1,6 @@
 """One vocabulary of mistakes: what the self-check names, the grader names with the same code and
-the same words, on the same student's file (``solutions/mistakes/`` is the only source of both).
+the same words, on the same student's file (``solutions/mistakes/`` is the only source of both;
+for a return value of the wrong kind, ``minimodel.selfcheck.contracts``).
 
 For each lab of ``mistaken_sources`` and each mistake of its catalogue, a copy of the reference
 with that mistake written in is checked by ``minimodel check`` (visible inputs, stored answers)
@@ -28,6 +29,7 @@ from grader.hidden.spec import NotebookChecks
 from grader.trusted.nbexec import read_records
 from grader.trusted.verdicts import CellContext
 from minimodel.course import find_lab
+from minimodel.selfcheck.contracts import CONTRACTS
 from minimodel.selfcheck.runner import run_checks
 
 CASES = [(lab_id, item) for lab_id in MISTAKEN for item in lab_mistakes(lab_id)]
@@ -50,6 +52,46 @@ def test_the_self_check_and_the_grader_name_it_alike(lab_id, item, tmp_path):
     named = [f for v in verdicts.values() for f in v.findings if f.code == item.code]
     assert named, f"the grader does not name {item.code}"
     assert all(f.es == item.es and f.en == item.en for f in named)
+
+
+# A student's file that breaks one return contract (minimodel.selfcheck.contracts): lab, module,
+# contract and the edit that breaks it.
+BROKEN_CONTRACTS = [
+    ("17.00", "equivariance", ("permutation_equivariance_gap", "returns-tensor"),
+     (".abs().max().item()", ".abs().max()")),
+    ("17.00", "equivariance", ("permutation_equivariance_gap", "not-a-float"),
+     (".abs().max().item()", ".abs().max().numpy()")),
+    ("18.01", "extrapolation", ("doubling_buckets", "not-ints"),
+     ("return list(zip(edges[:-1], edges[1:], strict=True))",
+      "return [(torch.tensor(a), torch.tensor(b)) for a, b in zip(edges[:-1], edges[1:])]")),
+    ("18.01", "extrapolation", ("failure_position", "not-int"),
+     ("            return p\n", "            return torch.tensor(p)\n")),
+    ("18.01", "extrapolation", ("needle_distance", "not-int"),
+     ("return int(query - first_digit)", "return torch.tensor(query - first_digit)")),
+    ("18.02", "scaling", ("scaling", "not-a-pair"),
+     ("return rope_frequencies(rotary_dim, base) / factor, 1.0",
+      "return rope_frequencies(rotary_dim, base) / factor")),
+    ("18.02", "scaling", ("scaling", "factor-type"),
+     ("return rope_frequencies(rotary_dim, base) / factor, 1.0",
+      "return rope_frequencies(rotary_dim, base) / factor, torch.tensor(1.0)")),
+]
+
+
+def test_every_contract_is_broken_here():
+    assert sorted(c for _, _, c, _ in BROKEN_CONTRACTS) == sorted(CONTRACTS)
+
+
+@pytest.mark.parametrize(("lab_id", "module", "contract", "edit"), BROKEN_CONTRACTS,
+                         ids=[f"{c[0]}-{c[1]}" for _, _, c, _ in BROKEN_CONTRACTS])
+def test_a_broken_contract_is_said_alike(lab_id, module, contract, edit, tmp_path):
+    es, en = CONTRACTS[contract]
+    said = [r for r in run_checks(find_lab(lab_id), str(student_copy(tmp_path, module, edit)))
+            if es in r.detail_es]
+    assert said and all(en in r.detail_en for r in said), "the self-check does not say it"
+    verdicts = grade_source(lab_id, mutated(module, edit), tmp_path)
+    named = [f for v in verdicts.values() for f in v.findings if f.code == contract[1]]
+    assert named, f"the grader does not name {contract[1]}"
+    assert all(f.es == es and f.en == en for f in named)
 
 
 def recorded(cell, source: str, folder) -> dict:

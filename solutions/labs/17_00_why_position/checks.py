@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden.cells import Mistake, cell_judge, formula_mistakes, not_a_float, ref
-from grader.hidden.common import resembles, student
+from grader.hidden.common import contract, resembles, student
 from grader.hidden.spec import (
     Case,
     CellCheck,
@@ -133,15 +133,9 @@ def judge_contract(ctx: JudgeContext):
               Check(False, "error", error=ctx.error(GRAD_CASE))]
     diagnoses = []
     if any(o.get("kind") == "tensor" for o in outs):
-        diagnoses.append(Finding(
-            "returns-tensor",
-            "permutation_equivariance_gap debe devolver un float de Python: termina con "
-            ".item().",
-            "permutation_equivariance_gap must return a Python float: end with .item()."))
+        diagnoses.append(contract("permutation_equivariance_gap", "returns-tensor"))
     elif outs and not floats:
-        diagnoses.append(Finding(
-            "not-a-float", "permutation_equivariance_gap debe devolver un float de Python.",
-            "permutation_equivariance_gap must return a Python float."))
+        diagnoses.append(contract("permutation_equivariance_gap", "not-a-float"))
     if value is not None and np.isnan(value):
         diagnoses.append(Finding(
             "gradients-on",

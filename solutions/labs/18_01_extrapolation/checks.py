@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden.cells import Mistake, Property, cell_judge, close
-from grader.hidden.common import cases_judge, judged_cases
+from grader.hidden.common import cases_judge, contract, judged_cases
 from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance
 
@@ -136,11 +136,7 @@ def judge_buckets(ctx: JudgeContext):
     checks, failing, diagnoses = judged_cases(ctx, _list_case)
     if failing and not diagnoses and all(ctx.run.outputs(k) is not None and
                                          not _plain_ints(ctx, k) for k in failing):
-        diagnoses.append(Finding(
-            "not-ints", "doubling_buckets devuelve una lista de pares (inicio, fin) de enteros de "
-            "Python, no tensores ni floats.",
-            "doubling_buckets returns a list of (start, end) pairs of Python ints, not tensors "
-            "or floats."))
+        diagnoses.append(contract("doubling_buckets", "not-ints"))
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 
@@ -159,10 +155,8 @@ ITEMS.add("means", 1, "bucket_means: media de todos los valores sin NaN, en floa
 ITEMS.add("failure", 2, "failure_position: media hacia atrás, referencia en [T/2, T)",
           "failure_position: trailing mean, reference over [T/2, T)", cases_judge(
               JudgeContext.compare, tol=EXACT, check_dtype=False, wrong_output=(
-                  lambda out, k: out.get("kind") in ("tensor", "ndarray"), Finding(
-                      "not-int", "failure_position devuelve un int de Python (int(p)) o None, "
-                      "no un tensor.", "failure_position returns a Python int (int(p)) or "
-                      "None, not a tensor."))))
+                  lambda out, k: out.get("kind") in ("tensor", "ndarray"),
+                  contract("failure_position", "not-int"))))
 
 
 # --- needle_distance -----------------------------------------------------------------------------
@@ -170,10 +164,8 @@ ITEMS.add("failure", 2, "failure_position: media hacia atrás, referencia en [T/
 ITEMS.add("needle", 1, "needle_distance: la distancia de la clave en la tarea passkey",
           "needle_distance: the passkey's distance in the passkey task", cases_judge(
               JudgeContext.compare, tol=EXACT, check_dtype=False, wrong_output=(
-                  lambda out, k: out.get("kind") != "scalar", Finding(
-                      "not-int", "needle_distance devuelve un int de Python, no un tensor ni un "
-                      "array.", "needle_distance returns a Python int, not a tensor or an "
-                      "array."))))
+                  lambda out, k: out.get("kind") != "scalar",
+                  contract("needle_distance", "not-int"))))
 
 
 # --- the notebook --------------------------------------------------------------------------------

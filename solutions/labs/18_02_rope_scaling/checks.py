@@ -42,7 +42,7 @@ import numpy as np
 
 from grader.hidden import depends
 from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, value
-from grader.hidden.common import resembles, student, whole_case
+from grader.hidden.common import contract, resembles, student, whole_case
 from grader.hidden.spec import Case, CellCheck, Group, Items, LabChecks
 from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance
 
@@ -166,22 +166,14 @@ def contract_findings(ctx: JudgeContext, n: int, *, factor: bool = True) -> list
     found = []
     outs = [ctx.run.outputs(k) or [] for k in range(n)]
     if any(len(o) != 2 for o in outs if o):
-        found.append(Finding(
-            "not-a-pair",
-            "Cada método devuelve una tupla de dos elementos: (inv_freq, attention_factor).",
-            "Every method returns a tuple of two elements: (inv_freq, attention_factor)."))
+        found.append(contract(MODULE, "not-a-pair"))
     elif any(o and o[0].get("dtype") == "float64" for o in outs):
         found.append(Finding(
             "float64-output",
             "inv_freq debe ser float32, como el de rope_frequencies; tu código devuelve float64.",
             "inv_freq must be float32, as rope_frequencies' is; your code returns float64."))
     if factor and any(len(o) == 2 and o[1].get("kind") != "scalar" for o in outs):
-        found.append(Finding(
-            "factor-type",
-            "attention_factor debe ser un número de Python (float), no un tensor ni un array: "
-            "el modelo lo pasa a apply_rope.",
-            "attention_factor must be a Python number (float), not a tensor or an array: the "
-            "model passes it to apply_rope."))
+        found.append(contract(MODULE, "factor-type"))
     return found
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from minimodel.selfcheck.compare import CheckFailure, CheckList
+from minimodel.selfcheck.contracts import broken
 from minimodel.selfcheck.snapshots import Snapshots
 
 checks = CheckList()
@@ -22,11 +23,8 @@ def _gap(layer, x, perm) -> float:
 def _require_float(value: object, name: str) -> None:
     """Fail unless ``value`` is a Python float."""
     if not isinstance(value, float):
-        raise CheckFailure(
-            f"{name} debe devolver un float de Python (usa .item()); devolvió "
-            f"{type(value).__name__}.",
-            f"{name} must return a Python float (use .item()); it returned {type(value).__name__}.",
-        )
+        code = "returns-tensor" if isinstance(value, torch.Tensor) else "not-a-float"
+        raise CheckFailure(*broken(TARGET, code, name, type(value).__name__))
 
 
 def _expect_stored(value: object, name: str, *, atol: float) -> None:

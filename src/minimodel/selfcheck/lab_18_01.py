@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from minimodel.selfcheck.compare import CheckFailure, CheckList, StudentModule, expect_array
+from minimodel.selfcheck.contracts import broken
 from minimodel.selfcheck.snapshots import Snapshots
 
 checks = CheckList()
@@ -19,22 +20,14 @@ def _pairs(value: object, name: str) -> np.ndarray:
     if not (isinstance(value, list) and all(
             isinstance(pair, tuple) and len(pair) == 2 and all(type(v) is int for v in pair)
             for pair in value)):
-        raise CheckFailure(
-            f"{name} devolvió {value!r}: debe ser una lista de pares (inicio, fin) de enteros de "
-            "Python, no tensores ni floats.",
-            f"{name} returned {value!r}: it must be a list of (start, end) pairs of Python ints, "
-            "not tensors or floats.",
-        )
+        raise CheckFailure(*broken("doubling_buckets", "not-ints", name, repr(value)))
     return np.array(value, dtype=np.int64).reshape(-1, 2)
 
 
 def _position(value: object, name: str) -> np.ndarray:
     """A Python ``int`` or ``None`` (stored as NaN), as an array."""
     if value is not None and type(value) is not int:
-        raise CheckFailure(
-            f"{name} devolvió {type(value).__name__}: debe ser un int de Python (int(p)) o None.",
-            f"{name} returned a {type(value).__name__}: it must be a Python int (int(p)) or None.",
-        )
+        raise CheckFailure(*broken("failure_position", "not-int", name, type(value).__name__))
     return np.array(np.nan if value is None else float(value))
 
 
@@ -42,10 +35,7 @@ def _ints(values: list, name: str) -> np.ndarray:
     """Python ``int`` values, as an array."""
     for value in values:
         if type(value) is not int:
-            raise CheckFailure(
-                f"{name} devolvió {type(value).__name__}: debe ser un int de Python.",
-                f"{name} returned a {type(value).__name__}: it must be a Python int.",
-            )
+            raise CheckFailure(*broken("needle_distance", "not-int", name, type(value).__name__))
     return np.array(values, dtype=np.int64)
 
 

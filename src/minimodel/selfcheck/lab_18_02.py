@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from minimodel.selfcheck.compare import CheckFailure, CheckList, StudentModule
+from minimodel.selfcheck.contracts import broken
 from minimodel.selfcheck.snapshots import Snapshots
 
 checks = CheckList()
@@ -22,20 +23,11 @@ snap = Snapshots("18.02")
 def expect_pair(result: object, name: str) -> tuple[torch.Tensor, float]:
     """The student's ``(inv_freq, attention_factor)``, or a clear failure."""
     if not (isinstance(result, tuple) and len(result) == 2):
-        raise CheckFailure(
-            f"{name} debe devolver una tupla (inv_freq, attention_factor); devolvió "
-            f"{type(result).__name__}.",
-            f"{name} must return a tuple (inv_freq, attention_factor); it returned "
-            f"{type(result).__name__}.",
-        )
+        raise CheckFailure(*broken("scaling", "not-a-pair", name, type(result).__name__))
     inv_freq, factor = result
     if isinstance(factor, torch.Tensor) or not isinstance(factor, (int, float)):
-        raise CheckFailure(
-            f"{name}: attention_factor debe ser un número de Python (float); es "
-            f"{type(factor).__name__}.",
-            f"{name}: attention_factor must be a Python number (float); it is "
-            f"{type(factor).__name__}.",
-        )
+        returned = f"(inv_freq, {type(factor).__name__})"
+        raise CheckFailure(*broken("scaling", "factor-type", name, returned))
     return inv_freq, float(factor)
 
 
@@ -64,7 +56,9 @@ def expect_stored_factor(actual: float, name: str) -> None:
 
 @checks.add("linear_scaling", "divide cada frecuencia por s", "divides every frequency by s")
 def linear_values() -> None:
-    inv_freq, factor = expect_pair(scaling.linear_scaling(16, 10000.0, factor=4.0), "linear")
+    inv_freq, factor = expect_pair(
+        scaling.linear_scaling(16, 10000.0, factor=4.0), "linear_scaling"
+    )
     snap.expect(inv_freq, "linear_scaling(16, factor=4)[0]")
     expect_factor(factor, 1.0, "linear_scaling")
 
@@ -74,7 +68,7 @@ def linear_values() -> None:
 
 @checks.add("ntk_scaling", "base b·s^(r/(r-2))", "base b·s^(r/(r-2))")
 def ntk_values() -> None:
-    inv_freq, factor = expect_pair(scaling.ntk_scaling(32, 10000.0, factor=4.0), "ntk")
+    inv_freq, factor = expect_pair(scaling.ntk_scaling(32, 10000.0, factor=4.0), "ntk_scaling")
     snap.expect(inv_freq, "ntk_scaling(32, factor=4)[0]", rtol=1e-5)
     expect_factor(factor, 1.0, "ntk_scaling")
 
@@ -91,7 +85,7 @@ def dynamic_below_original() -> None:
             scaling.dynamic_ntk_scaling(
                 32, 10000.0, factor=2.0, original_max_len=128, seq_len=seq_len
             ),
-            "dynamic_ntk",
+            "dynamic_ntk_scaling",
         )
         name = f"dynamic_ntk_scaling(32, factor=2, original_max_len=128, seq_len={seq_len})[0]"
         snap.expect(inv_freq, name)
@@ -108,7 +102,7 @@ def dynamic_beyond_original() -> None:
         scaling.dynamic_ntk_scaling(
             128, 10000.0, factor=2.0, original_max_len=4096, seq_len=8192
         ),
-        "dynamic_ntk",
+        "dynamic_ntk_scaling",
     )
     snap.expect(  # the new base is 30527.74
         inv_freq,
@@ -173,12 +167,12 @@ def yarn_range_raw_and_clamped() -> None:
 @checks.add("yarn_scaling", "la rampa entre θ y θ/s", "the ramp between θ and θ/s")
 def yarn_frequencies() -> None:
     inv_freq, _ = expect_pair(
-        scaling.yarn_scaling(128, 10000.0, factor=4.0, original_max_len=4096), "yarn"
+        scaling.yarn_scaling(128, 10000.0, factor=4.0, original_max_len=4096), "yarn_scaling"
     )
     snap.expect(inv_freq, "yarn_scaling(128, factor=4, original_max_len=4096)[0]", rtol=1e-5)
     unrounded, _ = expect_pair(
         scaling.yarn_scaling(64, 500.0, factor=4.0, original_max_len=1024, truncate=False),
-        "yarn",
+        "yarn_scaling",
     )
     snap.expect(
         unrounded,
@@ -194,10 +188,13 @@ def yarn_frequencies() -> None:
 )
 def yarn_attention_factor() -> None:
     for s in (4.0, 16.0, 1.0):
-        _, factor = expect_pair(scaling.yarn_scaling(32, factor=s, original_max_len=128), "yarn")
+        _, factor = expect_pair(
+            scaling.yarn_scaling(32, factor=s, original_max_len=128), "yarn_scaling"
+        )
         expect_stored_factor(factor, f"yarn_scaling(32, factor={s:g}, original_max_len=128)[1]")
     _, given = expect_pair(
-        scaling.yarn_scaling(32, factor=4.0, original_max_len=128, attention_factor=1.5), "yarn"
+        scaling.yarn_scaling(32, factor=4.0, original_max_len=128, attention_factor=1.5),
+        "yarn_scaling",
     )
     expect_stored_factor(given, "yarn_scaling(32, factor=4, original_max_len=128, "
                          "attention_factor=1.5)[1]")
@@ -213,7 +210,7 @@ def yarn_attention_factor() -> None:
 )
 def llama3_worked_case() -> None:
     inv_freq, factor = expect_pair(
-        scaling.llama3_scaling(128, 500000.0, factor=8.0, original_max_len=8192), "llama3"
+        scaling.llama3_scaling(128, 500000.0, factor=8.0, original_max_len=8192), "llama3_scaling"
     )
     snap.expect(
         inv_freq, "llama3_scaling(128, 5e5, factor=8, original_max_len=8192)[0]", rtol=1e-5
@@ -232,7 +229,7 @@ def llama3_options() -> None:
             32, 10000.0, factor=4.0, original_max_len=256, low_freq_factor=2.0,
             high_freq_factor=8.0,
         ),
-        "llama3",
+        "llama3_scaling",
     )
     snap.expect(
         inv_freq,
