@@ -68,6 +68,9 @@ MISTAKES = [
     ("buckets", "not-ints", [("return list(zip(", "return torch.tensor(list(zip("),
                              ("strict=True))\n", "strict=True)))\n")],
      [True] * len(lab.BUCKET_CASES)),
+    ("buckets", "not-ints", [("return list(zip(edges[:-1], edges[1:], strict=True))",
+                              "return [(float(a), float(b)) for a, b in zip(edges, edges[1:])]")],
+     [True] * len(lab.BUCKET_CASES)),
     ("means", "mean-of-means", [(".float().nanmean() for", ".float().nanmean(-1).nanmean() for")],
      mean_changed("mean-of-means")),
     ("means", "nan-not-skipped", [(".float().nanmean() for", ".float().mean() for")],
@@ -97,6 +100,8 @@ MISTAKES = [
      failure_changed("window-start")),
     ("failure", "not-int", [("            return p\n", "            return torch.tensor(p)\n")],
      [failure(INPUTS[key], T, tol, w) is not None for key, _, T, tol, w in lab.FAILURE_CASES]),
+    ("failure", "not-int", [("            return p\n", "            return float(p)\n")],
+     [failure(INPUTS[key], T, tol, w) is not None for key, _, T, tol, w in lab.FAILURE_CASES]),
     ("needle", "truncated", [("round(depth * filler)", "int(depth * filler)")],
      needle_changed("truncated")),
     ("needle", "half-up", [("round(depth * filler)", "int(depth * filler + 0.5)")],
@@ -108,6 +113,9 @@ MISTAKES = [
      needle_changed("digits-fixed")),
     ("needle", "not-int", [("return int(query - first_digit)",
                             "return torch.tensor(query - first_digit)")],
+     [True] * len(lab.NEEDLE_CASES)),
+    ("needle", "not-int", [("return int(query - first_digit)",
+                            "return float(query - first_digit)")],
      [True] * len(lab.NEEDLE_CASES)),
 ]
 
