@@ -25,12 +25,12 @@ CONTRACTS: dict[tuple[str, str], tuple[str, str]] = {
         "floats.",
     ),
     ("failure_position", "not-int"): (
-        "failure_position devuelve un int de Python (int(p)) o None, no un tensor.",
-        "failure_position returns a Python int (int(p)) or None, not a tensor.",
+        "failure_position devuelve un int de Python (int(p)) o None, no un float ni un tensor.",
+        "failure_position returns a Python int (int(p)) or None, not a float or a tensor.",
     ),
     ("needle_distance", "not-int"): (
-        "needle_distance devuelve un int de Python, no un tensor ni un array.",
-        "needle_distance returns a Python int, not a tensor or an array.",
+        "needle_distance devuelve un int de Python, no un float ni un tensor ni un array.",
+        "needle_distance returns a Python int, not a float, a tensor or an array.",
     ),
     ("scaling", "not-a-pair"): (
         "Cada método devuelve una tupla de dos elementos: (inv_freq, attention_factor).",
