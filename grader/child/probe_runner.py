@@ -40,7 +40,7 @@ FORBIDDEN_MODULES = ("minimodel.selfcheck",)
 # The parts of those that hold no answer and that given code imports while a student's code runs
 # (``minimodel.compare`` reads the self-check's list of files); a student's code may not.
 GIVEN_CODE_MAY_IMPORT = ("minimodel.selfcheck", "minimodel.selfcheck.compare",
-                         "minimodel.selfcheck.per_encoding")
+                         "minimodel.selfcheck.contracts", "minimodel.selfcheck.per_encoding")
 BLOCKED = "The grader does not allow importing "  # how the refusal's message starts, in English
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden.cells import cell_judge, ref
-from grader.hidden.common import device_judge, student
+from grader.hidden.common import contract, device_judge, student
 from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import (
     Check,
@@ -147,19 +147,9 @@ def judge_pe_dtype(ctx: JudgeContext):
         if out is not None:
             got.append(out.get("dtype", "?"))
             if out.get("kind") == "tensor":
-                diagnoses.append(Finding(
-                    "returns-tensor",
-                    "sinusoidal_pe devuelve un torch.Tensor; debe devolver un np.ndarray "
-                    "(el módulo lo convierte con torch.from_numpy).",
-                    "sinusoidal_pe returns a torch.Tensor; it must return an np.ndarray "
-                    "(the module converts it with torch.from_numpy)."))
+                diagnoses.append(contract("sinusoidal_pe", "returns-tensor"))
             elif out.get("dtype") == "float64":
-                diagnoses.append(Finding(
-                    "float64-output",
-                    "sinusoidal_pe devuelve float64; la tabla debe ser float32. Calcular en "
-                    "float64 está bien: convierte al final con .astype(np.float32).",
-                    "sinusoidal_pe returns float64; the table must be float32. Computing in "
-                    "float64 is fine: convert at the end with .astype(np.float32)."))
+                diagnoses.append(contract("sinusoidal_pe", "float64-output"))
     return ctx.verdict(checks, diagnoses=diagnoses[:1], expected_dtype="float32", got_dtypes=got)
 
 

@@ -34,6 +34,7 @@ from grader.hidden.cells import (
 from grader.hidden.common import (
     bf16,
     cases_judge,
+    contract,
     device_judge,
     judged_cases,
     student,
@@ -151,9 +152,8 @@ ITEMS = Items()
 
 
 ITEMS.add("frequencies", 1, "rope_frequencies: frecuencias", "rope_frequencies: frequencies",
-          cases_judge(wrong_output=(lambda out, k: out.get("dtype") == "float64", Finding(
-              "float64-output", "rope_frequencies devuelve float64; debe devolver float32.",
-              "rope_frequencies returns float64; it must return float32."))), group="freq")
+          cases_judge(wrong_output=(lambda out, k: out.get("dtype") == "float64",
+                                    contract("rope_frequencies", "float64-output"))), group="freq")
 
 
 # Far positions (up to 100000): float32 angles are off by up to ~6e-3 rad, the reference's as

@@ -38,7 +38,7 @@ import numpy as np
 from grader.hidden.cells import Mistake, Property, cell_judge, close
 from grader.hidden.common import cases_judge, contract, judged_cases
 from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
-from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance
+from grader.trusted.verdicts import Check, JudgeContext, Tolerance
 
 MODULE = "extrapolation"
 EXACT = Tolerance(0.0, 0.0)
@@ -152,9 +152,8 @@ def judge_buckets(ctx: JudgeContext):
 ITEMS.add("means", 1, "bucket_means: media de todos los valores sin NaN, en float32",
           "bucket_means: mean of every non-NaN value, in float32", cases_judge(
               JudgeContext.compare, wrong_output=(
-                  lambda out, k: out.get("dtype") not in (None, "float32"), Finding(
-                      "not-float32", "bucket_means devuelve float32 sea cual sea el dtype de "
-                      "loss.", "bucket_means returns float32 whatever the dtype of loss."))))
+                  lambda out, k: out.get("dtype") not in (None, "float32"),
+                  contract("bucket_means", "not-float32"))))
 
 
 # --- failure_position ----------------------------------------------------------------------------

@@ -168,10 +168,7 @@ def contract_findings(ctx: JudgeContext, n: int, *, factor: bool = True) -> list
     if any(len(o) != 2 for o in outs if o):
         found.append(contract(MODULE, "not-a-pair"))
     elif any(o and o[0].get("dtype") == "float64" for o in outs):
-        found.append(Finding(
-            "float64-output",
-            "inv_freq debe ser float32, como el de rope_frequencies; tu código devuelve float64.",
-            "inv_freq must be float32, as rope_frequencies' is; your code returns float64."))
+        found.append(contract(MODULE, "float64-output"))
     if factor and any(len(o) == 2 and o[1].get("kind") != "scalar" for o in outs):
         found.append(contract(MODULE, "factor-type"))
     return found

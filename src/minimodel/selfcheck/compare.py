@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from minimodel.messages import bilingual
+from minimodel.selfcheck.contracts import seen
 
 
 class CheckFailure(AssertionError):
@@ -62,10 +63,11 @@ def expect_array(
     """
     kind = "torch.Tensor" if isinstance(expected, torch.Tensor) else "np.ndarray"
     if type(actual) is not type(expected):
-        raise CheckFailure(
+        raise CheckFailure(*_contract(
             f"{name} debe devolver un {kind}; devolvió {type(actual).__name__}.",
             f"{name} must return a {kind}; it returned {type(actual).__name__}.",
-        )
+            seen(name, f"kind {type(actual).__name__}"),
+        ))
     if tuple(actual.shape) != tuple(expected.shape):  # a mistake may change the shape
         raise CheckFailure(*_explained(
             _as_numpy(actual),
@@ -74,10 +76,12 @@ def expect_array(
             mistakes, atol, rtol,
         ))
     if check_dtype and actual.dtype != expected.dtype:
-        raise CheckFailure(
+        dtype = str(actual.dtype).removeprefix("torch.")
+        raise CheckFailure(*_contract(
             f"{name}: dtype {actual.dtype}, se esperaba {expected.dtype}.",
             f"{name}: dtype {actual.dtype}, expected {expected.dtype}.",
-        )
+            seen(name, f"dtype {dtype}", "dtype"),
+        ))
     if not values:
         return
     got, want = _as_numpy(actual), _as_numpy(expected)
@@ -98,6 +102,11 @@ def expect_array(
             f"{index}: {got[index]:.6g} instead of {want[index]:.6g} (tolerance {atol:g})."
         )
     raise CheckFailure(*_explained(got, es, en, mistakes, atol, rtol))
+
+
+def _contract(es: str, en: str, contract: tuple[str, str] | None) -> tuple[str, str]:
+    """``(es, en)`` followed, on a line of its own, by the broken contract's words, if known."""
+    return (f"{es}\n{contract[0]}", f"{en}\n{contract[1]}") if contract else (es, en)
 
 
 def _explained(got: np.ndarray, es: str, en: str, mistakes: dict | None, atol: float,

@@ -10,6 +10,22 @@ loading PyTorch.
 from __future__ import annotations
 
 CONTRACTS: dict[tuple[str, str], tuple[str, str]] = {
+    ("sinusoidal_pe", "returns-tensor"): (
+        "sinusoidal_pe devuelve un torch.Tensor; debe devolver un np.ndarray (el módulo lo "
+        "convierte con torch.from_numpy).",
+        "sinusoidal_pe returns a torch.Tensor; it must return an np.ndarray (the module converts "
+        "it with torch.from_numpy).",
+    ),
+    ("sinusoidal_pe", "float64-output"): (
+        "sinusoidal_pe devuelve float64; la tabla debe ser float32. Calcular en float64 está "
+        "bien: convierte al final con .astype(np.float32).",
+        "sinusoidal_pe returns float64; the table must be float32. Computing in float64 is fine: "
+        "convert at the end with .astype(np.float32).",
+    ),
+    ("rope_frequencies", "float64-output"): (
+        "rope_frequencies devuelve float64; debe devolver float32.",
+        "rope_frequencies returns float64; it must return float32.",
+    ),
     ("permutation_equivariance_gap", "returns-tensor"): (
         "permutation_equivariance_gap debe devolver un float de Python: termina con .item().",
         "permutation_equivariance_gap must return a Python float: end with .item().",
@@ -24,6 +40,10 @@ CONTRACTS: dict[tuple[str, str], tuple[str, str]] = {
         "doubling_buckets returns a list of (start, end) pairs of Python ints, not tensors or "
         "floats.",
     ),
+    ("bucket_means", "not-float32"): (
+        "bucket_means devuelve float32 sea cual sea el dtype de loss.",
+        "bucket_means returns float32 whatever the dtype of loss.",
+    ),
     ("failure_position", "not-int"): (
         "failure_position devuelve un int de Python (int(p)) o None, no un float ni un tensor.",
         "failure_position returns a Python int (int(p)) or None, not a float or a tensor.",
@@ -36,6 +56,10 @@ CONTRACTS: dict[tuple[str, str], tuple[str, str]] = {
         "Cada método devuelve una tupla de dos elementos: (inv_freq, attention_factor).",
         "Every method returns a tuple of two elements: (inv_freq, attention_factor).",
     ),
+    ("scaling", "float64-output"): (
+        "inv_freq debe ser float32, como el de rope_frequencies; tu código devuelve float64.",
+        "inv_freq must be float32, as rope_frequencies' is; your code returns float64.",
+    ),
     ("scaling", "factor-type"): (
         "attention_factor debe ser un número de Python (float), no un tensor ni un array: el "
         "modelo lo pasa a apply_rope.",
@@ -43,6 +67,26 @@ CONTRACTS: dict[tuple[str, str], tuple[str, str]] = {
         "passes it to apply_rope.",
     ),
 }
+
+
+# What the self-check's comparison of arrays sees (``compare.expect_array``) -> the contract that
+# explains it: (the function, "kind <type>" or "dtype <dtype>", or "dtype" for any wrong dtype).
+SEEN_AS: dict[tuple[str, str], tuple[str, str]] = {
+    ("sinusoidal_pe", "kind Tensor"): ("sinusoidal_pe", "returns-tensor"),
+    ("sinusoidal_pe", "dtype float64"): ("sinusoidal_pe", "float64-output"),
+    ("rope_frequencies", "dtype float64"): ("rope_frequencies", "float64-output"),
+    ("bucket_means", "dtype"): ("bucket_means", "not-float32"),
+    **{(f"{method}_scaling", "dtype float64"): ("scaling", "float64-output")
+       for method in ("linear", "ntk", "dynamic_ntk", "yarn", "llama3")},
+}
+
+
+def seen(name: str, *signs: str) -> tuple[str, str] | None:
+    """The contract that explains what the comparison of the value ``name`` (``"f(...)"``) saw:
+    the first of ``signs`` (``"kind Tensor"``, ``"dtype float64"``, ``"dtype"``) known for ``f``."""
+    function = name.split("(", 1)[0]
+    return next((CONTRACTS[SEEN_AS[function, sign]] for sign in signs
+                 if (function, sign) in SEEN_AS), None)
 
 
 def broken(subject: str, code: str, name: str, returned: str) -> tuple[str, str]:
