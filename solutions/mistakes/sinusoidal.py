@@ -1,13 +1,18 @@
 """Classic mistakes in sinusoidal.py (lesson 17.01): what a student who makes each one writes.
 
-Each function is a wrong ``sinusoidal_pe``; the module's ``SinusoidalPositionalEncoding``, which
-builds its table with ``sinusoidal_pe``, inherits the mistake. See ``grader/build/mistakes.py``.
+Each function is a wrong ``sinusoidal_pe`` (the module's ``SinusoidalPositionalEncoding`` builds its
+table with it, and inherits the mistake) or a wrong ``SinusoidalPositionalEncoding.forward``. See
+``grader/build/mistakes.py``.
 """
 
 import numpy as np
+import torch
 
 from grader.build.mistakes import mistake
+from minimodel.positional.sinusoidal import SinusoidalPositionalEncoding
 from minimodel.positional.sinusoidal import sinusoidal_pe as right
+
+right_forward = SinusoidalPositionalEncoding.forward
 
 
 def _table(T: int, d: int, base: float, *, exponent: float = 2.0, start: int = 0) -> np.ndarray:
@@ -69,3 +74,15 @@ def from_one(T: int, d: int, base: float = 10000.0) -> np.ndarray:
             "for 10000.")
 def base_ignored(T: int, d: int, base: float = 10000.0) -> np.ndarray:
     return right(T, d)
+
+
+@mistake("SinusoidalPositionalEncoding.forward", "offset-ignored",
+         es="forward ignora offset: suma las filas 0 … T−1 en lugar de offset … offset+T−1. Al "
+            "generar con caché KV, cada trozo nuevo debe continuar en la posición donde acabó el "
+            "anterior.",
+         en="forward ignores offset: it adds rows 0 … T−1 instead of offset … offset+T−1. When "
+            "generating with a KV cache, each new chunk must continue at the position where the "
+            "previous one ended.")
+def offset_ignored(self: SinusoidalPositionalEncoding, x: torch.Tensor,
+                   offset: int = 0) -> torch.Tensor:
+    return right_forward(self, x)

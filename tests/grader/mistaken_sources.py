@@ -23,6 +23,7 @@ LAB_17_01 = {
         "angles = np.arange(1, T + 1, dtype=np.float64)[:, None]",
     ),
     "base-ignored": ("inv_freq = base ** (", "inv_freq = 10000.0 ** ("),
+    "offset-ignored": ("rows = self.pe[offset : offset + T]", "rows = self.pe[:T]"),
 }
 LAB_17_00 = {
     "not-permuted": ("permuted_after = layer(x)[:, perm]", "permuted_after = layer(x)"),

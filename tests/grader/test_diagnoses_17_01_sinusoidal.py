@@ -12,6 +12,7 @@ import pytest
 from mistaken_sources import MISTAKEN as SOURCES
 from source_runs import codes, grade_source, mutated
 
+from grader.build.mistakes import lab_mistakes
 from grader.build.references import References
 from grader.hidden import lab_17_01 as lab
 from grader.hidden import registry
@@ -49,7 +50,7 @@ def judge(item_key, run, meta_run=None, gpu_run=None, gpu_scores=False):
         gpu_run = gpu_run or GroupOutcome.absent("cuda", "not-run", n)
     context = JudgeContext(item, group, run, gpu_run, REFS.group(item.group), INPUTS,
                            "sinusoidal.py", {"wall_s": 5}, gpu_run is not None,
-                           meta_run, gpu_scores)
+                           meta_run, gpu_scores, REFS.mistakes(item.group))
     return item.judge(context)
 
 
@@ -68,7 +69,9 @@ def test_reference_formula_scores_full_marks():
         assert verdict.status == "passed"
 
 
-MISTAKEN = SOURCES["17.01"]  # the table's classic mistakes, written into the reference
+TABLE = {m.code for m in lab_mistakes("17.01") if m.target == "sinusoidal_pe"}
+# the table's classic mistakes, written into the reference (forward's own: test_mistakes_shared)
+MISTAKEN = {code: edit for code, edit in SOURCES["17.01"].items() if code in TABLE}
 
 
 @pytest.fixture(scope="module")

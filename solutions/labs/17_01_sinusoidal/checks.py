@@ -212,58 +212,40 @@ def judge_pe_properties(ctx: JudgeContext):
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 
-def _added_rows(ctx: JudgeContext, k: int) -> np.ndarray | None:
-    """What the student's forward added to x in module case ``k``."""
+def _off_by_one(ctx: JudgeContext, k: int) -> bool:
+    """Module case ``k`` has an offset, and forward added rows ``offset ± 1 …`` to every
+    sequence."""
+    d, _, base, shape, offset = MODULE_CASES[k]
     got, x = student(ctx, k), ctx.inputs[f"m{k}"]
-    return None if got is None or got.shape != x.shape else got - x.astype(np.float64)
+    if not offset or got is None or got.shape != x.shape:
+        return False
+    added = (got - x.astype(np.float64)).reshape(-1, shape[-2], d)
+    return all(np.allclose(a, added[0], atol=1e-3) for a in added) and any(
+        np.allclose(added[0], table(shape[-2], d, base, start=offset + s), atol=1e-3)
+        for s in (-1, 1))
 
 
 @ITEMS.judge("module.values", 2, "SinusoidalPositionalEncoding: valores con offset",
              "SinusoidalPositionalEncoding: values with offset", group="module")
 def judge_module_values(ctx: JudgeContext):
+    """forward's own mistakes (the catalogue's, such as the offset ignored) first, then an offset
+    off by one, then the table's mistakes, which the rows forward adds inherit."""
     checks = [ctx.compare(k, tolerances=SUM_TOLERANCES) for k in range(len(MODULE_CASES))]
     failing = [k for k, c in enumerate(checks) if not c.ok]
-    diagnoses: list[Finding] = []
-    offsets = {"ignored": 0, "off-by-one": 0, "with-offset": 0}
-    for k in failing:
-        d, _, base, shape, offset = MODULE_CASES[k]
-        rows = _added_rows(ctx, k)
-        if rows is None:
-            continue
-        added = rows.reshape(-1, shape[-2], d)
-        T = shape[-2]
-        same = all(np.allclose(a, added[0], atol=1e-3) for a in added)
-        if offset:
-            offsets["with-offset"] += 1
-            if same and np.allclose(added[0], table(T, d, base), atol=1e-3):
-                offsets["ignored"] += 1
-            elif same and any(np.allclose(added[0], table(T, d, base, start=offset + s),
-                                          atol=1e-3) for s in (-1, 1)):
-                offsets["off-by-one"] += 1
-    all_offset = failing and offsets["with-offset"] == len(failing)
-    if all_offset and offsets["ignored"] == len(failing):
-        diagnoses.append(Finding(
-            "offset-ignored",
-            "forward ignora offset: suma las filas 0 … T−1 en lugar de offset … offset+T−1. Al "
-            "generar con caché KV, cada trozo nuevo debe continuar en la posición donde acabó "
-            "el anterior.",
-            "forward ignores offset: it adds rows 0 … T−1 instead of offset … offset+T−1. When "
-            "generating with a KV cache, each new chunk must continue at the position where the "
-            "previous one ended."))
-    elif all_offset and offsets["off-by-one"] == len(failing):
-        diagnoses.append(Finding(
+    named = ctx.named_mistakes(failing)
+    own = {m["code"].split(".", 1)[1] for m in ctx.mistakes if m["target"].endswith(".forward")}
+    if diagnoses := [f for f in named if f.code in own]:
+        return ctx.verdict(checks, diagnoses=diagnoses)
+    if failing and all(_off_by_one(ctx, k) for k in failing):
+        return ctx.verdict(checks, diagnoses=[Finding(
             "offset-off-by-one",
             "forward usa offset desplazado en una posición: las filas sumadas deben ser "
             "exactamente offset … offset+T−1.",
             "forward is off by one with offset: the rows added must be exactly "
-            "offset … offset+T−1."))
-    else:
-        for finding in ctx.named_mistakes(failing, prefix="module-"):
-            diagnoses.append(Finding(
-                finding.code,
-                "Las filas que suma forward heredan un error de la tabla. " + finding.es,
-                "The rows forward adds inherit a mistake of the table. " + finding.en))
-    return ctx.verdict(checks, diagnoses=diagnoses)
+            "offset … offset+T−1.")])
+    return ctx.verdict(checks, diagnoses=[Finding(
+        f"module-{f.code}", "Las filas que suma forward heredan un error de la tabla. " + f.es,
+        "The rows forward adds inherit a mistake of the table. " + f.en) for f in named])
 
 
 @ITEMS.judge("module.dtype", 1, "SinusoidalPositionalEncoding: conserva el dtype",

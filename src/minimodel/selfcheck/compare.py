@@ -51,18 +51,22 @@ def expect_array(
     atol: float = 1e-6,
     rtol: float = 1e-5,
     check_dtype: bool = True,
+    check_kind: bool = True,
     values: bool = True,
     mistakes: dict[str, tuple[np.ndarray, str, str]] | None = None,
 ) -> None:
     """Raise ``CheckFailure`` unless ``actual`` matches ``expected`` in kind, shape, dtype, values.
 
-    ``values=False`` compares kind, shape and dtype only (the values have a check of their own).
+    ``values=False`` compares kind, shape and dtype only (the values have a check of their own);
+    ``check_dtype=False`` and ``check_kind=False`` leave the dtype, and whether it is a tensor or
+    an array, to such a check (an answer that is neither still fails).
 
     ``mistakes`` maps a mistake's name to ``(what that mistake would produce, es, en)``: when the
     values are wrong and match one of them, its explanation is added to the message.
     """
     kind = "torch.Tensor" if isinstance(expected, torch.Tensor) else "np.ndarray"
-    if type(actual) is not type(expected):
+    if type(actual) is not type(expected) and (
+            check_kind or not isinstance(actual, (np.ndarray, torch.Tensor))):
         raise CheckFailure(*_contract(
             f"{name} debe devolver un {kind}; devolvió {type(actual).__name__}.",
             f"{name} must return a {kind}; it returned {type(actual).__name__}.",
