@@ -295,16 +295,13 @@ class JudgeContext:
     gpu_scores: bool = False  # graded with --device cuda: the CUDA run counts
     mistakes: list[dict] = field(default_factory=list)  # References.mistakes(group)
 
-    def named_mistakes(self, failing: list[int], prefix: str = "") -> list[Finding]:
+    def named_mistakes(self, failing: list[int]) -> list[Finding]:
         """The classic mistakes (``solutions/mistakes/``) whose outputs on the hidden inputs the
-        student's match on every case of ``failing``: a finding each, code ``prefix + name``,
-        with the catalogue's texts (the ones the self-check shows)."""
-        findings = []
-        for item in self.mistakes if failing else ():
-            if all(k in item["cases"] and self._matches(k, item["cases"][k]) for k in failing):
-                findings.append(Finding(prefix + item["code"].split(".", 1)[1], item["es"],
-                                        item["en"]))
-        return findings
+        student's match on every case of ``failing``: a finding each, with the catalogue's code
+        and texts (the ones the self-check shows)."""
+        return [Finding(item["code"].split(".", 1)[1], item["es"], item["en"])
+                for item in (self.mistakes if failing else ())
+                if all(k in item["cases"] and self._matches(k, item["cases"][k]) for k in failing)]
 
     def catalogue_finding(self, key: str) -> list[Finding]:
         """The catalogue's mistake ``key`` (``<module>.<code>``) of this group as a finding,

@@ -9,11 +9,12 @@ every floating dtype. Tolerance of the table: ``atol = 2e-4`` (angles computed i
 accepted choice and lose up to ~1e-4 at the longest hidden length, 1000); the tight float32
 tolerance would reject them. A note (no points) tells students whose angles look like float32.
 
-Known mistakes diagnosed (each tested in ``tests/grader``): the table's, from the catalogue
-``solutions/mistakes/sinusoidal.py`` (concatenated layout ``[sin | cos]``, exponent ``i/d``
-instead of ``2i/d``, sine and cosine swapped, ``base`` ignored, positions from 1); float64 (or a
-tensor) returned, ``offset`` ignored or off by one, ``x``'s dtype not kept, rows not
-moved to ``x``'s device (caught on the ``meta`` device without a GPU).
+Known mistakes diagnosed (each tested in ``tests/grader``): from the catalogue
+``solutions/mistakes/sinusoidal.py``, the table's (concatenated layout ``[sin | cos]``, exponent
+``i/d`` instead of ``2i/d``, sine and cosine swapped, ``base`` ignored, positions from 1) and
+forward's ``offset`` ignored; float64 (or a tensor) returned (``minimodel.selfcheck.contracts``),
+``offset`` off by one, ``x``'s dtype not kept, rows not moved to ``x``'s device (caught on the
+``meta`` device without a GPU).
 """
 
 from __future__ import annotations
