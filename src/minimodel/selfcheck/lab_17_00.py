@@ -5,38 +5,39 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from minimodel.selfcheck.compare import CheckFailure, CheckList
+from minimodel.selfcheck.compare import CheckFailure, CheckList, StudentModule
 from minimodel.selfcheck.contracts import broken
 from minimodel.selfcheck.snapshots import Snapshots
 
 checks = CheckList()
+equivariance = StudentModule("equivariance")
 TARGET = "permutation_equivariance_gap"
 snap = Snapshots("17.00")
 
 
 def _gap(layer, x, perm) -> float:
-    from minimodel.positional.equivariance import permutation_equivariance_gap
-
-    return permutation_equivariance_gap(layer, x, perm)
+    return equivariance.permutation_equivariance_gap(layer, x, perm)
 
 
-def _require_float(value: object, name: str) -> None:
-    """Fail unless ``value`` is a Python float."""
-    if not isinstance(value, float):
-        code = "returns-tensor" if isinstance(value, torch.Tensor) else "not-a-float"
-        raise CheckFailure(*broken(TARGET, code, name, type(value).__name__))
+def _number(value: object, name: str) -> float:
+    """The gap as a float, whatever kind of number it came as: as in the grader, its value is
+    judged apart from its type, which has a check of its own (``returns_a_python_float``)."""
+    numbers = (int, float, np.generic, np.ndarray, torch.Tensor)
+    if isinstance(value, bool) or not isinstance(value, numbers) or (
+            value.numel() if isinstance(value, torch.Tensor) else np.size(value)) != 1:
+        raise CheckFailure(*broken(TARGET, "not-a-float", name, type(value).__name__))
+    return float(value)
 
 
 def _expect_stored(value: object, name: str, *, atol: float) -> None:
-    """Fail unless ``value`` is a Python float within ``atol`` of the stored answer ``name``
-    (naming a classic mistake when it gives what that mistake gives)."""
-    _require_float(value, name)
-    snap.expect(np.array(value), name, atol=atol, rtol=0.0)
+    """Fail unless ``value`` is within ``atol`` of the stored answer ``name`` (naming a classic
+    mistake when it gives what that mistake gives)."""
+    snap.expect(np.array(_number(value, name)), name, atol=atol, rtol=0.0)
 
 
 def _expect_number(value: object, expected: float, *, name: str, atol: float = 1e-6) -> None:
-    """Fail unless ``value`` is a Python float within ``atol`` of ``expected``."""
-    _require_float(value, name)
+    """Fail unless ``value`` is within ``atol`` of ``expected``."""
+    value = _number(value, name)
     if abs(value - expected) > atol:
         raise CheckFailure(
             f"{name} = {value:.6g}, se esperaba {expected:.6g} (tolerancia {atol:g}).",
@@ -48,11 +49,19 @@ def _sequence(B: int = 3, T: int = 6, d: int = 4) -> torch.Tensor:
     return torch.randn(B, T, d, generator=torch.Generator().manual_seed(0))
 
 
+@checks.add(TARGET, "devuelve un float de Python", "returns a Python float")
+def returns_a_python_float() -> None:
+    value = _gap(lambda z: 2 * z + 1, _sequence(), torch.tensor([3, 0, 5, 1, 4, 2]))
+    if not isinstance(value, float):
+        code = "returns-tensor" if isinstance(value, torch.Tensor) else "not-a-float"
+        raise CheckFailure(*broken(TARGET, code, TARGET, type(value).__name__))
+
+
 @checks.add(TARGET, "una capa que no mira el orden da 0", "a layer blind to order gives 0")
 def identity_is_equivariant() -> None:
     x, perm = _sequence(), torch.tensor([3, 0, 5, 1, 4, 2])
-    value = _gap(lambda z: 2 * z + 1, x, perm)
-    if isinstance(value, float) and value > 1e-6:
+    value = _number(_gap(lambda z: 2 * z + 1, x, perm), "permutation_equivariance_gap(2x + 1)")
+    if value > 1e-6:
         raise CheckFailure(
             f"Para f(x) = 2x + 1, que trata cada fila por separado, el desvío debe ser 0 y "
             f"devolviste {value:.4g}. Compara f(x[:, perm]) con f(x)[:, perm]: hay que permutar "
