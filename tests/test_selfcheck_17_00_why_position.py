@@ -15,3 +15,12 @@ def test_inverse_permutation_is_diagnosed(tmp_path):
     assert "inversa" in results["direction_of_perm"].detail_es
     assert "inverse" in results["direction_of_perm"].detail_en
     assert results["identity_is_equivariant"].status == "pass"
+
+
+def test_a_tensor_gap_fails_only_the_type_check(tmp_path):
+    """As in the grader, where the gap's values and its type are two items."""
+    results = diagnose(tmp_path, "17.00", "equivariance", (".abs().max().item()", ".abs().max()"))
+    assert results["returns_a_python_float"].status == "fail"
+    assert ".item()" in results["returns_a_python_float"].detail_en
+    assert {r.status for name, r in results.items() if name != "returns_a_python_float"} == {
+        "pass"}
