@@ -56,3 +56,13 @@ def test_the_long_table_check_matches_the_lesson_and_the_grader(tmp_path):
     assert set(statuses(results.values()).values()) == {"pass"}
     assert "float32" in results["long_table"].detail_es
     assert "float32" in results["long_table"].detail_en
+
+
+def test_a_float64_table_fails_only_the_dtype_check(tmp_path):
+    """As in the grader, where the table's values and its dtype are two items."""
+    results = diagnose(tmp_path, "17.01", "sinusoidal", (
+        "pe = np.empty((T, d), dtype=np.float32)", "pe = np.empty((T, d), dtype=np.float64)"))
+    assert results["table_shape_and_dtype"].status == "fail"
+    assert ".astype(np.float32)" in results["table_shape_and_dtype"].detail_en
+    assert {r.status for name, r in results.items() if name != "table_shape_and_dtype"} == {
+        "pass"}
