@@ -31,9 +31,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from grader.build.demo import build_sample  # noqa: E402
 from grader.hidden import registry  # noqa: E402
 from grader.trusted import nbexec  # noqa: E402
-from grader.trusted.demo import build_sample  # noqa: E402
 
 VARIANTS = ("reference", "buggy", "stubs")
 

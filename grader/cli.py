@@ -177,6 +177,7 @@ def _dispatch(args) -> int:
             _export(args, args.out)
             return 0
         if args.command == "merge":
+            from grader.build import nbgrader_course
             from grader.trusted import gradebook, merging
 
             if args.sources:
@@ -185,7 +186,7 @@ def _dispatch(args) -> int:
                 count = merging.merge(args.sources, args.out)
                 print(f"merged {count} records into {args.out / 'grades.csv'}")
             if args.manual:
-                taken = merging.merge_manual(args.out, args.manual)
+                taken = nbgrader_course.merge_manual(args.out, args.manual)
                 print(f"took {taken} manual scores from {args.manual}")
             if not args.sources and not args.manual:
                 gradebook.rebuild(args.out, rewrite_feedback=True)
@@ -204,7 +205,7 @@ def _dispatch(args) -> int:
                 print(f"nbgrader course in {args.course}: {', '.join(slugs)}")
             return 0
         if args.command == "demo":
-            from grader.trusted.demo import run_demo
+            from grader.build.demo import run_demo
 
             return run_demo(out=args.out, workers=args.workers)
     except (GradingError, MergeError, CourseError, ExportError) as error:

@@ -2,7 +2,7 @@
 
 A target is one graded function in one probe group of a lab's hidden checks (``sinusoidal_pe``
 in 17.01's group ``pe``): its ``"function"`` cases and the reference outputs stored for them
-(:class:`grader.build.references.References`). A child process
+(:class:`grader.trusted.references.References`). A child process
 (``grader/child/leak_search.py``, with the release's ``src`` on ``PYTHONPATH`` and the student
 stubs as ``minimodel.positional``) calls
 every callable of the released package and of the lab notebooks whose signature binds a target's
@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.build.references import References
 from grader.hidden import module_name, registry
 from grader.hidden.spec import Case
+from grader.trusted.references import References
 from grader.trusted.sandbox import copy_child_files
 
 TIME_LIMIT_S = 5.0  # per call; the graded functions take milliseconds on the hidden inputs

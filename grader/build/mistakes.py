@@ -28,9 +28,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minimodel.implementation import ENV_VAR, REPO_ROOT
+from minimodel.implementation import CATALOGUE_DIR, ENV_VAR
 
-CATALOGUE_DIR = REPO_ROOT / "solutions" / "mistakes"
 OUTCOMES = "outcomes.pickle"  # what the child that runs the mistakes hands back
 
 

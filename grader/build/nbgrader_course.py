@@ -34,7 +34,8 @@ import nbformat
 from grader.build import notebooks
 from grader.hidden import registry
 from grader.trusted import nbexec
-from grader.trusted.gradebook import load_records
+from grader.trusted.gradebook import load_records, rebuild, recompute_totals, record_path
+from grader.trusted.safe_io import atomic_write_json
 from minimodel.messages import bilingual
 
 COURSE_ID = "minimodel-positional"
@@ -82,7 +83,7 @@ def write_course(course: Path, labs: list[str] | None = None) -> list[str]:
     course = course.resolve()
     _write_once(course / "nbgrader_config.py", CONFIG)
     for slug in slugs.values():
-        source = notebooks.source_notebook(nbexec.source_path(slug))
+        source = nbexec.source_notebook(slug)
         _write_once(course / "source" / slug / f"{slug}.ipynb",
                     nbformat.writes(source, version=4) + "\n")
     api = notebooks.nbgrader_api(course, course_id=COURSE_ID)
@@ -180,3 +181,47 @@ def write_scores(course: Path, out: Path, submissions: Path | None = None) -> in
                 shutil.copytree(submitted, target)
                 updated += 1
     return updated
+
+
+def merge_manual(out: Path, db: Path) -> int:
+    """Put the formgrader scores into the records; rebuild. Returns how many were taken.
+
+    ``db`` is nbgrader's ``gradebook.db``. The nbgrader student id must be the submission's
+    ``student_id``; the assignment and notebook are the lab's slug. A written answer takes its
+    manual score; an auto-graded cell takes a manual score only when an instructor typed one
+    over it in formgrader (it is then marked as graded by hand).
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    if not db.is_file():
+        raise CourseError(bilingual(f"No encuentro {db} (el gradebook.db del curso de nbgrader).",
+                                    f"{db} not found (the nbgrader course's gradebook.db)."))
+    notebooks.nbgrader_on_path()
+    taken = 0
+    checks_by_lab = registry()
+    with Gradebook(f"sqlite:///{db}") as gradebook:
+        for record in load_records(out):
+            for lab_id, lab in record.get("labs", {}).items():
+                checks = checks_by_lab.get(lab_id)
+                if not checks or not checks.notebook:
+                    continue
+                slug = checks.notebook.slug
+                try:
+                    notebook = gradebook.find_submission_notebook(slug, slug,
+                                                                  record["student_id"])
+                except MissingEntry:
+                    continue
+                grades = {g.name: g for g in notebook.grades}
+                for verdict in lab.get("items", []):
+                    if not verdict["key"].startswith("nb/"):
+                        continue
+                    grade = grades.get(verdict["key"].removeprefix("nb/"))
+                    if grade is None or grade.manual_score is None:
+                        continue
+                    verdict["score"] = float(grade.manual_score)
+                    verdict["status"] = "graded"
+                    taken += 1
+            recompute_totals(record)
+            atomic_write_json(record_path(out, record["student_id"]), record)
+    rebuild(out, rewrite_feedback=True)
+    return taken

@@ -2,9 +2,10 @@
 
 A lab source is a Jupytext percent file (``solutions/labs/<slug>/notebook.py``) whose cells
 carry short nbgrader metadata (``grade_id`` plus ``solution``/``grade``/``locked``/``points``).
-This module completes that metadata, gives every cell a stable id, and runs nbgrader's
-``generate_assignment`` in a scratch course folder: solutions and hidden tests are removed,
-outputs stripped, checksums added. The result is written with sorted keys so it diffs cleanly.
+``grader.trusted.nbexec.read_source`` completes that metadata and gives every cell a stable id
+(the grader reads the sources the same way); this module runs nbgrader's ``generate_assignment``
+in a scratch course folder: solutions and hidden tests are removed, outputs stripped, checksums
+added. The result is written with sorted keys so it diffs cleanly.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-import jupytext
 import nbformat
 
+from grader.trusted import nbexec
 from minimodel import generated
 from minimodel.course import LABS
 from minimodel.implementation import REPO_ROOT
@@ -26,29 +27,6 @@ from minimodel.implementation import REPO_ROOT
 CODE_STUB = "# TU CÓDIGO AQUÍ / YOUR CODE HERE\nraise NotImplementedError()"
 TEXT_STUB = "*[es] Escribe aquí tu respuesta. · [en] Write your answer here.*"
 CACHE_DIR = REPO_ROOT / "build" / "cache" / "notebooks"
-NBGRADER_DEFAULTS = {"grade": False, "solution": False, "locked": False, "task": False}
-
-
-def source_notebook(path: Path) -> nbformat.NotebookNode:
-    """Read a lab source into a notebook with complete nbgrader metadata and stable cell ids."""
-    notebook = jupytext.read(path)
-    for index, cell in enumerate(notebook.cells):
-        meta = cell.metadata.get("nbgrader")
-        if meta is None:
-            cell.id = f"cell-{index:02d}"
-            continue
-        meta = {**NBGRADER_DEFAULTS, **meta, "schema_version": 3}
-        if meta["solution"]:
-            meta["locked"] = False
-        if meta["grade"] and "points" not in meta:
-            raise ValueError(f"{path.name}: graded cell {meta.get('grade_id')!r} has no points")
-        cell.metadata["nbgrader"] = meta
-        cell.id = meta["grade_id"]
-    notebook.metadata = {
-        "kernelspec": notebook.metadata.get("kernelspec", {}),
-        "language_info": {"name": "python"},
-    }
-    return notebook
 
 
 def _clean(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -67,13 +45,15 @@ def release_text(source: Path) -> str:
     """The student notebook (as text) that nbgrader releases for one lab source.
 
     nbgrader takes a few seconds per notebook, so each result is kept in ``build/cache/`` under a
-    key made of everything it depends on (the source, this module, the fingerprint rules and
-    nbgrader's version): ``make sync``, the drift check and a release reuse it.
+    key made of everything it depends on (the source, this module and the one that reads sources,
+    the fingerprint rules and nbgrader's version): ``make sync``, the drift check and a release
+    reuse it.
     """
     import nbgrader
 
     key = hashlib.sha256(b"\0".join([
-        source.read_bytes(), Path(__file__).read_bytes(), Path(generated.__file__).read_bytes(),
+        source.read_bytes(), Path(__file__).read_bytes(), Path(nbexec.__file__).read_bytes(),
+        Path(generated.__file__).read_bytes(),
         nbgrader.__version__.encode()])).hexdigest()[:20]
     cached = CACHE_DIR / f"{source.parent.name}-{key}.ipynb"
     if cached.exists():
@@ -91,7 +71,7 @@ def _release(source: Path) -> str:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         (root / "source" / slug).mkdir(parents=True)
-        nbformat.write(source_notebook(source), root / "source" / slug / f"{slug}.ipynb")
+        nbformat.write(nbexec.read_source(source), root / "source" / slug / f"{slug}.ipynb")
         _run_nbgrader(root, slug)
         released = nbformat.read(root / "release" / slug / f"{slug}.ipynb", as_version=4)
     released = _clean(released)

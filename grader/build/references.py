@@ -16,11 +16,8 @@ The expected outputs live only here, in the trusted parent: they never enter a s
 
 from __future__ import annotations
 
-import ast
-import hashlib
 import io
 import json
-import re
 import tempfile
 import zipfile
 from pathlib import Path
@@ -31,10 +28,17 @@ from grader.hidden import module_name, registry
 from grader.hidden.spec import LabChecks
 from grader.trusted import nbexec
 from grader.trusted.forkservers import KernelServer, Zygote
+from grader.trusted.references import (
+    inputs_hash,
+    lab_modules,
+    paths,
+    record_value,
+    source_hashes,
+)
 from grader.trusted.runs import LabRun
 from grader.trusted.sandbox import Limits, Scratch, probe_capabilities
 from grader.trusted.verdicts import Tolerance, values_close
-from minimodel.course import encoding_modules, find_lab
+from minimodel.course import encoding_modules
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -46,54 +50,6 @@ MISTAKE_SAMPLE = 512  # values kept of each output of a classic mistake
 
 class ReferenceError(RuntimeError):
     """The reference solution failed a hidden case: the hidden checks or solutions are wrong."""
-
-
-def _sha(path: Path) -> str:
-    """Hash of a Python file's code: comments, formatting and docstrings do not count (a lab
-    source's markdown cells are comments), so only changes that can change outputs do."""
-    if not path.exists():
-        return "missing"
-    text = path.read_text(encoding="utf-8")
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and \
-                isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-            node.body = body[1:] or [ast.Pass()]
-    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()[:16]
-
-
-def lab_modules(checks: LabChecks) -> list[str]:
-    """The lab's modules and the course modules they import (two_d.py imports rope.py)."""
-    found = list(checks.modules())
-    for module in found:  # grows while walking
-        text = (REFERENCE_DIR / f"{module}.py").read_text(encoding="utf-8")
-        for name in re.findall(r"^from minimodel\.positional\.(\w+) import", text, flags=re.M):
-            if name not in found:
-                found.append(name)
-    return found
-
-
-def source_hashes(checks: LabChecks) -> dict[str, str]:
-    """Hashes of everything a lab's references are computed from."""
-    from grader.build.mistakes import CATALOGUE_DIR
-
-    files = [REFERENCE_DIR / f"{m}.py" for m in lab_modules(checks)]
-    files += [CATALOGUE_DIR / f"{m}.py" for m in find_lab(checks.lab_id).modules]
-    files.append(REPO_ROOT / find_lab(checks.lab_id).folder / "checks.py")
-    if checks.notebook:
-        files.append(nbexec.source_path(checks.notebook.slug))
-    return {str(f.relative_to(REPO_ROOT)): _sha(f) for f in files}
-
-
-def inputs_hash(arrays: dict[str, np.ndarray]) -> str:
-    digest = hashlib.sha256()
-    for key in sorted(arrays):
-        digest.update(key.encode() + str(arrays[key].dtype).encode() + arrays[key].tobytes())
-    return digest.hexdigest()[:16]
 
 
 REFERENCE_LIMITS = Limits(wall_s=120, cpu_s=120, cell_timeout_s=300, notebook_wall_s=600)
@@ -239,17 +195,6 @@ def _cell_mistakes(checks: LabChecks, cells: dict, notebook: dict, arrays: dict)
     return found
 
 
-def record_value(described: list[dict], arrays: dict):
-    """A stored record of one output as a cell's judge reads it (``cells.value``): ``None``, a
-    string or a float64 array (``()`` for a record of several outputs)."""
-    entry = described[0] if len(described) == 1 else {}
-    if entry.get("kind") == "none":
-        return None
-    if "value" in entry:
-        return entry["value"]
-    return np.asarray(arrays[entry["array"]], dtype=np.float64) if "array" in entry else ()
-
-
 def _output(value) -> dict:
     """A value of :func:`grader.build.mistakes.cell_records` as a recorded output."""
     if value is None:
@@ -302,12 +247,6 @@ def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     path.write_bytes(buffer.getvalue())
 
 
-def paths(lab_id: str, root: Path = REPO_ROOT) -> tuple[Path, Path]:
-    """``solutions/labs/<slug>/references.{npz,json}`` of the repository at ``root``."""
-    folder = root / find_lab(lab_id).folder
-    return folder / "references.npz", folder / "references.json"
-
-
 def _computed(labs: list[str] | None):
     """(lab id, arrays, descriptions) of every lab of ``labs`` (default all), freshly computed."""
     for lab_id, checks in registry().items():
@@ -334,77 +273,6 @@ def regenerate(labs: list[str] | None = None) -> list[Path]:
         written += [npz, js]
         print(f"{lab_id}: {len(arrays)} reference arrays -> {npz.relative_to(REPO_ROOT)}")
     return written
-
-
-class References:
-    """A lab's stored reference outputs, as the judges see them."""
-
-    def __init__(self, lab_id: str, root: Path = REPO_ROOT):
-        npz, js = paths(lab_id, root)
-        if not npz.exists() or not js.exists():
-            raise FileNotFoundError(
-                f"no reference outputs for lab {lab_id}: run `minimodel-grader references`")
-        self.meta = json.loads(js.read_text(encoding="utf-8"))
-        with np.load(npz, allow_pickle=False) as stored:
-            self.arrays = {key: stored[key] for key in stored.files}
-        self._mistakes: dict[str, list[dict]] = {}
-        self._cell_mistakes: dict[str, list[dict]] = {}
-
-    def _outputs(self, described: list[dict]) -> list[dict]:
-        outputs = []
-        for entry in described:
-            output = dict(entry)
-            output["shape"] = tuple(entry.get("shape", ()))
-            output["array"] = self.arrays.get(entry["array"]) if "array" in entry else None
-            outputs.append(output)
-        return outputs
-
-    def group(self, key: str) -> list[list[dict]]:
-        return [self._outputs(case) for case in self.meta["groups"].get(key, [])]
-
-    def mistakes(self, key: str) -> list[dict]:
-        """The classic mistakes that change group ``key``'s outputs: each with its ``code``
-        (``<module>.<name>``), texts and ``cases`` (case index -> outputs, as ``group`` gives, or
-        ``{"error": type}`` where the mistake raises). Built once per group: every student's
-        judges read the same lists."""
-        if key in self._mistakes:
-            return self._mistakes[key]
-        found = self._mistakes[key] = []
-        for code, item in sorted(self.meta.get("mistakes", {}).items()):
-            cases = item["groups"].get(key)
-            if cases:
-                found.append({"code": code, "target": item["target"], "es": item["es"],
-                              "en": item["en"],
-                              "cases": {int(i): d if isinstance(d, dict) else self._outputs(d)
-                                        for i, d in cases.items()}})
-        return found
-
-    def cell(self, grade_id: str) -> dict[str, list[dict]]:
-        values = self.meta.get("notebook", {}).get(grade_id, {})
-        return {name: self._outputs(described) for name, described in values.items()}
-
-    def cell_mistakes(self, grade_id: str) -> list[dict]:
-        """The classic mistakes recognised from a notebook cell's records
-        (``CellCheck.catalogue``): each with its ``code``, texts and ``values`` (record -> what
-        the mistake records there: a float64 array, ``None`` or a string). Built once per cell:
-        every student's judges read the same lists."""
-        if grade_id not in self._cell_mistakes:
-            self._cell_mistakes[grade_id] = [
-                {"code": key.split(".", 1)[1], "es": item["es"], "en": item["en"],
-                 "values": {name: record_value(described, self.arrays)
-                            for name, described in item["records"].items()}}
-                for key, item in sorted(
-                    self.meta.get("notebook_mistakes", {}).get(grade_id, {}).items())]
-        return self._cell_mistakes[grade_id]
-
-    def stale(self, checks: LabChecks) -> list[str]:
-        """Sources changed since these references were computed."""
-        now = source_hashes(checks)
-        then = self.meta.get("sources", {})
-        changed = [name for name, digest in now.items() if then.get(name) != digest]
-        if self.meta.get("inputs") != inputs_hash(checks.inputs()):
-            changed.append("hidden inputs")
-        return changed
 
 
 def drift(labs: list[str] | None = None) -> list[str]:

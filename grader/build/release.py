@@ -35,7 +35,8 @@ KEPT_TESTS = ("tests/student/", "tests/conftest.py")
 # The self-check's stored answers on the visible inputs (minimodel.selfcheck.snapshots) ship.
 SNAPSHOTS = "src/minimodel/selfcheck/snapshots/"
 LEAK_MARKERS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "grader.hidden",
-                "references.npz", "grader.build.references", "grader/samples")
+                "references.npz", "grader.build.references", "grader.trusted.references",
+                "grader/samples")
 
 
 class LeakError(RuntimeError):

@@ -28,9 +28,10 @@ from pathlib import Path
 import numpy as np
 
 from grader.build.mistakes import forked
-from grader.build.references import DRIFT_TOLERANCE, _sha, write_npz
+from grader.build.references import DRIFT_TOLERANCE, write_npz
+from grader.trusted.references import code_hash
 from minimodel.course import LABS, Lab, find_lab
-from minimodel.implementation import ENV_VAR, REFERENCE_DIR, REPO_ROOT
+from minimodel.implementation import CATALOGUE_DIR, ENV_VAR, REFERENCE_DIR, REPO_ROOT
 from minimodel.selfcheck import snapshots
 
 SELFCHECK_DIR = REPO_ROOT / "src" / "minimodel" / "selfcheck"
@@ -39,13 +40,11 @@ WRONG_SIZE = 8192  # values kept per mistake at most (a smaller value of the che
 
 def sources(lab: Lab) -> dict[str, str]:
     """Hashes of what a lab's snapshots are computed from."""
-    from grader.build.mistakes import CATALOGUE_DIR
-
     phase, lesson = lab.id.split(".")
     paths = [SELFCHECK_DIR / f"lab_{phase}_{lesson}.py"]
     for module in lab.modules:
         paths += [REFERENCE_DIR / f"{module}.py", CATALOGUE_DIR / f"{module}.py"]
-    return {str(p.relative_to(REPO_ROOT)): _sha(p) for p in paths}
+    return {str(p.relative_to(REPO_ROOT)): code_hash(p) for p in paths}
 
 
 class Recorder:

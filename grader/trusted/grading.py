@@ -33,7 +33,6 @@ from pathlib import Path
 
 import nbformat
 
-from grader.build.references import References
 from grader.hidden import module_name, registry
 from grader.trusted import gradebook, nbexec
 from grader.trusted.borrowed import borrowed_modules
@@ -41,6 +40,7 @@ from grader.trusted.budget import StudentBudget
 from grader.trusted.findings import GRADER_ERROR
 from grader.trusted.pool import run_pool
 from grader.trusted.progress import Progress
+from grader.trusted.references import References
 from grader.trusted.runs import WORKER_OVERHEAD_MB, LabRun, kernel_server, workers_that_fit, zygote
 from grader.trusted.sandbox import Capabilities, Limits, Scratch, probe_capabilities
 from grader.trusted.unpack import POSITIONAL, Submission, discover, flag_reason, unpack

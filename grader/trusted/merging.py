@@ -9,8 +9,8 @@
   (``cpu`` / ``cuda-report`` / ``cuda``), other limits or another version of the grader;
 - a student in two folders, or an ``--out`` folder that already holds other students.
 
-``merge_manual`` takes the scores of nbgrader's ``gradebook.db``: the written answers graded in
-formgrader, and any score an instructor typed over an auto-graded notebook cell.
+The written answers graded in formgrader come back through
+``grader.build.nbgrader_course.merge_manual``.
 """
 
 from __future__ import annotations
@@ -18,12 +18,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from grader.hidden import registry
 from grader.trusted.gradebook import (
     load_records,
     load_run,
     rebuild,
-    recompute_totals,
     record_path,
     safe_id,
     write_run,
@@ -157,49 +155,3 @@ def merge(sources: list[Path], out: Path) -> int:
                     "merged_from": [str(source) for source, _, _ in loaded]})
     rebuild(out, rewrite_feedback=True)
     return len(students)
-
-
-def merge_manual(out: Path, db: Path) -> int:
-    """Put the formgrader scores into the records; rebuild. Returns how many were taken.
-
-    ``db`` is nbgrader's ``gradebook.db``. The nbgrader student id must be the submission's
-    ``student_id``; the assignment and notebook are the lab's slug. A written answer takes its
-    manual score; an auto-graded cell takes a manual score only when an instructor typed one
-    over it in formgrader (it is then marked as graded by hand).
-    """
-    from nbgrader.api import Gradebook, MissingEntry
-
-    from grader.build.notebooks import nbgrader_on_path
-
-    if not db.is_file():
-        raise _refuse(f"No encuentro {db} (el gradebook.db del curso de nbgrader).",
-                      f"{db} not found (the nbgrader course's gradebook.db).")
-    nbgrader_on_path()
-    taken = 0
-    checks_by_lab = registry()
-    with Gradebook(f"sqlite:///{db}") as gradebook:
-        for record in load_records(out):
-            for lab_id, lab in record.get("labs", {}).items():
-                checks = checks_by_lab.get(lab_id)
-                if not checks or not checks.notebook:
-                    continue
-                slug = checks.notebook.slug
-                try:
-                    notebook = gradebook.find_submission_notebook(slug, slug,
-                                                                  record["student_id"])
-                except MissingEntry:
-                    continue
-                grades = {g.name: g for g in notebook.grades}
-                for verdict in lab.get("items", []):
-                    if not verdict["key"].startswith("nb/"):
-                        continue
-                    grade = grades.get(verdict["key"].removeprefix("nb/"))
-                    if grade is None or grade.manual_score is None:
-                        continue
-                    verdict["score"] = float(grade.manual_score)
-                    verdict["status"] = "graded"
-                    taken += 1
-            recompute_totals(record)
-            atomic_write_json(record_path(out, record["student_id"]), record)
-    rebuild(out, rewrite_feedback=True)
-    return taken

@@ -29,6 +29,7 @@ import threading
 import time
 from pathlib import Path
 
+import jupytext
 import nbformat
 
 from grader.hidden.spec import NotebookChecks
@@ -47,6 +48,7 @@ from minimodel.course import find_lab
 from minimodel.implementation import REPO_ROOT
 
 CODE_STUB = "raise NotImplementedError()"
+NBGRADER_DEFAULTS = {"grade": False, "solution": False, "locked": False, "task": False}
 OUTPUT_CAP = 64 * 1024  # bytes of output kept per cell (the rest is dropped)
 
 
@@ -54,11 +56,31 @@ def source_path(slug: str) -> Path:
     return REPO_ROOT / find_lab(slug).source
 
 
-def source_notebook(slug: str) -> nbformat.NotebookNode:
-    """The lab source with complete nbgrader metadata (``grader.build.notebooks``)."""
-    from grader.build import notebooks
+def read_source(path: Path) -> nbformat.NotebookNode:
+    """Read a lab source into a notebook with complete nbgrader metadata and stable cell ids."""
+    notebook = jupytext.read(path)
+    for index, cell in enumerate(notebook.cells):
+        meta = cell.metadata.get("nbgrader")
+        if meta is None:
+            cell.id = f"cell-{index:02d}"
+            continue
+        meta = {**NBGRADER_DEFAULTS, **meta, "schema_version": 3}
+        if meta["solution"]:
+            meta["locked"] = False
+        if meta["grade"] and "points" not in meta:
+            raise ValueError(f"{path.name}: graded cell {meta.get('grade_id')!r} has no points")
+        cell.metadata["nbgrader"] = meta
+        cell.id = meta["grade_id"]
+    notebook.metadata = {
+        "kernelspec": notebook.metadata.get("kernelspec", {}),
+        "language_info": {"name": "python"},
+    }
+    return notebook
 
-    return notebooks.source_notebook(source_path(slug))
+
+def source_notebook(slug: str) -> nbformat.NotebookNode:
+    """The source of lab ``slug`` (:func:`read_source`)."""
+    return read_source(source_path(slug))
 
 
 def graded_cells(source: nbformat.NotebookNode) -> dict[str, dict]:

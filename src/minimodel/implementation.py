@@ -22,6 +22,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 STUBS_DIR = PACKAGE_DIR / "positional"
 REPO_ROOT = PACKAGE_DIR.parent.parent
 REFERENCE_DIR = REPO_ROOT / "solutions" / "positional"
+CATALOGUE_DIR = REPO_ROOT / "solutions" / "mistakes"  # the classic mistakes of each module
 
 
 def resolve(choice: str | None = None) -> Path:

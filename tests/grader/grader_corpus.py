@@ -15,9 +15,9 @@ from pathlib import Path
 
 import nbformat
 
+from grader.build.demo import fill_notebook, fill_stub
 from grader.build.sync import released_text
 from grader.trusted import nbexec
-from grader.trusted.demo import fill_notebook, fill_stub
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT, STUBS_DIR
 
 SLUG = "17_01_sinusoidal"

@@ -23,9 +23,9 @@ from pathlib import Path
 import nbformat
 from grader_corpus import shared_dir
 
+from grader.build.demo import fill_notebook
 from grader.build.sync import released_text
 from grader.trusted import gradebook, nbexec
-from grader.trusted.demo import fill_notebook
 from grader.trusted.grading import Options, grade
 from grader.trusted.sandbox import Limits
 from minimodel.course import encoding_modules, find_lab

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.build.references import References
 from grader.build.sync import released_text
 from grader.hidden import registry
+from grader.trusted.references import References
 from grader.trusted.runs import LabRun
 from grader.trusted.sandbox import ItemFolders
 from grader.trusted.verdicts import GroupOutcome, JudgeContext, Verdict

@@ -13,10 +13,10 @@ from mistaken_sources import MISTAKEN as SOURCES
 from source_runs import codes, grade_source, mutated
 
 from grader.build.mistakes import lab_mistakes
-from grader.build.references import References
 from grader.hidden import lab_17_01 as lab
 from grader.hidden import registry
 from grader.trusted.findings import exception_findings
+from grader.trusted.references import References
 from grader.trusted.verdicts import (
     GroupOutcome,
     JudgeContext,

@@ -12,10 +12,10 @@ import pytest
 from mistaken_sources import MISTAKEN
 from source_runs import codes, grade_source, mutated, reference
 
-from grader.build.references import References
 from grader.hidden import lab_17_02 as learned
 from grader.hidden import registry
 from grader.hidden.common import bf16
+from grader.trusted.references import References
 from grader.trusted.verdicts import GroupOutcome, JudgeContext
 
 INPUTS = learned.inputs()

@@ -8,9 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader.build.references import DRIFT_TOLERANCE, References
+from grader.build.references import DRIFT_TOLERANCE
 from grader.hidden import registry
 from grader.trusted.budget import StudentBudget
+from grader.trusted.references import References
 from grader.trusted.runs import LabRun
 from grader.trusted.sandbox import ItemFolders
 from grader.trusted.verdicts import Finding, values_close

@@ -22,11 +22,11 @@ from selfcheck_copies import student_copy
 from source_runs import grade_source, mutated, reference
 
 from grader.build.mistakes import lab_mistakes
-from grader.build.references import References
 from grader.child.probe_runner import save_outputs
 from grader.hidden import registry
 from grader.hidden.spec import NotebookChecks
 from grader.trusted.nbexec import read_records
+from grader.trusted.references import References
 from grader.trusted.verdicts import CellContext
 from minimodel.course import find_lab
 from minimodel.selfcheck.contracts import CONTRACTS

@@ -19,9 +19,9 @@ import nbformat
 import pytest
 from notebook_runs import LIMITS, solved
 
+from grader.build.demo import fill_notebook
 from grader.cli import main
 from grader.trusted import gradebook
-from grader.trusted.demo import fill_notebook
 from grader.trusted.grading import Options, grade
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
 

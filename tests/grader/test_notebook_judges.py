@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader.build.references import References
 from grader.hidden import registry
 from grader.trusted import nbexec
+from grader.trusted.references import References
 from grader.trusted.verdicts import CellContext
 
 LABS = [lab_id for lab_id, checks in registry().items() if checks.notebook is not None]

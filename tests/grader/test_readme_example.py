@@ -14,6 +14,7 @@ from mistaken_sources import LAB_17_04
 from source_runs import codes, grade_sources, mutated, reference
 
 from grader.build import references
+from grader.trusted.references import References
 from minimodel.implementation import REPO_ROOT
 
 README = REPO_ROOT / "grader" / "README.md"
@@ -36,7 +37,7 @@ def grade(tmp_path_factory):
     root = tmp_path_factory.mktemp("course")
     arrays, meta = references.compute(checks, root / "work", root / "log")
     references.write(checks.lab_id, arrays, meta, root)
-    refs = references.References(checks.lab_id, root)
+    refs = References(checks.lab_id, root)
 
     def graded(source: str):
         verdicts = grade_sources(checks.lab_id, {"alibi": source}, tmp_path_factory.mktemp("s"),

@@ -18,9 +18,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from grader.build.demo import fill_notebook, fill_stub, reference_bodies
 from grader.build.release import release
 from grader.trusted import nbexec
-from grader.trusted.demo import fill_notebook, fill_stub, reference_bodies
 from grader.trusted.grading import Options, grade
 from grader.trusted.sandbox import Limits
 
