@@ -12,7 +12,7 @@ from grader.trusted.verdicts import (
     Tolerance,
     values_close,
 )
-from minimodel.selfcheck.contracts import CONTRACTS
+from minimodel.selfcheck.contracts import CONTRACTS, not_kept
 
 
 def whole_case(ctx: JudgeContext, index: int, run=None, **options) -> Check:
@@ -43,15 +43,20 @@ def failing_output(ctx: JudgeContext, failing: list[int], test) -> bool:
     return any((out := ctx.out(k)) is not None and test(out, k) for k in failing)
 
 
-def cases_judge(compare=whole_case, *, wrong_output: tuple | None = None, **options):
+def cases_judge(compare=whole_case, *, wrong_output: tuple | None = None,
+                keeps: tuple[str, list[str]] | None = None, **options):
     """A judge for an item whose every case must match its reference (:func:`judged_cases`); its
-    findings are the catalogue's mistakes that explain the failing cases, and the finding of
-    ``wrong_output = (test, Finding)`` when :func:`failing_output` (``test``) holds."""
+    findings are the catalogue's mistakes that explain the failing cases, the finding of
+    ``wrong_output = (test, Finding)`` when :func:`failing_output` (``test``) holds, and the
+    ``dtype-not-kept`` contract of ``keeps = (function, the dtype each case asks for)``
+    (:func:`dtype_not_kept`)."""
 
     def judge(ctx: JudgeContext):
         checks, failing, diagnoses = judged_cases(ctx, compare, **options)
         if wrong_output and failing_output(ctx, failing, wrong_output[0]):
             diagnoses.append(wrong_output[1])
+        if keeps:
+            diagnoses += dtype_not_kept(ctx, *keeps)
         return ctx.verdict(checks, diagnoses=diagnoses)
 
     return judge
@@ -61,6 +66,14 @@ def contract(subject: str, code: str) -> Finding:
     """The finding of a broken return contract, in the self-check's words
     (``minimodel.selfcheck.contracts``)."""
     return Finding(code, *CONTRACTS[subject, code])
+
+
+def dtype_not_kept(ctx: JudgeContext, subject: str, asked: list[str]) -> list[Finding]:
+    """``subject``'s ``dtype-not-kept`` finding, in the self-check's words, when the output of a
+    case ``k`` (asked for in dtype ``asked[k]``) came back in another dtype; none otherwise."""
+    pairs = [(dtype, got) for k, dtype in enumerate(asked) if (out := ctx.out(k)) is not None
+             and (got := out.get("dtype")) not in (None, dtype)]
+    return [Finding("dtype-not-kept", *not_kept(subject, pairs))] if pairs else []
 
 
 def student(ctx, index, position: int = 0, run=None) -> np.ndarray | None:

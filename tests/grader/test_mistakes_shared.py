@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 
 import numpy as np
 import pytest
@@ -85,7 +86,24 @@ BROKEN_CONTRACTS = [
     ("18.02", "scaling", ("scaling", "factor-type"),
      ("return rope_frequencies(rotary_dim, base) / factor, 1.0",
       "return rope_frequencies(rotary_dim, base) / factor, torch.tensor(1.0)")),
+    ("17.01", "sinusoidal", ("SinusoidalPositionalEncoding.forward", "dtype-not-kept"),
+     (".to(device=x.device, dtype=x.dtype)", ".to(device=x.device)")),
+    ("17.02", "learned", ("LearnedPositionalEmbedding.forward", "dtype-not-kept"),
+     ("return x + rows.to(x.dtype)", "return x + rows")),
+    ("17.02", "learned", ("interpolate_positions", "dtype-not-kept"),
+     ("frac).to(table.dtype)", "frac)")),
+    ("17.03", "rope", ("apply_rotary", "dtype-not-kept"),
+     ("convention=convention).to(x.dtype)", "convention=convention)")),
+    ("17.06", "two_d", ("interpolate_grid", "dtype-not-kept"),
+     ("dim=0).to(table.dtype)", "dim=0)")),
+    ("18.03", "cache_positions", ("bias_rows_after_cache", "dtype-not-kept"),
+     ("cache_len:k_len, :k_len]", "cache_len:k_len, :k_len].float()")),
 ]
+
+
+def words(text: str) -> re.Pattern:
+    """A contract's text as a pattern: its ``{dtypes}`` stands for any list of them."""
+    return re.compile(re.escape(text).replace(re.escape("{dtypes}"), r"[\w →,]+"))
 
 
 def test_every_contract_is_broken_here():
@@ -95,14 +113,14 @@ def test_every_contract_is_broken_here():
 @pytest.mark.parametrize(("lab_id", "module", "contract", "edit"), BROKEN_CONTRACTS,
                          ids=[f"{c[0]}-{c[1]}" for _, _, c, _ in BROKEN_CONTRACTS])
 def test_a_broken_contract_is_said_alike(lab_id, module, contract, edit, tmp_path):
-    es, en = CONTRACTS[contract]
+    es, en = (words(text) for text in CONTRACTS[contract])
     said = [r for r in run_checks(find_lab(lab_id), str(student_copy(tmp_path, module, edit)))
-            if es in r.detail_es]
-    assert said and all(en in r.detail_en for r in said), "the self-check does not say it"
+            if es.search(r.detail_es)]
+    assert said and all(en.search(r.detail_en) for r in said), "the self-check does not say it"
     verdicts = grade_source(lab_id, mutated(module, edit), tmp_path)
     named = [f for v in verdicts.values() for f in v.findings if f.code == contract[1]]
     assert named, f"the grader does not name {contract[1]}"
-    assert all(f.es == es and f.en == en for f in named)
+    assert all(es.fullmatch(f.es) and en.fullmatch(f.en) for f in named)
 
 
 def recorded(cell, source: str, folder) -> dict:

@@ -9,7 +9,6 @@ students and imports nothing of it either. Imports inside functions count.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden.cells import cell_judge, ref
-from grader.hidden.common import contract, device_judge, student
+from grader.hidden.common import contract, device_judge, dtype_not_kept, student
 from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import (
     Check,
@@ -252,22 +252,9 @@ def judge_module_values(ctx: JudgeContext):
 @ITEMS.judge("module.dtype", 1, "SinusoidalPositionalEncoding: conserva el dtype",
              "SinusoidalPositionalEncoding: keeps the dtype", group="module_dtypes")
 def judge_module_dtype(ctx: JudgeContext):
-    checks, got = [], []
-    for k, (dtype, _, _) in enumerate(DTYPE_CASES):
-        checks.append(ctx.compare(k, tolerances=SUM_TOLERANCES))
-        out = ctx.out(k)
-        if out is not None and out.get("dtype") != dtype:
-            got.append(f"{dtype} → {out.get('dtype')}")
-    diagnoses = []
-    if got:
-        listed = ", ".join(got)
-        diagnoses.append(Finding(
-            "dtype-not-kept",
-            f"forward no conserva el dtype de x ({listed}). Convierte las filas con "
-            ".to(dtype=x.dtype) antes de sumarlas.",
-            f"forward does not keep x's dtype ({listed}). Convert the rows with "
-            ".to(dtype=x.dtype) before adding them."))
-    return ctx.verdict(checks, diagnoses=diagnoses)
+    checks = [ctx.compare(k, tolerances=SUM_TOLERANCES) for k in range(len(DTYPE_CASES))]
+    return ctx.verdict(checks, diagnoses=dtype_not_kept(
+        ctx, "SinusoidalPositionalEncoding.forward", [dtype for dtype, _, _ in DTYPE_CASES]))
 
 
 judge_device = device_judge(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden.cells import cell_judge, outputs, requirement, wrong_text
-from grader.hidden.common import cases_judge, failing_output, resembles, student, whole_case
+from grader.hidden.common import cases_judge, dtype_not_kept, resembles, student, whole_case
 from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import Finding, JudgeContext, Tolerance
 
@@ -69,14 +69,7 @@ ITEMS = Items()
 ITEMS.add("interpolate", 3,
           "interpolate_positions: interpolación lineal que conserva los extremos",
           "interpolate_positions: linear interpolation that keeps the ends", cases_judge(
-              wrong_output=(lambda out, k: out.get("dtype") not in (None, INTERP_CASES[k][1]),
-                            Finding("dtype-not-kept",
-                                    "interpolate_positions debe devolver la tabla en el dtype de "
-                                    "table (puedes mezclar en float32 o float64, pero conviertes "
-                                    "el resultado al final).",
-                                    "interpolate_positions must return the table in the dtype of "
-                                    "table (you may blend in float32 or float64, but cast the "
-                                    "result back at the end)."))))
+              keeps=("interpolate_positions", [dtype for _, dtype, _ in INTERP_CASES])))
 
 
 @ITEMS.judge("forward", 1, "LearnedPositionalEmbedding: filas con offset y dtype de x",
@@ -94,14 +87,8 @@ def judge_forward(ctx: JudgeContext):
             "weight[offset : offset + T] (T filas empezando en offset), no weight[offset : T].",
             "With offset > 0 your forward fails or returns another shape: the rows are "
             "weight[offset : offset + T] (T rows starting at offset), not weight[offset : T]."))
-    if failing_output(ctx, failing,
-                      lambda out, k: out.get("dtype") not in (None, FORWARD_CASES[k][3])):
-        diagnoses.append(Finding(
-            "dtype-not-kept",
-            "forward debe devolver el dtype de x: pasa las filas de la tabla (float32) al dtype "
-            "de x antes de sumarlas.",
-            "forward must return the dtype of x: cast the table's rows (float32) to x's dtype "
-            "before adding them."))
+    diagnoses += dtype_not_kept(ctx, "LearnedPositionalEmbedding.forward",
+                                [case[3] for case in FORWARD_CASES])
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 

@@ -36,6 +36,7 @@ from grader.hidden.common import (
     cases_judge,
     contract,
     device_judge,
+    dtype_not_kept,
     judged_cases,
     student,
     whole_case,
@@ -181,15 +182,7 @@ def judge_rotary(ctx: JudgeContext):
     checks, failing, diagnoses = judged_cases(ctx, tolerances=HALF_PRECISION)
     if not diagnoses and failing and all(_tail_only(ctx, k) for k in failing):
         diagnoses = ctx.catalogue_finding(f"{MODULE}.tail")  # a tail changed otherwise, or dropped
-    wrong_dtype = [ROTARY_CASES[k][1] for k in range(len(ROTARY_CASES))
-                   if (out := ctx.out(k)) is not None and out.get("dtype") != ROTARY_CASES[k][1]]
-    if wrong_dtype:
-        diagnoses.append(Finding(
-            "dtype-not-kept",
-            f"apply_rotary no conserva el dtype de x ({', '.join(sorted(set(wrong_dtype)))}): "
-            "calcula en float32 y convierte el resultado al dtype de x.",
-            f"apply_rotary does not keep x's dtype ({', '.join(sorted(set(wrong_dtype)))}): "
-            "compute in float32 and convert the result to x's dtype."))
+    diagnoses += dtype_not_kept(ctx, "apply_rotary", [case[1] for case in ROTARY_CASES])
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 

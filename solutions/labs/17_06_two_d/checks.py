@@ -30,7 +30,7 @@ import numpy as np
 
 from grader.hidden import depends
 from grader.hidden.cells import EXACT, Mistake, cell_judge, not_a_float, requirement, wrong_dtype
-from grader.hidden.common import bf16, judged_cases, student, whole_case
+from grader.hidden.common import bf16, dtype_not_kept, judged_cases, student, whole_case
 from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import Finding, JudgeContext, Tolerance, values_close
 
@@ -141,17 +141,7 @@ def judge_grid(ctx: JudgeContext):
             "tal cual, delante, y solo se redimensionan las h·w filas siguientes.",
             "Prefix rows (CLS, registers) have no grid position: they are copied unchanged, in "
             "front, and only the h·w rows after them are resized."))
-    changed = sorted({GRID_CASES[k][1] for k in range(len(GRID_CASES))
-                      if (out := ctx.out(k)) is not None and out.get("dtype") != GRID_CASES[k][1]})
-    if changed:
-        diagnoses.append(Finding(
-            "dtype-not-kept",
-            f"interpolate_grid no conserva el dtype de la tabla ({', '.join(changed)}): "
-            "interpola en float32 (o en float64 si la tabla lo es) y devuelve el dtype de "
-            "entrada.",
-            f"interpolate_grid does not keep the table's dtype ({', '.join(changed)}): "
-            "interpolate in float32 (or in float64 for a float64 table) and return the input's "
-            "dtype."))
+    diagnoses += dtype_not_kept(ctx, "interpolate_grid", [case[1] for case in GRID_CASES])
     return ctx.verdict(checks, diagnoses=diagnoses + depends.import_findings(ctx))
 
 

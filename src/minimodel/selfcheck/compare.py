@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from minimodel.messages import bilingual
-from minimodel.selfcheck.contracts import seen
+from minimodel.selfcheck.contracts import not_kept, seen
 
 
 class CheckFailure(AssertionError):
@@ -54,6 +54,7 @@ def expect_array(
     check_kind: bool = True,
     values: bool = True,
     mistakes: dict[str, tuple[np.ndarray, str, str]] | None = None,
+    keeps: str | None = None,
 ) -> None:
     """Raise ``CheckFailure`` unless ``actual`` matches ``expected`` in kind, shape, dtype, values.
 
@@ -63,6 +64,9 @@ def expect_array(
 
     ``mistakes`` maps a mistake's name to ``(what that mistake would produce, es, en)``: when the
     values are wrong and match one of them, its explanation is added to the message.
+
+    ``keeps``: the function that must return the dtype of its input here; a wrong dtype is then
+    explained with its ``dtype-not-kept`` contract (``minimodel.selfcheck.contracts``).
     """
     kind = "torch.Tensor" if isinstance(expected, torch.Tensor) else "np.ndarray"
     if type(actual) is not type(expected) and (
@@ -80,11 +84,11 @@ def expect_array(
             mistakes, atol, rtol,
         ))
     if check_dtype and actual.dtype != expected.dtype:
-        dtype = str(actual.dtype).removeprefix("torch.")
+        dtype, asked = (str(a.dtype).removeprefix("torch.") for a in (actual, expected))
         raise CheckFailure(*_contract(
             f"{name}: dtype {actual.dtype}, se esperaba {expected.dtype}.",
             f"{name}: dtype {actual.dtype}, expected {expected.dtype}.",
-            seen(name, f"dtype {dtype}", "dtype"),
+            not_kept(keeps, [(asked, dtype)]) if keeps else seen(name, f"dtype {dtype}", "dtype"),
         ))
     if not values:
         return

@@ -3,8 +3,9 @@
 When a function returns a value of the wrong kind (a tensor where a Python number is due, say),
 ``minimodel check`` and the grader's feedback explain it with the same words: both read this
 table. A contract is keyed by the function it is about (scaling.py's methods share theirs, keyed
-by the module) and by the code the feedback shows. Plain text only: the grader reads it without
-loading PyTorch.
+by the module) and by the code the feedback shows; a ``dtype-not-kept`` text names the dtypes
+asked for and returned in its ``{dtypes}`` (:func:`dtypes`). Plain text only: the grader reads it
+without loading PyTorch.
 """
 
 from __future__ import annotations
@@ -66,6 +67,42 @@ CONTRACTS: dict[tuple[str, str], tuple[str, str]] = {
         "attention_factor must be a Python number (float), not a tensor or an array: the model "
         "passes it to apply_rope.",
     ),
+    ("SinusoidalPositionalEncoding.forward", "dtype-not-kept"): (
+        "forward no conserva el dtype de x ({dtypes}). Convierte las filas con .to(dtype=x.dtype) "
+        "antes de sumarlas.",
+        "forward does not keep x's dtype ({dtypes}). Convert the rows with .to(dtype=x.dtype) "
+        "before adding them.",
+    ),
+    ("LearnedPositionalEmbedding.forward", "dtype-not-kept"): (
+        "forward no conserva el dtype de x ({dtypes}): pasa las filas de la tabla (float32) al "
+        "dtype de x antes de sumarlas.",
+        "forward does not keep x's dtype ({dtypes}): cast the table's rows (float32) to x's "
+        "dtype before adding them.",
+    ),
+    ("interpolate_positions", "dtype-not-kept"): (
+        "interpolate_positions no conserva el dtype de table ({dtypes}): puedes mezclar en "
+        "float32 o float64, pero convierte el resultado al dtype de table al final.",
+        "interpolate_positions does not keep table's dtype ({dtypes}): you may blend in float32 "
+        "or float64, but cast the result back to table's dtype at the end.",
+    ),
+    ("apply_rotary", "dtype-not-kept"): (
+        "apply_rotary no conserva el dtype de x ({dtypes}): calcula en float32 y convierte el "
+        "resultado al dtype de x.",
+        "apply_rotary does not keep x's dtype ({dtypes}): compute in float32 and convert the "
+        "result to x's dtype.",
+    ),
+    ("interpolate_grid", "dtype-not-kept"): (
+        "interpolate_grid no conserva el dtype de la tabla ({dtypes}): interpola en float32 (o en "
+        "float64 si la tabla lo es) y devuelve el dtype de entrada.",
+        "interpolate_grid does not keep the table's dtype ({dtypes}): interpolate in float32 (or "
+        "in float64 for a float64 table) and return the input's dtype.",
+    ),
+    ("bias_rows_after_cache", "dtype-not-kept"): (
+        "bias_rows_after_cache no conserva el dtype de table ({dtypes}): basta con indexarla, "
+        "sin convertir nada.",
+        "bias_rows_after_cache does not keep table's dtype ({dtypes}): indexing it is enough, "
+        "with no conversion.",
+    ),
 }
 
 
@@ -87,6 +124,20 @@ def seen(name: str, *signs: str) -> tuple[str, str] | None:
     function = name.split("(", 1)[0]
     return next((CONTRACTS[SEEN_AS[function, sign]] for sign in signs
                  if (function, sign) in SEEN_AS), None)
+
+
+def dtypes(pairs) -> str:
+    """The ``{dtypes}`` of a ``dtype-not-kept`` text: each ``(asked, returned)`` pair of dtype
+    names once, as ``"bfloat16 → float32"`` (the input's dtype, then the output's), in order."""
+    return ", ".join(f"{asked} → {got}" for asked, got in sorted(set(pairs)))
+
+
+def not_kept(subject: str, pairs) -> tuple[str, str]:
+    """The words of ``subject``'s ``dtype-not-kept`` contract for the ``(asked, returned)``
+    dtypes ``pairs``."""
+    es, en = CONTRACTS[subject, "dtype-not-kept"]
+    listed = dtypes(pairs)
+    return es.format(dtypes=listed), en.format(dtypes=listed)
 
 
 def broken(subject: str, code: str, name: str, returned: str) -> tuple[str, str]:

@@ -95,4 +95,5 @@ def module_offset() -> None:
 def module_dtype() -> None:
     encoder = sinusoidal.SinusoidalPositionalEncoding(8, max_len=32)
     x = torch.zeros(4, 8, dtype=torch.bfloat16)
-    snap.expect(encoder(x), "encoder(zeros(4, 8, bfloat16))", atol=1e-2)
+    snap.expect(encoder(x), "encoder(zeros(4, 8, bfloat16))", atol=1e-2,
+                keeps="SinusoidalPositionalEncoding.forward")

@@ -37,8 +37,10 @@ def honours_offset() -> None:
 @checks.add(FORWARD, "conserva el dtype de x", "keeps the dtype of x")
 def keeps_dtype() -> None:
     module = _table(4, 2)
-    x = torch.zeros(4, 2, dtype=torch.float64)
-    snap.expect(module(x).detach(), "table(zeros(4, 2, float64))")
+    for dtype in ("float64", "bfloat16"):
+        x = torch.zeros(4, 2, dtype=getattr(torch, dtype))
+        snap.expect(module(x).detach(), f"table(zeros(4, 2, {dtype}))", keeps=FORWARD,
+                    atol=1e-2 if dtype == "bfloat16" else 1e-6)
 
 
 @checks.add(FORWARD, "el gradiente llega a las filas usadas", "the gradient reaches the rows used")
@@ -58,8 +60,11 @@ def keeps_ends() -> None:
     table = torch.arange(12, dtype=torch.float32).reshape(4, 3)
     out = learned.interpolate_positions(table, 7)
     name = "interpolate_positions(arange(12).reshape(4, 3), 7)"
-    expect_array(out, torch.zeros(7, 3), name=name, values=False)  # kind, shape and dtype
+    expect_array(out, torch.zeros(7, 3), name=name, values=False, keeps=INTERPOLATE)
     expect_array(out[[0, -1]], table[[0, -1]], name=f"{name}[[0, -1]]")  # the end rows, kept
+    half = learned.interpolate_positions(table.bfloat16(), 7)  # blended in float32, cast back
+    expect_array(half, torch.zeros(7, 3, dtype=torch.bfloat16), values=False, keeps=INTERPOLATE,
+                 name="interpolate_positions(arange(12).reshape(4, 3).bfloat16(), 7)")
 
 
 @checks.add(INTERPOLATE, "mezcla lineal de las filas vecinas", "linear blend of neighbouring rows")
@@ -74,7 +79,8 @@ def linear_values() -> None:
 def shrinks() -> None:
     table = torch.arange(20, dtype=torch.float64).reshape(10, 2)
     out = learned.interpolate_positions(table, 4)
-    snap.expect(out, "interpolate_positions(arange(20.).reshape(10, 2), 4)", atol=1e-9)
+    snap.expect(out, "interpolate_positions(arange(20.).reshape(10, 2), 4)", atol=1e-9,
+                keeps=INTERPOLATE)
 
 
 @checks.add(INTERPOLATE, "casos de una sola fila", "single-row cases")

@@ -42,6 +42,7 @@ def interpolate_vit() -> None:
         two_d.interpolate_grid(_learned(14 * 14), (24, 24), num_prefix_tokens=1),
         "interpolate_grid(table (197, 6), (24, 24), num_prefix_tokens=1)",
         atol=1e-5,
+        keeps="interpolate_grid",
     )
 
 
@@ -56,6 +57,23 @@ def interpolate_rectangular() -> None:
         two_d.interpolate_grid(table, (4, 5), old_hw=(2, 3), mode="bilinear"),
         "interpolate_grid(table (6, 6), (4, 5), old_hw=(2, 3))",
         atol=1e-5,
+        keeps="interpolate_grid",
+    )
+
+
+@checks.add(
+    "interpolate_grid",
+    "conserva el dtype de la tabla (bfloat16)",
+    "keeps the table's dtype (bfloat16)",
+)
+def interpolate_keeps_dtype() -> None:
+    table = _learned(2 * 3, prefix=1).bfloat16()
+    snap.expect(
+        two_d.interpolate_grid(table, (3, 4), old_hw=(2, 3), num_prefix_tokens=1),
+        "interpolate_grid(table (7, 6) bfloat16, (3, 4), old_hw=(2, 3), num_prefix_tokens=1)",
+        atol=2e-2,
+        rtol=2e-2,
+        keeps="interpolate_grid",
     )
 
 

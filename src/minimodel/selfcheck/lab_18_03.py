@@ -90,7 +90,11 @@ def mask_dtype() -> None:
 def rows_of_new_queries() -> None:
     table = torch.arange(64, dtype=torch.float32).reshape(8, 8)  # table[p, j] = 8 p + j
     value = cache_positions.bias_rows_after_cache(table, 3, 2)
-    snap.expect(value, "bias_rows_after_cache(arange(64).reshape(8, 8), 3, 2)")
+    snap.expect(value, "bias_rows_after_cache(arange(64).reshape(8, 8), 3, 2)",
+                keeps="bias_rows_after_cache")
+    half = cache_positions.bias_rows_after_cache(table.bfloat16(), 3, 2)  # exact in bfloat16
+    snap.expect(half, "bias_rows_after_cache(arange(64).reshape(8, 8).bfloat16(), 3, 2)",
+                keeps="bias_rows_after_cache")
 
 
 @checks.add(
