@@ -1,9 +1,11 @@
-"""The student repository holds no implementation of a graded function.
+"""The student repository holds no implementation of a graded function, and no answer of a hidden
+case.
 
 Every callable of the released package (outside the stubs) and of the released lab notebooks
 whose signature binds a graded function's hidden arguments is called on the hidden inputs in a
 child process and compared with the reference outputs (``grader.build.leaks``); one that gives them
-all would earn a student the points without the work.
+all would earn a student the points without the work. The self-check's stored answers (which ship)
+are compared with the reference outputs of the hidden cases: none may be one of them.
 """
 
 from __future__ import annotations
@@ -12,11 +14,14 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from grader.build.leaks import Leak, search, targets, trivial
 from grader.hidden import registry
+from grader.trusted import references
 from minimodel.implementation import REFERENCE_DIR
+from minimodel.selfcheck import snapshots
 
 SHORTCUT = f'''"""Tables."""
 import importlib.util
@@ -117,3 +122,28 @@ def test_the_search_finds_planted_implementations(planted):
         "\n".join(map(str, found.leaks))
     assert "minimodel.shortcut.crash" in found.crashed, "skipped, and the search went on"
     assert "minimodel.shortcut.spin" in found.slow
+
+
+def hidden_outputs_shipped(lab_id: str) -> list[tuple[str, str]]:
+    """(stored value, hidden case) pairs where an array of the self-check's stored answers (the
+    reference's or a classic mistake's, on the visible inputs) is the reference output of one of
+    the lab's hidden cases; single numbers aside."""
+    shipped_npz, shipped_json = snapshots.files(lab_id)
+    if not shipped_npz.exists():
+        return []
+    meta = json.loads(shipped_json.read_text(encoding="utf-8"))
+    names = {d["array"]: name for name, d in meta["right"].items()}
+    names |= {key: f"{name} ({code})" for name, wrong in meta["wrong"].items()
+              for code, key in wrong.items()}
+    with np.load(shipped_npz) as shipped, np.load(references.paths(lab_id)[0]) as hidden:
+        cases = {key: hidden[key].astype(np.float64) for key in hidden.files
+                 if key.startswith("g/") and hidden[key].size > 1}
+        return [(names[key], case) for key in shipped.files
+                for case, output in cases.items() if output.shape == shipped[key].shape
+                and np.allclose(shipped[key].astype(np.float64), output, rtol=1e-5, atol=1e-6)]
+
+
+@pytest.mark.parametrize("lab_id", sorted(registry()))
+def test_the_stored_answers_hold_no_hidden_output(lab_id):
+    assert hidden_outputs_shipped(lab_id) == [], (
+        "the self-check's visible inputs must differ from the hidden ones")

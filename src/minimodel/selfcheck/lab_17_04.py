@@ -20,24 +20,24 @@ SLOPES = {
 }
 
 
-@checks.add("alibi_slopes", "8 cabezas: 1/2, 1/4, ..., 1/256", "8 heads: 1/2, 1/4, ..., 1/256")
+@checks.add("alibi_slopes", "4 cabezas: 1/4, 1/16, 1/64, 1/256", "4 heads: 1/4, 1/16, 1/64, 1/256")
 def slopes_power_of_two() -> None:
-    snap.expect(alibi.alibi_slopes(8), "alibi_slopes(8)")
+    snap.expect(alibi.alibi_slopes(4), "alibi_slopes(4)")
 
 
-@checks.add("alibi_slopes", "16 cabezas y 1 cabeza", "16 heads and 1 head")
-def slopes_sixteen_and_one() -> None:
-    snap.expect(alibi.alibi_slopes(16), "alibi_slopes(16)")
+@checks.add("alibi_slopes", "32 cabezas y 1 cabeza", "32 heads and 1 head")
+def slopes_thirty_two_and_one() -> None:
+    snap.expect(alibi.alibi_slopes(32), "alibi_slopes(32)")
     expect_array(alibi.alibi_slopes(1), torch.tensor([2.0**-8]), name="alibi_slopes(1)")
 
 
 @checks.add(
     "alibi_slopes",
-    "12 y 6 cabezas (no son potencia de dos)",
-    "12 and 6 heads (not powers of two)",
+    "10 y 48 cabezas (no son potencia de dos)",
+    "10 and 48 heads (not powers of two)",
 )
 def slopes_not_power_of_two() -> None:
-    for n in (12, 6):
+    for n in (10, 48):
         snap.expect(alibi.alibi_slopes(n), f"alibi_slopes({n})")
 
 

@@ -127,9 +127,9 @@ def swin_two_by_two() -> None:
 
 @checks.add(
     "swin_relative_index",
-    "ventanas no cuadradas (3 x 2, 2 x 5)",
-    "non-square windows (3 x 2, 2 x 5)",
+    "ventanas no cuadradas (4 x 2, 2 x 5)",
+    "non-square windows (4 x 2, 2 x 5)",
 )
 def swin_rectangular() -> None:
-    for h, w in ((3, 2), (2, 5)):
+    for h, w in ((4, 2), (2, 5)):
         snap.expect(relative_bias.swin_relative_index(h, w), f"swin_relative_index({h}, {w})")

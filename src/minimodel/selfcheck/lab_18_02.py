@@ -83,11 +83,11 @@ def dynamic_below_original() -> None:
     for seq_len in (None, 100, 128, 1):
         inv_freq, factor = expect_pair(
             scaling.dynamic_ntk_scaling(
-                32, 10000.0, factor=2.0, original_max_len=128, seq_len=seq_len
+                12, 10000.0, factor=2.0, original_max_len=128, seq_len=seq_len
             ),
             "dynamic_ntk_scaling",
         )
-        name = f"dynamic_ntk_scaling(32, factor=2, original_max_len=128, seq_len={seq_len})[0]"
+        name = f"dynamic_ntk_scaling(12, factor=2, original_max_len=128, seq_len={seq_len})[0]"
         snap.expect(inv_freq, name)
         expect_factor(factor, 1.0, "dynamic_ntk_scaling")
 

@@ -32,7 +32,7 @@ def positions_without_cache() -> None:
 # --- relative_positions ---------------------------------------------------------------------
 @checks.add("relative_positions", "clave - consulta tras la caché", "key - query after the cache")
 def relative_after_cache() -> None:
-    snap.expect(cache_positions.relative_positions(2, 3), "relative_positions(2, 3)")
+    snap.expect(cache_positions.relative_positions(2, 4), "relative_positions(2, 4)")
 
 
 @checks.add("relative_positions", "un solo token nuevo", "a single new token")
@@ -77,8 +77,8 @@ def mask_one_token() -> None:
 
 @checks.add("causal_mask_after_cache", "respeta dtype", "honours dtype")
 def mask_dtype() -> None:
-    value = cache_positions.causal_mask_after_cache(3, 2, dtype=torch.bfloat16)
-    snap.expect(value, "causal_mask_after_cache(3, 2, dtype=torch.bfloat16)")
+    value = cache_positions.causal_mask_after_cache(1, 2, dtype=torch.bfloat16)
+    snap.expect(value, "causal_mask_after_cache(1, 2, dtype=torch.bfloat16)")
 
 
 # --- bias_rows_after_cache ------------------------------------------------------------------

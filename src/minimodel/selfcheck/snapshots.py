@@ -5,7 +5,8 @@ output of the reference solution on that same visible input, and the output of e
 mistake on it (with the mistake's explanation in both languages). They are computed from the
 instructor's solutions when the course is built (``python -m grader.build.snapshots``) and stored in
 ``snapshots/lab_<phase>_<lesson>.npz`` (arrays) and ``.json`` (names, dtypes, explanations), so
-no code in the student's repository can compute an answer for any other input.
+no code in the student's repository can compute an answer for any other input. The visible
+inputs are not the grader's: no stored answer is the answer of a hidden case.
 
 A check names each value it compares, e.g. ``snap.expect(table, "sinusoidal_pe(50, 16)")``;
 the name is also the key of the stored answer.
