@@ -60,12 +60,6 @@ def value(ctx: CellContext, name: str, position: int = 0):
         return None
 
 
-def text(ctx: CellContext, name: str) -> str | None:
-    """A recorded string (a dtype, a type's name), ``None`` for anything else."""
-    out = ctx.out(name)
-    return None if out is None else out.get("value")
-
-
 def outputs(ctx: CellContext, name: str) -> list[np.ndarray | None]:
     """Every output of a record that holds a list or tuple, as float64 arrays (``None`` where an
     output is not numeric)."""
@@ -237,7 +231,7 @@ def wrong_text(record: str, code: str, es: str, en: str):
     ``es``/``en`` with what the student's holds in place of ``{got}``."""
 
     def diagnose(ctx: CellContext, ok: dict) -> list[Finding]:
-        got = text(ctx, record)
+        got = (ctx.out(record) or {}).get("value")  # a recorded string, None for anything else
         if not got or got == ctx.ref(record).get("value"):
             return []
         return [Finding(code, es.format(got=got), en.format(got=got))]

@@ -27,12 +27,15 @@ def whole_case(ctx: JudgeContext, index: int, run=None, **options) -> Check:
     return failing[0]
 
 
-def judged_cases(ctx: JudgeContext, compare=whole_case,
+def judged_cases(ctx: JudgeContext, compare=whole_case, cases=None,
                  **options) -> tuple[list[Check], list[int], list[Finding]]:
-    """Every case of the item's group against its reference, by ``compare(ctx, k, **options)``
-    (:func:`whole_case`, or ``JudgeContext.compare`` for the first output only): the checks, the
-    indices of the failing cases, and the catalogue's mistakes that explain them all."""
-    checks = [compare(ctx, k, **options) for k in range(len(ctx.group.cases))]
+    """Every case of the item's group (or only its first ones, ``cases = range(n)``) against its
+    reference, by ``compare(ctx, k, **options)`` (:func:`whole_case`, or ``JudgeContext.compare``
+    for the first output only): the checks, the indices of the failing cases, and the catalogue's
+    mistakes that explain them all."""
+    cases = range(len(ctx.group.cases)) if cases is None else cases
+    assert cases == range(len(cases)), "the first cases of the group, as range(n)"
+    checks = [compare(ctx, k, **options) for k in cases]
     failing = [k for k, c in enumerate(checks) if not c.ok]
     return checks, failing, ctx.named_mistakes(failing)
 
@@ -43,18 +46,22 @@ def failing_output(ctx: JudgeContext, failing: list[int], test) -> bool:
     return any((out := ctx.out(k)) is not None and test(out, k) for k in failing)
 
 
-def cases_judge(compare=whole_case, *, wrong_output: tuple | None = None,
-                keeps: tuple[str, list[str]] | None = None, **options):
-    """A judge for an item whose every case must match its reference (:func:`judged_cases`); its
-    findings are the catalogue's mistakes that explain the failing cases, the finding of
-    ``wrong_output = (test, Finding)`` when :func:`failing_output` (``test``) holds, and the
-    ``dtype-not-kept`` contract of ``keeps = (function, the dtype each case asks for)``
-    (:func:`dtype_not_kept`)."""
+def cases_judge(compare=whole_case, *, cases=None, wrong_output: tuple | None = None,
+                every_failing: tuple | None = None, keeps: tuple[str, list[str]] | None = None,
+                **options):
+    """A judge for an item whose every case (or first ``cases``) must match its reference
+    (:func:`judged_cases`); its findings are the catalogue's mistakes that explain the failing
+    cases, the finding of ``wrong_output = (test, Finding)`` when :func:`failing_output`
+    (``test``) holds, that of ``every_failing = (test, Finding)`` when ``test(ctx, k)`` holds for
+    every failing case ``k``, and the ``dtype-not-kept`` contract of ``keeps = (function, the
+    dtype each case asks for)`` (:func:`dtype_not_kept`)."""
 
     def judge(ctx: JudgeContext):
-        checks, failing, diagnoses = judged_cases(ctx, compare, **options)
+        checks, failing, diagnoses = judged_cases(ctx, compare, cases, **options)
         if wrong_output and failing_output(ctx, failing, wrong_output[0]):
             diagnoses.append(wrong_output[1])
+        if every_failing and failing and all(every_failing[0](ctx, k) for k in failing):
+            diagnoses.append(every_failing[1])
         if keeps:
             diagnoses += dtype_not_kept(ctx, *keeps)
         return ctx.verdict(checks, diagnoses=diagnoses)
@@ -76,10 +83,9 @@ def dtype_not_kept(ctx: JudgeContext, subject: str, asked: list[str]) -> list[Fi
     return [Finding("dtype-not-kept", *not_kept(subject, pairs))] if pairs else []
 
 
-def student(ctx, index, position: int = 0, run=None) -> np.ndarray | None:
+def student(ctx, index, position: int = 0) -> np.ndarray | None:
     """The student's output as float64 (``None`` when there is none)."""
-    out = ctx.out(index, position, run) if isinstance(ctx, JudgeContext) else \
-        ctx.out(index, position)
+    out = ctx.out(index, position)
     if out is None or out.get("array") is None:
         return None
     return np.asarray(out["array"], dtype=np.float64)
@@ -90,6 +96,15 @@ def resembles(actual: np.ndarray | None, candidate: np.ndarray | None,
     """``actual`` is ``candidate`` (same shape, close values); ``None`` resembles nothing."""
     return actual is not None and candidate is not None and \
         actual.shape == candidate.shape and values_close(actual, candidate, tol)[0]
+
+
+def finite_mask(actual: np.ndarray | None, expected: np.ndarray, **close) -> bool:
+    """``actual`` is ``expected`` (``np.allclose(**close)``) except where ``expected`` holds −inf:
+    there a finite number ≤ −1e3 (a mask written with −1e9 or −1e4)."""
+    future = np.isinf(expected)
+    return actual is not None and actual.shape == expected.shape and future.any() and \
+        np.all(np.isfinite(actual[future])) and np.all(actual[future] <= -1e3) and \
+        np.allclose(actual[~future], expected[~future], **close)
 
 
 def bf16(values: np.ndarray) -> np.ndarray:

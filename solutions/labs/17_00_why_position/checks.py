@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden.cells import Mistake, cell_judge, formula_mistakes, not_a_float, ref
-from grader.hidden.common import contract, resembles, student
+from grader.hidden.cells import CLOSE, Mistake, cell_judge, formula_mistakes, not_a_float, ref
+from grader.hidden.common import cases_judge, contract, resembles, student
 from grader.hidden.spec import (
     Case,
     CellCheck,
@@ -38,7 +38,6 @@ from grader.hidden.spec import (
 from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance
 
 MODULE = "equivariance"
-GAP_TOL = Tolerance(1e-5, 1e-5)
 
 ATTENTION = ("lambda z: torch.softmax((z @ wq) @ (z @ wk).transpose(-1, -2) / 2.0, dim=-1) "
              "@ (z @ wv)")
@@ -110,13 +109,10 @@ def _value(ctx: JudgeContext, k: int) -> float | None:
 ITEMS = Items()
 
 
-@ITEMS.judge("gap", 2, "permutation_equivariance_gap: el desvío de capas con y sin posición",
-             "permutation_equivariance_gap: the gap of layers with and without position")
-def judge_gap(ctx: JudgeContext):
-    checks = [ctx.compare(k, tol=GAP_TOL, check_kind=False, check_dtype=False)
-              for k in GAP_CASES]
-    return ctx.verdict(checks, diagnoses=ctx.named_mistakes(
-        [k for k in GAP_CASES if not checks[k].ok]))
+judge_gap = ITEMS.add(
+    "gap", 2, "permutation_equivariance_gap: el desvío de capas con y sin posición",
+    "permutation_equivariance_gap: the gap of layers with and without position", cases_judge(
+        JudgeContext.compare, cases=GAP_CASES, tol=CLOSE, check_kind=False, check_dtype=False))
 
 
 @ITEMS.judge("contract", 1, "permutation_equivariance_gap: un float, sin gradientes",
@@ -162,7 +158,7 @@ PROBE_X = "torch.sin(torch.arange(60, dtype=torch.float64) * 0.7).reshape(2, 5, 
 PROBE_W = ", ".join(f"torch.cos(torch.arange(18, dtype=torch.float64) * {step}).reshape(6, 3)"
                     for step in (1.3, 0.4, 2.1))
 PREFIX = "torch.tensor([3, 0, 6, 1, 5, 2, 4, 7])"  # the first seven positions shuffled, T - 1 kept
-SMALL, LOOSE = Tolerance(1e-5, 1e-5), Tolerance(1e-4, 1e-4)
+LOOSE = Tolerance(1e-4, 1e-4)
 FINISH = ("termina con .item()", "finish with .item()")
 
 
@@ -258,7 +254,7 @@ CELLS = (
                   "out": "out", "causal": "self_attention(x, w_q, w_k, w_v, causal=True)",
                   "probe": f"self_attention({PROBE_X}, {PROBE_W})",
                   "probe_causal": f"self_attention({PROBE_X}, {PROBE_W}, causal=True)",
-              }, cell_judge(tol=SMALL, mistakes=ATTENTION_MISTAKES,
+              }, cell_judge(tol=CLOSE, mistakes=ATTENTION_MISTAKES,
                             diagnoses=(_diagnose_causal,))),
     CellCheck("test-equivariance", "Cuaderno: equivariante, no invariante",
               "Notebook: equivariant, not invariant", {
@@ -268,19 +264,19 @@ CELLS = (
                   "ramp": "permutation_equivariance_gap(lambda z: z + torch.arange(T, "
                           "dtype=torch.float32)[:, None], x, perm)",
                   "kind": "type(gap).__name__",
-              }, cell_judge(tol=SMALL, mistakes=(NOT_PERMUTED_BACK,), diagnoses=(
+              }, cell_judge(tol=CLOSE, mistakes=(NOT_PERMUTED_BACK,), diagnoses=(
                   not_a_float("permutation_equivariance_gap", *FINISH),))),
     CellCheck("test-positions", "Cuaderno: las posiciones rompen la simetría",
               "Notebook: positions break the symmetry", {
                   "gap_positions": "gap_positions",
                   "identity": "permutation_equivariance_gap(attention_with_positions, x, "
                               "torch.arange(T))",
-              }, cell_judge(tol=SMALL)),
+              }, cell_judge(tol=CLOSE)),
     CellCheck("test-causal", "Cuaderno: la máscara causal", "Notebook: the causal mask", {
                   "gap_causal": "gap_causal", "counted": "counted", "flat": "flat",
                   "prefix": f"causal_attention(x[:, {PREFIX}])[:, -1]",
                   "last": "causal_attention(x)[:, -1]",
-              }, cell_judge(tol=SMALL)),
+              }, cell_judge(tol=CLOSE)),
     CellCheck("test-hooks", "Cuaderno: absoluta o relativa según dónde entra",
               "Notebook: absolute or relative by where it enters", {
                   "rows": "[v for h in (None, 'input', 'qk', 'logits') for v in rows[h]]",

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden.cells import cell_judge, ref
-from grader.hidden.common import contract, device_judge, dtype_not_kept, student
+from grader.hidden.common import contract, device_judge, dtype_not_kept, judged_cases, student
 from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import (
     Check,
@@ -76,11 +76,6 @@ def inputs() -> dict[str, np.ndarray]:
     return arrays
 
 
-def _pe_case(T: int, d: int, base: float) -> Case:
-    kwargs = {} if base == 10000.0 else {"base": base}
-    return Case("function", "sinusoidal_pe", (T, d), kwargs)
-
-
 def _module_case(d: int, max_len: int, base: float, key: str, dtype: str, offset: int) -> Case:
     init = {"max_len": max_len} if base == 10000.0 else {"max_len": max_len, "base": base}
     kwargs = {"offset": offset} if offset else {}
@@ -89,7 +84,8 @@ def _module_case(d: int, max_len: int, base: float, key: str, dtype: str, offset
 
 
 GROUPS = (
-    Group("pe", MODULE, tuple(_pe_case(*c) for c in PE_CASES)),
+    Group("pe", MODULE, tuple(Case("function", "sinusoidal_pe", (T, d), {} if b == 10000.0 else
+                                   {"base": b}) for T, d, b in PE_CASES)),
     Group("module", MODULE, tuple(_module_case(d, m, b, f"m{i}", "float32", off)
                                   for i, (d, m, b, _, off) in enumerate(MODULE_CASES))),
     Group("module_dtypes", MODULE, tuple(_module_case(12, 40, 10000.0, f"t{i}", dt, off)
@@ -119,13 +115,10 @@ ITEMS = Items()
 @ITEMS.judge("pe.values", 3, "sinusoidal_pe: valores en casos ocultos",
              "sinusoidal_pe: values on hidden cases", group="pe")
 def judge_pe_values(ctx: JudgeContext):
-    checks = [ctx.compare(k, tol=TABLE_TOL, check_dtype=False, check_kind=False)
-              for k in VALUE_CASES]
-    diagnoses = ctx.named_mistakes([k for k, c in zip(VALUE_CASES, checks, strict=True)
-                                    if not c.ok])
+    checks, _, diagnoses = judged_cases(ctx, JudgeContext.compare, VALUE_CASES, tol=TABLE_TOL,
+                                        check_dtype=False, check_kind=False)
     notes = []
-    long_case = max(VALUE_CASES, key=lambda k: PE_CASES[k][0])
-    long_check = checks[list(VALUE_CASES).index(long_case)]
+    long_check = checks[max(VALUE_CASES, key=lambda k: PE_CASES[k][0])]  # VALUE_CASES: 0, 1, …
     if long_check.ok and long_check.max_err is not None and long_check.max_err > 2e-5:
         notes.append(Finding(
             "float32-angles",
@@ -231,9 +224,7 @@ def _off_by_one(ctx: JudgeContext, k: int) -> bool:
 def judge_module_values(ctx: JudgeContext):
     """forward's own mistakes (the catalogue's, such as the offset ignored) first, then an offset
     off by one, then the table's mistakes, which the rows forward adds inherit."""
-    checks = [ctx.compare(k, tolerances=SUM_TOLERANCES) for k in range(len(MODULE_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-    named = ctx.named_mistakes(failing)
+    checks, failing, named = judged_cases(ctx, JudgeContext.compare, tolerances=SUM_TOLERANCES)
     own = {m["code"].split(".", 1)[1] for m in ctx.mistakes if m["target"].endswith(".forward")}
     if diagnoses := [f for f in named if f.code in own]:
         return ctx.verdict(checks, diagnoses=diagnoses)

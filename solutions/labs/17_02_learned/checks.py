@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden.cells import cell_judge, outputs, requirement, wrong_text
-from grader.hidden.common import cases_judge, dtype_not_kept, resembles, student, whole_case
+from grader.hidden.common import cases_judge, dtype_not_kept, judged_cases, resembles, student
 from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import Finding, JudgeContext, Tolerance
 
@@ -75,9 +75,7 @@ ITEMS.add("interpolate", 3,
 @ITEMS.judge("forward", 1, "LearnedPositionalEmbedding: filas con offset y dtype de x",
              "LearnedPositionalEmbedding: rows at an offset and the dtype of x")
 def judge_forward(ctx: JudgeContext):
-    checks = [whole_case(ctx, k) for k in range(len(FORWARD_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-    diagnoses = []
+    checks, failing, diagnoses = judged_cases(ctx)  # the catalogue has no forward mistakes
     shifted = [k for k in failing if FORWARD_CASES[k][4] > 0]
     if failing and len(shifted) == len(failing) and any(checks[k].ok for k in range(
             len(FORWARD_CASES)) if FORWARD_CASES[k][4] == 0):

@@ -87,10 +87,6 @@ X = {name: Input(name) for name in ("x0", "x1", "x2")}
 POS = {name: Input(name, "int64") for name in ("p0", "p1", "pb", "pl", "pm")}
 
 
-def _f(name):
-    return Input(name)
-
-
 FREQ_CASES = [(2, 10000.0), (6, 500.0), (64, 10000.0), (128, 1e6), (10, 2.0)]
 # (positions, inv_freq, attention_factor)
 COS_SIN_CASES = [("pl", "f8", 1.0), ("pm", "f6b", 1.0), ("p0", "f4", 0.5)]
@@ -122,13 +118,13 @@ GROUPS = (
         Case("function", "rope_frequencies", (r,), {} if b == 10000.0 else {"base": b})
         for r, b in FREQ_CASES)),
     Group("cos_sin", MODULE, tuple(
-        Case("function", "rope_cos_sin", (POS[p], _f(f)), {} if a == 1.0 else
+        Case("function", "rope_cos_sin", (POS[p], Input(f)), {} if a == 1.0 else
              {"attention_factor": a}) for p, f, a in COS_SIN_CASES)),
     Group("rotary", MODULE, tuple(
-        Case("function", "apply_rotary", (Input(x, dt), _f(c), _f(s)), _kw(conv))
+        Case("function", "apply_rotary", (Input(x, dt), Input(c), Input(s)), _kw(conv))
         for x, dt, c, s, conv in ROTARY_CASES)),
     Group("rope", MODULE, tuple(
-        Case("function", "apply_rope", (X[x], POS[p], _f(f)), _kw(conv, a))
+        Case("function", "apply_rope", (X[x], POS[p], Input(f)), _kw(conv, a))
         for x, p, f, conv, a in ROPE_CASES)),
     Group("module", MODULE, tuple(
         Case("module", "RotaryEmbedding", (X[x],), {"offset": off} if off else {},
@@ -137,7 +133,7 @@ GROUPS = (
     Group("device", MODULE, (
         Case("function", "apply_rope", (X["x0"], Input("p0", "int64", device="cpu"),
                                         Input("f8", device="cpu")), {}),
-        Case("function", "apply_rope", (Input("x0", "bfloat16"), POS["p0"], _f("f8")),
+        Case("function", "apply_rope", (Input("x0", "bfloat16"), POS["p0"], Input("f8")),
              {"convention": "half"}),
         Case("module", "RotaryEmbedding", (X["x0"],), {"offset": 3}, init_args=(8,),
              init_kwargs={"max_len": 32}),
@@ -216,9 +212,7 @@ judge_device = device_judge(
 ITEMS.add("device", 1, "RoPE: conserva el dispositivo", "RoPE: keeps the device", judge_device)
 
 
-@ITEMS.judge("permutation", 1, "rope_permutation", "rope_permutation", group="perm")
-def judge_perm(ctx: JudgeContext):
-    return ctx.verdict([whole_case(ctx, k) for k in range(len(PERM_CASES))])
+ITEMS.add("permutation", 1, "rope_permutation", "rope_permutation", cases_judge(), group="perm")
 
 
 # --- the notebook --------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from grader.hidden.cells import Mistake, cell_judge, formula_mistakes, wrong_dtype
-from grader.hidden.common import device_judge, judged_cases, student
+from grader.hidden.common import cases_judge, device_judge, finite_mask, student
 from grader.hidden.spec import (
     Case,
     CellCheck,
@@ -32,7 +32,7 @@ from grader.hidden.spec import (
     Items,
     LabChecks,
 )
-from grader.trusted.verdicts import Finding, JudgeContext, Tolerance
+from grader.trusted.verdicts import Finding, Tolerance
 
 MODULE = "alibi"
 HEADS = (1, 2, 3, 5, 6, 7, 8, 12, 16, 20, 24, 40, 96)
@@ -79,39 +79,25 @@ def bias(q_len: int, k_len: int, m: np.ndarray, causal: bool) -> np.ndarray:
 ITEMS = Items()
 
 
-@ITEMS.judge("slopes", 2, "alibi_slopes: la regla del artículo para cualquier número de cabezas",
-             "alibi_slopes: the paper's rule for any head count")
-def judge_slopes(ctx: JudgeContext):
-    checks, failing, diagnoses = judged_cases(ctx)
-    if failing and all((a := student(ctx, k)) is not None and np.all(a < 0) for k in failing):
-        diagnoses.append(Finding(
+judge_slopes = ITEMS.add(
+    "slopes", 2, "alibi_slopes: la regla del artículo para cualquier número de cabezas",
+    "alibi_slopes: the paper's rule for any head count", cases_judge(every_failing=(
+        lambda ctx, k: (a := student(ctx, k)) is not None and np.all(a < 0), Finding(
             "negative-slopes",
             "Las pendientes son positivas, entre 0 y 1; el signo menos va en el sesgo.",
-            "The slopes are positive, between 0 and 1; the minus sign belongs to the bias."))
-    return ctx.verdict(checks, diagnoses=diagnoses)
+            "The slopes are positive, between 0 and 1; the minus sign belongs to the bias."))))
 
 
-@ITEMS.judge("bias", 2, "alibi_bias: signo, máscara y consultas alineadas al final",
-             "alibi_bias: sign, mask and queries aligned to the end")
-def judge_bias(ctx: JudgeContext):
-    checks, failing, diagnoses = judged_cases(ctx)
-    finite = []
-    for k in failing:
-        expected, got = ctx.ref(k).get("array"), student(ctx, k)
-        if expected is None or got is None or got.shape != expected.shape:
-            continue
-        future = np.isinf(expected)
-        if future.any() and np.all(np.isfinite(got[future])) and np.all(got[future] <= -1e3) \
-                and np.allclose(got[~future], expected[~future], atol=1e-5):
-            finite.append(k)
-    if finite and len(finite) == len(failing):
-        diagnoses.append(Finding(
+judge_bias = ITEMS.add(
+    "bias", 2, "alibi_bias: signo, máscara y consultas alineadas al final",
+    "alibi_bias: sign, mask and queries aligned to the end", cases_judge(every_failing=(
+        lambda ctx, k: (e := ctx.ref(k).get("array")) is not None and finite_mask(
+            student(ctx, k), e, atol=1e-5), Finding(
             "finite-mask",
             "Las claves futuras deben valer exactamente −inf, no un número muy negativo: en "
             "float16 −1e9 se convierte en −inf de todos modos y −1e4 deja pasar atención.",
-            "Future keys must be exactly −inf, not a very negative number: in float16 −1e9 turns "
-            "into −inf anyway and −1e4 lets some attention through."))
-    return ctx.verdict(checks, diagnoses=diagnoses)
+            "Future keys must be exactly −inf, not a very negative number: in float16 −1e9 "
+            "turns into −inf anyway and −1e4 lets some attention through."))))
 
 
 judge_device = device_judge(

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden.cells import Mistake, cell_judge, formula_mistakes, ref, wrong_dtype, wrong_text
-from grader.hidden.common import cases_judge, student, whole_case
+from grader.hidden.common import cases_judge, judged_cases, student
 from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import JudgeContext, Tolerance
 
@@ -94,8 +94,7 @@ ITEMS.add("buckets", 3, "relative_position_bucket: modos bidireccional y causal"
              "RelativePositionBias: the module's buckets, queries at the end, shape (H, q_len, "
              "k_len)")
 def judge_bias(ctx: JudgeContext):
-    checks = [whole_case(ctx, k) for k in range(len(BIAS_CASES))]
-    failing = [k for k, c in enumerate(checks) if not c.ok]
+    checks, failing, _ = judged_cases(ctx)
     raised = [k for k in failing if _out_of_table(ctx, k)]
     found = ctx.named_mistakes([k for k in failing if k not in raised])
     if raised:  # only the defaults explain a bucket past the table (fewer than 32 rows)

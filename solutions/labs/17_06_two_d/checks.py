@@ -155,8 +155,7 @@ def _composed(ctx: JudgeContext, k: int) -> bool:
 
     Only when their rope_cos_sin is right (the probes' tables are then the ones two_d gets)."""
     cos_rows, cos_cols, rot_rows, rot_cols = _probes(k)
-    if not (whole_case(ctx, cos_rows, tolerances=ROPE_TOL).ok and
-            whole_case(ctx, cos_cols, tolerances=ROPE_TOL).ok):
+    if not all(whole_case(ctx, p, tolerances=ROPE_TOL).ok for p in (cos_rows, cos_cols)):
         return False
     blocks = [student(ctx, rot_rows), student(ctx, rot_cols)]
     actual = student(ctx, k)

@@ -35,13 +35,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden.cells import Mistake, Property, cell_judge, close
+from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, close
 from grader.hidden.common import cases_judge, contract, judged_cases
 from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
-from grader.trusted.verdicts import Check, JudgeContext, Tolerance
+from grader.trusted.verdicts import Check, JudgeContext
 
 MODULE = "extrapolation"
-EXACT = Tolerance(0.0, 0.0)
 
 # (train_len, length); at most 8 buckets (16 numbers come back from the probe)
 BUCKET_CASES = [(100, 1000), (1, 1), (3, 100), (50, 49), (7, 14), (10, 21), (64, 64), (5, 6),

@@ -42,7 +42,7 @@ import numpy as np
 
 from grader.hidden import depends
 from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, value
-from grader.hidden.common import contract, resembles, student, whole_case
+from grader.hidden.common import contract, judged_cases, resembles, student, whole_case
 from grader.hidden.spec import Case, CellCheck, Group, Items, LabChecks
 from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance
 
@@ -174,21 +174,25 @@ def contract_findings(ctx: JudgeContext, n: int, *, factor: bool = True) -> list
     return found
 
 
-def _factor_ok(ctx, k) -> bool:
-    return _factor_check(ctx, k).ok
+def _split(ctx: JudgeContext, checks: list[Check], function: str, composed):
+    """depends.split_rope_failures with case ``k``'s rope_frequencies probe at ``n + k``, and
+    the failing cases that rope.py does not explain."""
+    n = len(checks)
+    checks, findings, notes = depends.split_rope_failures(
+        ctx, checks, function=function, uses=("rope_frequencies", "rope_frequencies"),
+        probes=lambda k: [n + k], composed=composed)
+    return checks, findings, notes, [k for k, c in enumerate(checks) if not c.ok and
+                                     c.reason != "rope"]
 
 
 def judge_with_rope(ctx: JudgeContext, n: int, compose, function: str, extra=None):
     """The usual judge of a method: both outputs of each case; failures rope.py explains
     (``compose(k, thetas)``: the table the method gives on rope.py's ``thetas``) are split off,
     the rest are matched against the catalogue's mistakes."""
-    checks = [_pair_check(ctx, k) for k in range(n)]
-    checks, rope_findings, notes = depends.split_rope_failures(
-        ctx, checks, function=function, uses=("rope_frequencies", "rope_frequencies"),
-        probes=lambda k: [n + k],
-        composed=lambda k: _factor_ok(ctx, k) and (thetas := student(ctx, n + k)) is not None
+    checks, rope_findings, notes, failing = _split(
+        ctx, [_pair_check(ctx, k) for k in range(n)], function,
+        lambda k: _factor_check(ctx, k).ok and (thetas := student(ctx, n + k)) is not None
         and resembles(student(ctx, k), compose(k, thetas), FREQ_TOL))
-    failing = [k for k, c in enumerate(checks) if not c.ok and c.reason != "rope"]
     diagnoses = ctx.named_mistakes(failing)
     if extra is not None:
         diagnoses += extra(failing, diagnoses)
@@ -235,21 +239,19 @@ def _student_range(ctx: JudgeContext, index: int) -> tuple[float, float] | None:
     return lo, hi
 
 
+def _range_case(ctx: JudgeContext, k: int) -> Check:
+    outputs = ctx.run.outputs(k)
+    if outputs is not None and len(outputs) != 2:
+        return Check(False, "shape")
+    parts = [ctx.compare(k, p, tol=FACTOR_TOL, check_dtype=False) for p in (0, 1)]
+    return next((c for c in parts if not c.ok), parts[0])
+
+
 @ITEMS.judge("yarn_range", 1, "yarn_correction_range: extremos, redondeo y recorte",
              "yarn_correction_range: ends, rounding and clamping", group="range")
 def judge_range(ctx: JudgeContext):
-    n = len(RANGE_CASES)
-    checks = []
-    for k in range(n):
-        outputs = ctx.run.outputs(k)
-        if outputs is not None and len(outputs) != 2:
-            checks.append(Check(False, "shape"))
-            continue
-        parts = [ctx.compare(k, p, tol=FACTOR_TOL, check_dtype=False) for p in (0, 1)]
-        checks.append(next((c for c in parts if not c.ok), parts[0]))
-    failing = [k for k, c in enumerate(checks) if not c.ok]
-    return ctx.verdict(checks, diagnoses=ctx.named_mistakes(failing)
-                       + depends.import_findings(ctx))
+    checks, _, diagnoses = judged_cases(ctx, _range_case)
+    return ctx.verdict(checks, diagnoses=diagnoses + depends.import_findings(ctx))
 
 
 @ITEMS.judge("yarn", 2, "yarn_scaling: la rampa entre θ y θ/s (usa rope.py)",
@@ -258,18 +260,15 @@ def judge_yarn(ctx: JudgeContext):
     n = len(YARN_CASES)
     checks = [_freq_check(ctx, k) for k in range(n)]
 
-    def from_probes(k):
-        """What yarn_scaling gives on the student's own rope_frequencies and
-        yarn_correction_range (both probed on case ``k``'s arguments)."""
+    def on_own_parts(k):
+        """Is case ``k`` what yarn_scaling gives on the student's own rope_frequencies and
+        yarn_correction_range (both probed on case ``k``'s arguments)?"""
         thetas, ends = student(ctx, n + k), _student_range(ctx, 2 * n + k)
         if thetas is None or ends is None or ends[1] == ends[0]:
-            return None
+            return False
         ramp = np.clip((np.arange(YARN_CASES[k][0] // 2) - ends[0]) / (ends[1] - ends[0]), 0, 1)
-        return thetas * (1 - ramp) + thetas / YARN_CASES[k][2] * ramp
-
-    def on_own_parts(k):
-        wrong = from_probes(k)
-        return resembles(student(ctx, k, 0), wrong, FREQ_TOL)
+        return resembles(student(ctx, k), thetas * (1 - ramp) + thetas / YARN_CASES[k][2] * ramp,
+                         FREQ_TOL)
 
     # yarn_scaling right on top of the student's own (wrong) yarn_correction_range: the range
     # costs points in its own item only
@@ -291,11 +290,8 @@ def judge_yarn(ctx: JudgeContext):
             f"Your yarn_scaling uses your yarn_correction_range correctly, but it does not give "
             f"the expected ends (its own item says so): in {len(by_range)} of {n} hidden cases "
             "your ramp is the one your ends lead to, so it costs nothing here.", scoring=False))
-    checks, rope_findings, rope_notes = depends.split_rope_failures(
-        ctx, checks, function="yarn_scaling", uses=("rope_frequencies", "rope_frequencies"),
-        probes=lambda k: [n + k], composed=on_own_parts)
+    checks, rope_findings, rope_notes, failing = _split(ctx, checks, "yarn_scaling", on_own_parts)
     notes += rope_notes
-    failing = [k for k, c in enumerate(checks) if not c.ok and c.reason != "rope"]
     diagnoses = ctx.named_mistakes(failing) + contract_findings(ctx, n, factor=False)
     return depends.verdict(ctx, checks, diagnoses, rope_findings, notes)
 
@@ -309,28 +305,18 @@ def judge_yarn_factor(ctx: JudgeContext):
         outputs = ctx.run.outputs(k)
         checks.append(Check(False, "shape") if outputs is not None and len(outputs) != 2
                       else _factor_check(ctx, k))
-    checks, rope_findings, notes = depends.split_rope_failures(
-        ctx, checks, function="yarn_scaling", uses=("rope_frequencies", "rope_frequencies"),
-        probes=lambda k: [n + k], composed=lambda k: False)
-    failing = [k for k, c in enumerate(checks) if not c.ok and c.reason != "rope"]
+    checks, rope_findings, notes, failing = _split(ctx, checks, "yarn_scaling", lambda k: False)
     diagnoses = ctx.named_mistakes(failing)
-    if any(len(o) == 2 and o[1].get("kind") != "scalar"
-           for o in (ctx.run.outputs(k) or [] for k in range(n))):
-        diagnoses += [f for f in contract_findings(ctx, n) if f.code == "factor-type"]
+    diagnoses += [f for f in contract_findings(ctx, n) if f.code == "factor-type"]
     return depends.verdict(ctx, checks, diagnoses, rope_findings, notes)
-
-
-def _llama_args(k):
-    r, b, s, L0, lo, hi = LLAMA_CASES[k]
-    return r, b, s, L0, (1.0 if lo is None else lo), (4.0 if hi is None else hi)
 
 
 @ITEMS.judge("llama3", 1, "llama3_scaling: tres bandas de longitud de onda (usa rope.py)",
              "llama3_scaling: three wavelength bands (uses rope.py)")
 def judge_llama3(ctx: JudgeContext):
     def compose(k, thetas):
-        _, _, s, L0, lo, hi = _llama_args(k)
-        return llama3(thetas, s, L0, lo, hi)
+        _, _, s, L0, lo, hi = LLAMA_CASES[k]
+        return llama3(thetas, s, L0, 1.0 if lo is None else lo, 4.0 if hi is None else hi)
 
     return judge_with_rope(ctx, len(LLAMA_CASES), compose, "llama3_scaling")
 

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden.cells import Mistake, Property, cell_judge, value
-from grader.hidden.common import cases_judge, device_judge, judged_cases, student
+from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, value
+from grader.hidden.common import cases_judge, device_judge, finite_mask, judged_cases, student
 from grader.hidden.spec import (
     Case,
     CellCheck,
@@ -43,11 +43,10 @@ from grader.hidden.spec import (
     Items,
     LabChecks,
 )
-from grader.trusted.verdicts import Finding, JudgeContext, Tolerance
+from grader.trusted.verdicts import Finding, JudgeContext
 from minimodel.encodings import NAMES as ENCODINGS
 
 MODULE = "cache_positions"
-EXACT = Tolerance(0.0, 0.0)
 # (cache_len, q_len)
 CHUNK_CASES = [(0, 1), (17, 4), (1023, 1), (5, 9), (0, 13), (1, 2)]
 RELATIVE_CASES = [(0, 1), (3, 4), (10, 1), (0, 5), (7, 3), (30, 6)]
@@ -65,16 +64,12 @@ def inputs() -> dict[str, np.ndarray]:
     return {key: rng.standard_normal(shape).astype(np.float32) for key, shape in TABLES.items()}
 
 
-def _mask_case(cache_len, q_len, dtype) -> Case:
-    return Case("function", "causal_mask_after_cache", (cache_len, q_len),
-                {"dtype": DType(dtype)} if dtype else {})
-
-
 GROUPS = (
     Group("chunk", MODULE, tuple(Case("function", "chunk_positions", c) for c in CHUNK_CASES)),
     Group("relative", MODULE, tuple(Case("function", "relative_positions", c)
                                     for c in RELATIVE_CASES)),
-    Group("mask", MODULE, tuple(_mask_case(*c) for c in MASK_CASES)),
+    Group("mask", MODULE, tuple(Case("function", "causal_mask_after_cache", (c, q), {
+        "dtype": DType(dtype)} if dtype else {}) for c, q, dtype in MASK_CASES)),
     Group("rows", MODULE, tuple(Case("function", "bias_rows_after_cache", (Input(key, dtype), c, q))
                                 for key, dtype, c, q in ROWS_CASES)),
     Group("device", MODULE, (
@@ -109,16 +104,8 @@ def judge_mask(ctx: JudgeContext):
                 "overflow" in (ctx.error(k) or {}).get("message", "")]
     wrong_values = [k for k in failing if k not in overflow and
                     not ctx.compare(k, check_dtype=False).ok]
-    finite = []
-    for k in wrong_values:
-        expected = np.asarray(ctx.refs[k][0]["array"], dtype=np.float64)
-        got = student(ctx, k)
-        future = np.isinf(expected)
-        if got is not None and got.shape == expected.shape and future.any() and \
-                np.all(np.isfinite(got[future])) and np.all(got[future] <= -1e3) and \
-                np.all(got[~future] == 0):
-            finite.append(k)
-    if finite and len(finite) == len(wrong_values):
+    if wrong_values and all(finite_mask(student(ctx, k), np.asarray(
+            ctx.refs[k][0]["array"], dtype=np.float64), rtol=0, atol=0) for k in wrong_values):
         diagnoses.append(Finding(
             "finite-mask",
             "Las claves futuras deben valer exactamente −inf, no un número muy negativo: en "

@@ -32,17 +32,12 @@ HIDDEN_CONFIG = ("GPTConfig(vocab_size=50, block_size=40, n_layer=3, n_head=6, n
                  "positional=n, t5_num_buckets=16, max_len=64)")
 
 
-def _formula_mistake(config: tuple, delta) -> np.ndarray:
-    """What each encoding's formula gives with a mistake: ``delta(encoding, *config)`` added."""
-    return np.array([delta(name, *config) for name in ENCODINGS], dtype=np.float64)
-
-
 def _parameter_mistake(code: str, delta, es: str, en: str) -> Mistake:
     def values(get):
         found = {}
         for record, config in (("counted", LESSON), ("hidden", HIDDEN)):
             wrong = get(f"ref:{record}").copy()
-            wrong[:, 0] += _formula_mistake(config, delta)
+            wrong[:, 0] += [delta(name, *config) for name in ENCODINGS]  # each formula's
             found[record] = wrong
         return found
     return Mistake(code, values, es, en, EXACT)
