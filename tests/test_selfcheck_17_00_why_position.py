@@ -24,3 +24,12 @@ def test_a_tensor_gap_fails_only_the_type_check(tmp_path):
     assert ".item()" in results["returns_a_python_float"].detail_en
     assert {r.status for name, r in results.items() if name != "returns_a_python_float"} == {
         "pass"}
+
+
+def test_a_nan_gap_fails(tmp_path):
+    """NaN is no number within the tolerance (as in the grader, where it matches nothing)."""
+    results = diagnose(tmp_path, "17.00", "equivariance",
+                       (".abs().max().item()", ".abs().max().item() * float('nan')"))
+    for name in ("identity_is_equivariant", "position_ramp", "attention_is_equivariant"):
+        assert results[name].status == "fail", name
+        assert "nan" in results[name].detail_en

@@ -39,46 +39,25 @@ def reference_bodies(module: str) -> dict[str, str]:
     """The body of each solution block of ``solutions/positional/<module>.py``, by function."""
     from grader.build.stubs import BEGIN, END, HINT, _owner
 
-    lines = (REFERENCE_DIR / f"{module}.py").read_text(encoding="utf-8").splitlines()
-    bodies = {}
-    for i, line in enumerate(lines):
-        if line.strip() != BEGIN:
-            continue
-        indent = len(line) - len(line.lstrip())
-        j = i + 1
-        body = []
-        while lines[j].strip() != END:
-            if not HINT.search(lines[j]):
-                body.append(lines[j][indent:])
-            j += 1
-        bodies[_owner(lines, i)] = "\n".join(body) + "\n"
+    text = (REFERENCE_DIR / f"{module}.py").read_text(encoding="utf-8")
+    lines, bodies = text.splitlines(), {}
+    for block in re.finditer(rf"^( *){BEGIN}\n(.*?)^ *{END}$", text, flags=re.M | re.S):
+        body = [line[len(block[1]):] for line in block[2].splitlines() if not HINT.search(line)]
+        bodies[_owner(lines, text.count("\n", 0, block.start()))] = "\n".join(body) + "\n"
     return bodies
 
 
 def fill_stub(stub: str, bodies: dict[str, str], module_code: str = "") -> str:
     """The stub with each ``YOUR CODE`` block replaced by the body written for its function."""
-    lines = stub.splitlines()
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        if lines[i].strip() != START_MARK:
-            out.append(lines[i])
-            i += 1
-            continue
-        indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
-        j = i
-        while lines[j].strip() != END_MARK:
-            j += 1
-        block = "\n".join(lines[i : j + 1])
-        match = re.search(r"Falta implementar ([\w.]+)", block)
-        name = match.group(1) if match else ""
-        if name in bodies:
-            out += [indent + line if line.strip() else "" for line in
-                    bodies[name].rstrip("\n").splitlines()]
-        else:
-            out += lines[i : j + 1]
-        i = j + 1
-    text = "\n".join(out) + "\n"
+    def filled(block: re.Match) -> str:
+        name = re.search(r"Falta implementar ([\w.]+)|$", block[0])[1]
+        if name not in bodies:
+            return block[0]
+        return "\n".join(block[1] + line if line.strip() else ""
+                         for line in bodies[name].rstrip("\n").splitlines())
+
+    pattern = rf"^( *){re.escape(START_MARK)}$.*?^ *{re.escape(END_MARK)}$"
+    text = re.sub(pattern, filled, stub, flags=re.M | re.S)
     return text + ("\n\n" + module_code if module_code else "")
 
 

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from minimodel.implementation import CATALOGUE_DIR, ENV_VAR
@@ -70,10 +70,7 @@ def catalogue(module: str) -> list[Mistake]:
     spec = importlib.util.spec_from_file_location(f"mistakes_{module}", path)
     loaded = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(loaded)
-    found = [
-        Mistake(m.code, m.target, m.es, m.en, m.wrong, module)
-        for m in vars(loaded).values() if isinstance(m, Mistake)
-    ]
+    found = [replace(m, module=module) for m in vars(loaded).values() if isinstance(m, Mistake)]
     codes = [m.code for m in found]
     if len(codes) != len(set(codes)):
         raise ValueError(f"{path}: two mistakes with one code: {sorted(codes)}")
@@ -168,11 +165,15 @@ def hidden_outputs(checks, inputs: Path, out_dir: Path) -> dict[str, dict]:
               {n: e for n, e in c.records.items() if n not in c.volatile})
              for c in checks.cells if c.catalogue]
     out_dir.mkdir(parents=True)
-    subprocess.run([sys.executable, "-m", "grader.build.mistakes", str(inputs), str(out_dir)],
-                   input=pickle.dumps((LabChecks(checks.lab_id, groups=checks.groups), cells)),
-                   check=True,
-                   env={**os.environ, ENV_VAR: "reference", "PYTHONDONTWRITEBYTECODE": "1"})
+    reference_child("grader.build.mistakes", str(inputs), str(out_dir),
+                    input=pickle.dumps((LabChecks(checks.lab_id, groups=checks.groups), cells)))
     return pickle.loads((out_dir / OUTCOMES).read_bytes())
+
+
+def reference_child(module: str, *args: str, **options) -> None:
+    """``python -m <module> <args>`` where ``minimodel.positional`` is the reference."""
+    subprocess.run([sys.executable, "-m", module, *args], check=True, **options,
+                   env={**os.environ, ENV_VAR: "reference", "PYTHONDONTWRITEBYTECODE": "1"})
 
 
 def lab_mistakes(lab_id: str) -> list[Mistake]:

@@ -198,14 +198,13 @@ def merge_manual(out: Path, db: Path) -> int:
                                     f"{db} not found (the nbgrader course's gradebook.db)."))
     notebooks.nbgrader_on_path()
     taken = 0
-    checks_by_lab = registry()
+    slugs = _labs(None)
     with Gradebook(f"sqlite:///{db}") as gradebook:
         for record in load_records(out):
             for lab_id, lab in record.get("labs", {}).items():
-                checks = checks_by_lab.get(lab_id)
-                if not checks or not checks.notebook:
+                slug = slugs.get(lab_id)
+                if slug is None:
                     continue
-                slug = checks.notebook.slug
                 try:
                     notebook = gradebook.find_submission_notebook(slug, slug,
                                                                   record["student_id"])

@@ -124,10 +124,13 @@ def student_makefile(text: str) -> str:
 SOLUTION_RUN = 3  # consecutive lines of a notebook's solution that, found in a file, are a copy
 
 
-def _code_lines(text: str) -> list[str]:
-    """The lines of Python source that hold code, stripped (comments and blanks out)."""
-    return [line.strip() for line in text.splitlines()
-            if line.strip() and not line.strip().startswith("#")]
+def _runs(text: str) -> list[tuple[str, ...]]:
+    """Every ``SOLUTION_RUN`` consecutive lines of Python source that hold code, stripped
+    (comments and blanks out)."""
+    lines = [line.strip() for line in text.splitlines()
+             if line.strip() and not line.strip().startswith("#")]
+    return [tuple(lines[start:start + SOLUTION_RUN])
+            for start in range(len(lines) - SOLUTION_RUN + 1)]
 
 
 def solution_runs(root: Path = REPO_ROOT) -> dict[tuple[str, ...], str]:
@@ -137,9 +140,7 @@ def solution_runs(root: Path = REPO_ROOT) -> dict[tuple[str, ...], str]:
     for source in sorted((root / "solutions" / "labs").glob("*/notebook.py")):
         for block in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", source.read_text(
                 encoding="utf-8"), flags=re.S):
-            lines = _code_lines(block)
-            for start in range(len(lines) - SOLUTION_RUN + 1):
-                runs[tuple(lines[start:start + SOLUTION_RUN])] = source.parent.name
+            runs.update(dict.fromkeys(_runs(block), source.parent.name))
     return runs
 
 
@@ -164,9 +165,7 @@ def leaks(folder: Path, root: Path = REPO_ROOT) -> list[str]:
             if marker in text:
                 found.append(f"{name}: contains {marker!r}")
         if path.suffix == ".py":
-            lines = _code_lines(text)
-            copied = {runs[run] for start in range(len(lines) - SOLUTION_RUN + 1)
-                      if (run := tuple(lines[start:start + SOLUTION_RUN])) in runs}
+            copied = {runs[run] for run in _runs(text) if run in runs}
             found += [f"{name}: holds the solution of {lab}'s notebook" for lab in sorted(copied)]
     return found
 
@@ -251,6 +250,9 @@ def answers(out: Path, say=print) -> list[str]:
     return [f"{leak} · a student could call it for full marks" for leak in found.leaks]
 
 
+REWRITTEN = {"pyproject.toml": student_pyproject, "Makefile": student_makefile}
+
+
 def _write(tree: Path, out: Path) -> list[Path]:
     """Copy the released files of the exported ``tree`` to ``out``, rewriting what must be."""
     written = []
@@ -259,12 +261,8 @@ def _write(tree: Path, out: Path) -> list[Path]:
             continue
         source, target = tree / name, out / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        if name == "pyproject.toml":
-            target.write_text(student_pyproject(source.read_text(encoding="utf-8")),
-                              encoding="utf-8")
-        elif name == "Makefile":
-            target.write_text(student_makefile(source.read_text(encoding="utf-8")),
-                              encoding="utf-8")
+        if name in REWRITTEN:
+            target.write_text(REWRITTEN[name](source.read_text(encoding="utf-8")), encoding="utf-8")
         elif name == "README.md":
             shutil.copy2(tree / STUDENT_README, target)
         else:

@@ -18,8 +18,6 @@ import argparse
 import contextlib
 import importlib
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import traceback
@@ -27,11 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.build.mistakes import forked
+from grader.build.mistakes import forked, reference_child
 from grader.build.references import DRIFT_TOLERANCE, write_npz
 from grader.trusted.references import code_hash
 from minimodel.course import LABS, Lab, find_lab
-from minimodel.implementation import CATALOGUE_DIR, ENV_VAR, REFERENCE_DIR, REPO_ROOT
+from minimodel.implementation import CATALOGUE_DIR, REFERENCE_DIR, REPO_ROOT
 from minimodel.selfcheck import snapshots
 
 SELFCHECK_DIR = REPO_ROOT / "src" / "minimodel" / "selfcheck"
@@ -140,9 +138,7 @@ def labs_with_snapshots() -> list[Lab]:
 def compute_all(labs: list[Lab], folder: Path) -> None:
     """Compute and write the snapshots of ``labs`` into ``folder`` (a child process with the
     reference implementation)."""
-    env = {**os.environ, ENV_VAR: "reference", "PYTHONDONTWRITEBYTECODE": "1"}
-    subprocess.run([sys.executable, "-m", "grader.build.snapshots", "--write-to", str(folder),
-                    *[lab.id for lab in labs]], env=env, check=True)
+    reference_child("grader.build.snapshots", "--write-to", str(folder), *[lab.id for lab in labs])
 
 
 def drift(lab: Lab, computed: Path) -> list[str]:

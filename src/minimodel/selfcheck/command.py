@@ -82,11 +82,8 @@ class Report:
             self._line(earlier)
         self.waiting = []
 
-    def _detail(self, result: Result) -> str:
-        return self.say(result.detail_es, result.detail_en)
-
     def _explain(self, result: Result) -> None:
-        detail = self._detail(result)
+        detail = self.say(result.detail_es, result.detail_en)
         if not detail:
             return
         if detail in self.shown:

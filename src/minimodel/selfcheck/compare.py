@@ -14,20 +14,20 @@ from minimodel.messages import bilingual
 from minimodel.selfcheck.contracts import not_kept, seen
 
 
-class CheckFailure(AssertionError):
+class _Bilingual:
+    """An exception or warning whose message is given in both languages."""
+
+    def __init__(self, es: str, en: str) -> None:
+        super().__init__(bilingual(es, en))
+        self.es, self.en = es, en
+
+
+class CheckFailure(_Bilingual, AssertionError):
     """A check that ran and found a wrong result; carries the reason in both languages."""
 
-    def __init__(self, es: str, en: str) -> None:
-        super().__init__(bilingual(es, en))
-        self.es, self.en = es, en
 
-
-class CheckNote(UserWarning):
+class CheckNote(_Bilingual, UserWarning):
     """Something worth knowing about a check that passed (not an error), in both languages."""
-
-    def __init__(self, es: str, en: str) -> None:
-        super().__init__(bilingual(es, en))
-        self.es, self.en = es, en
 
 
 def note(es: str, en: str) -> None:

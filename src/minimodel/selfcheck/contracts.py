@@ -4,8 +4,8 @@ When a function returns a value of the wrong kind (a tensor where a Python numbe
 ``minimodel check`` and the grader's feedback explain it with the same words: both read this
 table. A contract is keyed by the function it is about (scaling.py's methods share theirs, keyed
 by the module) and by the code the feedback shows; a ``dtype-not-kept`` text names the dtypes
-asked for and returned in its ``{dtypes}`` (:func:`dtypes`). Plain text only: the grader reads it
-without loading PyTorch.
+asked for and returned in its ``{dtypes}`` (:func:`not_kept`). Plain text only: the grader reads
+it without loading PyTorch.
 """
 
 from __future__ import annotations
@@ -126,17 +126,12 @@ def seen(name: str, *signs: str) -> tuple[str, str] | None:
                  if (function, sign) in SEEN_AS), None)
 
 
-def dtypes(pairs) -> str:
-    """The ``{dtypes}`` of a ``dtype-not-kept`` text: each ``(asked, returned)`` pair of dtype
-    names once, as ``"bfloat16 → float32"`` (the input's dtype, then the output's), in order."""
-    return ", ".join(f"{asked} → {got}" for asked, got in sorted(set(pairs)))
-
-
 def not_kept(subject: str, pairs) -> tuple[str, str]:
     """The words of ``subject``'s ``dtype-not-kept`` contract for the ``(asked, returned)``
-    dtypes ``pairs``."""
+    dtypes ``pairs``: each pair once, as ``"bfloat16 → float32"`` (the input's dtype, then the
+    output's), in order."""
     es, en = CONTRACTS[subject, "dtype-not-kept"]
-    listed = dtypes(pairs)
+    listed = ", ".join(f"{asked} → {got}" for asked, got in sorted(set(pairs)))
     return es.format(dtypes=listed), en.format(dtypes=listed)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from minimodel.selfcheck.compare import CheckFailure, CheckList, StudentModule
+from minimodel.selfcheck.compare import CheckFailure, CheckList, StudentModule, expect_array
 from minimodel.selfcheck.contracts import broken
 from minimodel.selfcheck.snapshots import Snapshots
 
@@ -37,12 +37,8 @@ def _expect_stored(value: object, name: str, *, atol: float) -> None:
 
 def _expect_number(value: object, expected: float, *, name: str, atol: float = 1e-6) -> None:
     """Fail unless ``value`` is within ``atol`` of ``expected``."""
-    value = _number(value, name)
-    if abs(value - expected) > atol:
-        raise CheckFailure(
-            f"{name} = {value:.6g}, se esperaba {expected:.6g} (tolerancia {atol:g}).",
-            f"{name} = {value:.6g}, expected {expected:.6g} (tolerance {atol:g}).",
-        )
+    expect_array(np.array(_number(value, name)), np.array(expected), name=name, atol=atol,
+                 rtol=0.0)
 
 
 def _sequence(B: int = 3, T: int = 6, d: int = 4) -> torch.Tensor:

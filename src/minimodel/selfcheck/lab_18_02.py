@@ -31,6 +31,11 @@ def expect_pair(result: object, name: str) -> tuple[torch.Tensor, float]:
     return inv_freq, float(factor)
 
 
+def scaled(method: str, *args, **kwargs) -> tuple[torch.Tensor, float]:
+    """``scaling.<method>(*args, **kwargs)`` as ``expect_pair`` checks it."""
+    return expect_pair(getattr(scaling, method)(*args, **kwargs), method)
+
+
 def expect_factor(actual: float, expected: float, name: str, mistakes: dict | None = None) -> None:
     """Fail unless ``actual`` is ``expected`` (relative 1e-6); name a mistake whose stored value
     it matches."""
@@ -56,9 +61,7 @@ def expect_stored_factor(actual: float, name: str) -> None:
 
 @checks.add("linear_scaling", "divide cada frecuencia por s", "divides every frequency by s")
 def linear_values() -> None:
-    inv_freq, factor = expect_pair(
-        scaling.linear_scaling(16, 10000.0, factor=4.0), "linear_scaling"
-    )
+    inv_freq, factor = scaled("linear_scaling", 16, 10000.0, factor=4.0)
     snap.expect(inv_freq, "linear_scaling(16, factor=4)[0]")
     expect_factor(factor, 1.0, "linear_scaling")
 
@@ -68,7 +71,7 @@ def linear_values() -> None:
 
 @checks.add("ntk_scaling", "base b·s^(r/(r-2))", "base b·s^(r/(r-2))")
 def ntk_values() -> None:
-    inv_freq, factor = expect_pair(scaling.ntk_scaling(32, 10000.0, factor=4.0), "ntk_scaling")
+    inv_freq, factor = scaled("ntk_scaling", 32, 10000.0, factor=4.0)
     snap.expect(inv_freq, "ntk_scaling(32, factor=4)[0]", rtol=1e-5)
     expect_factor(factor, 1.0, "ntk_scaling")
 
@@ -81,12 +84,8 @@ def ntk_values() -> None:
 )
 def dynamic_below_original() -> None:
     for seq_len in (None, 100, 128, 1):
-        inv_freq, factor = expect_pair(
-            scaling.dynamic_ntk_scaling(
-                12, 10000.0, factor=2.0, original_max_len=128, seq_len=seq_len
-            ),
-            "dynamic_ntk_scaling",
-        )
+        inv_freq, factor = scaled("dynamic_ntk_scaling", 12, 10000.0, factor=2.0,
+                                  original_max_len=128, seq_len=seq_len)
         name = f"dynamic_ntk_scaling(12, factor=2, original_max_len=128, seq_len={seq_len})[0]"
         snap.expect(inv_freq, name)
         expect_factor(factor, 1.0, "dynamic_ntk_scaling")
@@ -98,12 +97,8 @@ def dynamic_below_original() -> None:
     "base b·(s·L/L0 - (s-1))^(r/(r-2)) beyond L0",
 )
 def dynamic_beyond_original() -> None:
-    inv_freq, _ = expect_pair(
-        scaling.dynamic_ntk_scaling(
-            128, 10000.0, factor=2.0, original_max_len=4096, seq_len=8192
-        ),
-        "dynamic_ntk_scaling",
-    )
+    inv_freq, _ = scaled("dynamic_ntk_scaling", 128, 10000.0, factor=2.0,
+                         original_max_len=4096, seq_len=8192)
     snap.expect(  # the new base is 30527.74
         inv_freq,
         "dynamic_ntk_scaling(128, factor=2, original_max_len=4096, seq_len=8192)[0]",
@@ -114,21 +109,15 @@ def dynamic_beyond_original() -> None:
 # --- YaRN ---------------------------------------------------------------------------------------
 
 
-def range_pair(got: object, name: str) -> tuple[float, float]:
-    """The student's ``(lo, hi)`` as two floats, or a clear failure."""
+def expect_range(got: object, name: str, hint: tuple[str, str] = ("", "")) -> None:
+    """Fail unless the student's ``(lo, hi)`` is the stored one; name a mistake whose stored
+    ends it has (else add ``hint``)."""
     if not (isinstance(got, tuple) and len(got) == 2):
         raise CheckFailure(
             f"{name} debe devolver una tupla (lo, hi).",
             f"{name} must return a tuple (lo, hi).",
         )
     lo, hi = (float(v) for v in got)
-    return lo, hi
-
-
-def expect_range(got: object, name: str, hint: tuple[str, str] = ("", "")) -> None:
-    """Fail unless the student's ``(lo, hi)`` is the stored one; name a mistake whose stored
-    ends it has (else add ``hint``)."""
-    lo, hi = range_pair(got, name)
     expected, mistakes = snap.answer(np.array([lo, hi]), name)
     if np.allclose([lo, hi], expected, rtol=1e-9, atol=0):
         return
@@ -166,14 +155,10 @@ def yarn_range_raw_and_clamped() -> None:
 
 @checks.add("yarn_scaling", "la rampa entre θ y θ/s", "the ramp between θ and θ/s")
 def yarn_frequencies() -> None:
-    inv_freq, _ = expect_pair(
-        scaling.yarn_scaling(128, 10000.0, factor=4.0, original_max_len=4096), "yarn_scaling"
-    )
+    inv_freq, _ = scaled("yarn_scaling", 128, 10000.0, factor=4.0, original_max_len=4096)
     snap.expect(inv_freq, "yarn_scaling(128, factor=4, original_max_len=4096)[0]", rtol=1e-5)
-    unrounded, _ = expect_pair(
-        scaling.yarn_scaling(64, 500.0, factor=4.0, original_max_len=1024, truncate=False),
-        "yarn_scaling",
-    )
+    unrounded, _ = scaled("yarn_scaling", 64, 500.0, factor=4.0, original_max_len=1024,
+                          truncate=False)
     snap.expect(
         unrounded,
         "yarn_scaling(64, 500, factor=4, original_max_len=1024, truncate=False)[0]",
@@ -188,14 +173,10 @@ def yarn_frequencies() -> None:
 )
 def yarn_attention_factor() -> None:
     for s in (4.0, 16.0, 1.0):
-        _, factor = expect_pair(
-            scaling.yarn_scaling(32, factor=s, original_max_len=128), "yarn_scaling"
-        )
+        _, factor = scaled("yarn_scaling", 32, factor=s, original_max_len=128)
         expect_stored_factor(factor, f"yarn_scaling(32, factor={s:g}, original_max_len=128)[1]")
-    _, given = expect_pair(
-        scaling.yarn_scaling(32, factor=4.0, original_max_len=128, attention_factor=1.5),
-        "yarn_scaling",
-    )
+    _, given = scaled("yarn_scaling", 32, factor=4.0, original_max_len=128,
+                      attention_factor=1.5)
     expect_stored_factor(given, "yarn_scaling(32, factor=4, original_max_len=128, "
                          "attention_factor=1.5)[1]")
 
@@ -209,9 +190,8 @@ def yarn_attention_factor() -> None:
     "29 pairs kept, 6 blended, 29 divided (Llama 3.1)",
 )
 def llama3_worked_case() -> None:
-    inv_freq, factor = expect_pair(
-        scaling.llama3_scaling(128, 500000.0, factor=8.0, original_max_len=8192), "llama3_scaling"
-    )
+    inv_freq, factor = scaled("llama3_scaling", 128, 500000.0, factor=8.0,
+                              original_max_len=8192)
     snap.expect(
         inv_freq, "llama3_scaling(128, 5e5, factor=8, original_max_len=8192)[0]", rtol=1e-5
     )
@@ -224,13 +204,8 @@ def llama3_worked_case() -> None:
     "low_freq_factor and high_freq_factor",
 )
 def llama3_options() -> None:
-    inv_freq, _ = expect_pair(
-        scaling.llama3_scaling(
-            32, 10000.0, factor=4.0, original_max_len=256, low_freq_factor=2.0,
-            high_freq_factor=8.0,
-        ),
-        "llama3_scaling",
-    )
+    inv_freq, _ = scaled("llama3_scaling", 32, 10000.0, factor=4.0, original_max_len=256,
+                         low_freq_factor=2.0, high_freq_factor=8.0)
     snap.expect(
         inv_freq,
         "llama3_scaling(32, factor=4, original_max_len=256, low=2, high=8)[0]",

@@ -13,11 +13,11 @@ import torch
 
 from minimodel.selfcheck import per_encoding
 from minimodel.selfcheck.compare import CheckFailure, CheckList
-from minimodel.selfcheck.per_encoding import FILES
+from minimodel.selfcheck.per_encoding import FILES, tiny_model, tokens
 
 checks = CheckList()
 
-TINY = dict(vocab_size=40, block_size=32, n_layer=2, n_head=4, n_embd=32)
+TINY = dict(block_size=32, n_layer=2, n_head=4, n_embd=32)
 ATOL = 2e-5  # float32; cached and full passes differ only in the order of the sums
 OFFSET_HINT = {
     "sinusoidal": (
@@ -47,19 +47,6 @@ OFFSET_HINT = {
 }
 
 
-def tiny_model(positional: str, seed: int = 0):
-    """A tiny Mini-GPT with ``positional``; every weight outside ``hooks`` depends only on seed."""
-    from minimodel.model import GPT, GPTConfig
-
-    torch.manual_seed(seed)
-    return GPT(GPTConfig(**TINY, positional=positional)).eval()
-
-
-def tokens(T: int = 24, seed: int = 1) -> torch.Tensor:
-    generator = torch.Generator().manual_seed(seed)
-    return torch.randint(0, TINY["vocab_size"], (2, T), generator=generator)
-
-
 def full_logits(model, idx: torch.Tensor) -> torch.Tensor:
     with torch.no_grad():
         return model(idx)[0]
@@ -78,9 +65,9 @@ def two_chunk_logits(model, idx: torch.Tensor, prompt_len: int) -> torch.Tensor:
 
 
 def check_forward(name: str) -> None:
-    idx = tokens()
-    logits = full_logits(tiny_model(name), idx)
-    expected = (*idx.shape, TINY["vocab_size"])
+    idx = tokens(24)
+    logits = full_logits(tiny_model(name, **TINY), idx)
+    expected = (*idx.shape, per_encoding.VOCAB)
     if not isinstance(logits, torch.Tensor) or tuple(logits.shape) != expected:
         shape = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits).__name__
         raise CheckFailure(
@@ -102,7 +89,7 @@ def check_forward(name: str) -> None:
 
 def check_changes_output(name: str) -> None:
     """The encoding's hook must change what it is given (position 0 of a rotation excepted)."""
-    hooks, T = tiny_model(name).hooks, 12
+    hooks, T = tiny_model(name, **TINY).hooks, 12
     head_dim = TINY["n_embd"] // TINY["n_head"]
     with torch.no_grad():
         if name in ("sinusoidal", "learned"):  # hook 1: rows of the table added to x
@@ -124,7 +111,7 @@ def check_changes_output(name: str) -> None:
 
 
 def check_cache(name: str) -> None:
-    model, idx, prompt_len = tiny_model(name), tokens(), 10
+    model, idx, prompt_len = tiny_model(name, **TINY), tokens(24), 10
     full = full_logits(model, idx)
     cached = two_chunk_logits(model, idx, prompt_len)
     if cached.shape == full.shape and torch.allclose(cached, full, atol=ATOL, rtol=0):

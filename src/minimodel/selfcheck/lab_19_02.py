@@ -14,27 +14,15 @@ import torch
 
 from minimodel.selfcheck import per_encoding
 from minimodel.selfcheck.compare import CheckFailure, CheckList
-from minimodel.selfcheck.per_encoding import FILES
+from minimodel.selfcheck.per_encoding import FILES, tiny_model, tokens
 
 checks = CheckList()
 
-TINY = dict(vocab_size=40, block_size=16, n_layer=2, n_head=4, n_embd=32)
-
-
-def tiny_model(positional: str, seed: int = 0, **overrides):
-    from minimodel.model import GPT, GPTConfig
-
-    torch.manual_seed(seed)
-    return GPT(GPTConfig(**{**TINY, **overrides, "positional": positional}))
-
-
-def tokens(T: int, seed: int = 1) -> torch.Tensor:
-    generator = torch.Generator().manual_seed(seed)
-    return torch.randint(0, TINY["vocab_size"], (2, T), generator=generator)
+TINY = dict(block_size=16, n_layer=2, n_head=4, n_embd=32)
 
 
 def check_learns(name: str) -> None:
-    model = tiny_model(name).train()
+    model = tiny_model(name, **TINY).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
     idx = tokens(TINY["block_size"] + 1)
     losses = []
@@ -75,7 +63,7 @@ def check_longer(name: str) -> None:
     overrides = {"max_len": T} if name == "rope" else {}
     if name == "t5":
         overrides = {"t5_num_buckets": 8, "t5_max_distance": T}
-    model = allow_length(tiny_model(name, **overrides).eval(), 4 * T)
+    model = allow_length(tiny_model(name, **TINY, **overrides), 4 * T)
     idx = tokens(4 * T)
     with torch.no_grad():
         long_logits = model(idx)[0]
@@ -97,7 +85,7 @@ def check_longer(name: str) -> None:
             "later.",
         )
     if name == "rope":  # past the cos/sin table: the same angles as with a table that covers it
-        full_table = allow_length(tiny_model(name, max_len=8 * T).eval(), 4 * T)
+        full_table = allow_length(tiny_model(name, **TINY, max_len=8 * T), 4 * T)
         with torch.no_grad():
             reference = full_table(idx)[0]
         if not torch.allclose(long_logits, reference, atol=2e-5, rtol=0):

@@ -23,7 +23,7 @@ import tempfile
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,33 +106,27 @@ def _run_child(lab, names, checks, env, timeout, tell) -> dict[str, Result]:
         )
         os.close(write_fd)
         results: dict[str, Result] = {}
-        current, started, buffer = None, time.monotonic(), b""
+        current, started = None, time.monotonic()
         try:
-            while True:
-                wait = max(0.0, started + timeout - time.monotonic()) if current else 60.0
-                ready, _, _ = select.select([read_fd], [], [], wait)
-                if not ready:
+            def wait() -> float:
+                return max(0.0, started + timeout - time.monotonic()) if current else 60.0
+
+            for event in _events(read_fd, wait):
+                if event is None:
                     name = current or names[0]
                     results[name] = _timeout(checks[name], timeout, _where_hung(child, read_fd))
                     tell(checks[name], results[name])
                     return results
-                chunk = os.read(read_fd, 65536)
-                if not chunk:
-                    break
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    event = json.loads(line)
-                    if "start" in event:
-                        current, started = event["start"], time.monotonic()
-                        tell(checks[current], None)
-                    elif "name" in event:
-                        result = Result(
-                            checks[event["name"]], event["status"], event["es"], event["en"]
-                        )
-                        results[event["name"]] = result
-                        tell(result.check, result)
-                        current = None
+                if "start" in event:
+                    current, started = event["start"], time.monotonic()
+                    tell(checks[current], None)
+                elif "name" in event:
+                    result = Result(
+                        checks[event["name"]], event["status"], event["es"], event["en"]
+                    )
+                    results[event["name"]] = result
+                    tell(result.check, result)
+                    current = None
             child.wait(timeout=10)
             if current is not None:
                 stderr.seek(0)
@@ -155,20 +149,24 @@ def _where_hung(child: subprocess.Popen, read_fd: int) -> dict | None:
     """Ask the running child where it is; its answer, or None when it cannot say in time."""
     with contextlib.suppress(ProcessLookupError):
         child.send_signal(signal.SIGUSR1)
-    deadline, buffer = time.monotonic() + ANSWER_WAIT, b""
-    while (left := deadline - time.monotonic()) > 0:
-        ready, _, _ = select.select([read_fd], [], [], left)
-        if not ready:
-            break
+    deadline = time.monotonic() + ANSWER_WAIT
+    for event in _events(read_fd, lambda: max(0.0, deadline - time.monotonic())):
+        if event is None or "hung" in event:
+            return event and event["hung"]
+    return None
+
+
+def _events(read_fd: int, wait: Callable[[], float]) -> Iterator[dict | None]:
+    """The child's events as they arrive; ``None`` (then nothing) once ``wait()`` seconds pass
+    without any. Ends when the child closes the pipe."""
+    buffer = b""
+    while select.select([read_fd], [], [], wait())[0]:
         chunk = os.read(read_fd, 65536)
         if not chunk:
-            break
-        buffer += chunk
-        for line in buffer.split(b"\n")[:-1]:
-            event = json.loads(line)
-            if "hung" in event:
-                return event["hung"]
-    return None
+            return
+        *lines, buffer = (buffer + chunk).split(b"\n")
+        yield from map(json.loads, lines)
+    yield None
 
 
 def _timeout(check: Check, timeout: float, place: dict | None) -> Result:

@@ -45,15 +45,14 @@ def restore(array: np.ndarray, described: dict) -> np.ndarray | torch.Tensor:
 class Snapshots:
     """The stored answers of one lab, loaded on first use."""
 
-    def __init__(self, lab_id: str, folder: Path = FOLDER):
+    def __init__(self, lab_id: str):
         self.lab_id = lab_id
-        self.folder = folder
         self._meta: dict | None = None
         self._arrays: dict[str, np.ndarray] = {}
 
     def _load(self) -> dict:
         if self._meta is None:
-            npz, meta = files(self.lab_id, self.folder)
+            npz, meta = files(self.lab_id)
             if not npz.exists() or not meta.exists():
                 raise FileNotFoundError(
                     bilingual(
