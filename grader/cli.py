@@ -181,8 +181,6 @@ def _dispatch(args) -> int:
             from grader.trusted import gradebook, merging
 
             if args.sources:
-                merging.check_sources(args.sources, args.out)
-                args.out.mkdir(parents=True, exist_ok=True)
                 count = merging.merge(args.sources, args.out)
                 print(f"merged {count} records into {args.out / 'grades.csv'}")
             if args.manual:

@@ -171,15 +171,13 @@ def enter(config: dict) -> dict:
     return applied
 
 
-def vm_size_bytes() -> int:
-    """This process's virtual memory size (``VmSize``), or 0 when unknown."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
+def status_kb(key: str, pid: int | str = "self") -> int:
+    """A process's ``/proc/<pid>/status`` value ``key`` in KiB (``VmSize``, ``VmRSS``), or 0."""
+    with contextlib.suppress(OSError, ValueError), \
+            open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
     return 0
 
 
@@ -204,13 +202,12 @@ def apply_limits(limits: dict, *, relative_memory: bool = True) -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     if limits.get("memory_mb"):
         budget = int(limits["memory_mb"]) * 2**20
-        limit(resource.RLIMIT_AS, budget + (vm_size_bytes() if relative_memory else 0))
-    if limits.get("fsize_mb"):
-        limit(resource.RLIMIT_FSIZE, int(limits["fsize_mb"]) * 2**20)
-    if limits.get("nproc"):
-        limit(resource.RLIMIT_NPROC, int(limits["nproc"]))
-    if limits.get("nofile"):
-        limit(resource.RLIMIT_NOFILE, int(limits["nofile"]))
+        limit(resource.RLIMIT_AS, budget + (status_kb("VmSize") * 1024 if relative_memory else 0))
+    for key, kind, unit in (("fsize_mb", resource.RLIMIT_FSIZE, 2**20),
+                            ("nproc", resource.RLIMIT_NPROC, 1),
+                            ("nofile", resource.RLIMIT_NOFILE, 1)):
+        if limits.get(key):
+            limit(kind, int(limits[key]) * unit)
 
 
 def drop_privileges(uid: int, gid: int) -> None:
@@ -235,10 +232,13 @@ def close_other_fds() -> None:
                 os.close(fd)
 
 
-def detach(config: dict, out_w: int) -> None:
-    """First steps of a forked process that will run student code: its own session and, when
-    ``config`` asks for a PID namespace (this process is its PID 1), a ``/proc`` of its own;
-    stdin from ``/dev/null``, stdout and stderr into the pipe ``out_w``, no other descriptor."""
+def confine(config: dict, out_w: int, workdir: str, limits: dict, *,
+            relative_memory: bool = True) -> None:
+    """What every process that runs student code does first, in this order: its own session
+    and, when ``config`` asks for a PID namespace (this process is its PID 1), a ``/proc`` of its
+    own; stdin from ``/dev/null``, stdout and stderr into the pipe ``out_w``, no other
+    descriptor; ``workdir``, the limits, the unprivileged user (when ``config`` asks), the
+    parent-death signal again, the scrubbed environment with ``HOME`` at ``workdir``."""
     os.setsid()
     if config.get("pid_namespace"):
         unshare(CLONE_NEWNS)
@@ -248,6 +248,13 @@ def detach(config: dict, out_w: int) -> None:
     os.dup2(out_w, 1)
     os.dup2(out_w, 2)
     close_other_fds()
+    os.chdir(workdir)
+    apply_limits(limits, relative_memory=relative_memory)
+    if config.get("drop_privileges"):
+        drop_privileges(config["uid"], config["gid"])
+    set_parent_death_signal()
+    os.environ.clear()
+    os.environ.update(config["env"], HOME=workdir)
 
 
 def install_audit_guard(deny: list[str], allow: list[str]) -> None:

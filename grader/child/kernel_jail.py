@@ -39,18 +39,10 @@ def _kernel(config: dict, connection_file: str, out_w: int) -> None:
 
     code = 72
     try:
-        isolation.detach(config, out_w)
-        workdir = config["workdir"]
-        os.chdir(workdir)
         if config.get("drop_privileges"):
             os.chown(connection_file, config["uid"], config["gid"])
-        isolation.apply_limits(config.get("limits", {}), relative_memory=False)
-        if config.get("drop_privileges"):
-            isolation.drop_privileges(config["uid"], config["gid"])
-        isolation.set_parent_death_signal()
-        os.environ.clear()
-        os.environ.update(config["env"])
-        os.environ["HOME"] = workdir
+        isolation.confine(config, out_w, config["workdir"], config.get("limits", {}),
+                          relative_memory=False)
         sys.path[:0] = [p for p in config["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
         signal.signal(signal.SIGINT, signal.default_int_handler)
         for signum in FORWARDED[1:]:
@@ -73,15 +65,14 @@ def _kernel(config: dict, connection_file: str, out_w: int) -> None:
         os._exit(code)
 
 
-def _read_request(conn: socket.socket) -> dict:
-    conn.settimeout(30)
+def _read_line(conn: socket.socket) -> dict | None:
+    """The first JSON line ``conn`` sends, or ``None`` when it closes before."""
     data = b""
     while b"\n" not in data:
         chunk = conn.recv(1 << 16)
         if not chunk:
-            raise ConnectionError("the proxy went away before asking")
+            return None
         data += chunk
-    conn.settimeout(None)
     return json.loads(data.split(b"\n", 1)[0])
 
 
@@ -90,7 +81,11 @@ def _jail(conn: socket.socket) -> int:
     import isolation
 
     isolation.set_parent_death_signal()
-    request = _read_request(conn)
+    conn.settimeout(30)
+    request = _read_line(conn)
+    if request is None:
+        raise ConnectionError("the proxy went away before asking")
+    conn.settimeout(None)
     with open(request["config"], encoding="utf-8") as handle:
         config = json.load(handle)
     connection_file = request["connection_file"]
@@ -217,13 +212,8 @@ def proxy(config_path: str, connection_file: str) -> int:
 
     for signum in FORWARDED:
         signal.signal(signum, forward)
-    reply = b""
-    while b"\n" not in reply:
-        chunk = conn.recv(1024)
-        if not chunk:
-            return 1
-        reply += chunk
-    return int(json.loads(reply.split(b"\n", 1)[0]).get("exit", 1))
+    reply = _read_line(conn)
+    return 1 if reply is None else int(reply.get("exit", 1))
 
 
 if __name__ == "__main__":

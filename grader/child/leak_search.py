@@ -207,13 +207,7 @@ def same(got: tuple, want: tuple) -> bool:
 
 def plain_outputs(value) -> list[dict]:
     """``probe_runner``'s description of a result, with the arrays kept in memory."""
-    flat: list = []
-    probe_runner._flatten(value, flat)
-    outputs = []
-    for element in flat[:probe_runner.MAX_OUTPUTS]:
-        meta, array = probe_runner.to_plain(element)
-        outputs.append({**meta, "array": array})
-    return outputs
+    return [{**meta, "array": array} for meta, array in probe_runner.plain_outputs(value)]
 
 
 def _reset(folder: str) -> None:

@@ -204,15 +204,19 @@ def to_plain(value):
     return {"kind": "unsupported", "type": type(value).__name__}, None
 
 
+def plain_outputs(value) -> list[tuple[dict, object]]:
+    """``(meta, array or None)`` for each output of one result (:func:`to_plain`)."""
+    flat: list = []
+    _flatten(value, flat)
+    return [to_plain(element) for element in flat[:MAX_OUTPUTS]]
+
+
 def save_outputs(value, prefix: str) -> list[dict]:
     """Save each output of one case as ``<prefix>_<j>.npy``; return their descriptions."""
     import numpy as np
 
-    flat: list = []
-    _flatten(value, flat)
     metas = []
-    for index, element in enumerate(flat[:MAX_OUTPUTS]):
-        meta, array = to_plain(element)
+    for index, (meta, array) in enumerate(plain_outputs(value)):
         if array is not None:
             np.save(f"{prefix}_{index}.npy", array, allow_pickle=False)
             meta["file"] = f"{os.path.basename(prefix)}_{index}.npy"

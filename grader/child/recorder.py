@@ -13,7 +13,6 @@ reads the files and decides. A failing expression is recorded as its exception.
 
 from __future__ import annotations
 
-import json
 import os
 
 import probe_runner
@@ -38,8 +37,7 @@ def make_recorder(out_dir: str):
                 results[name] = {"ok": True, "outputs": outputs}
             except BaseException as error:  # recorded, never raised into the notebook
                 results[name] = {"ok": False, "error": probe_runner.describe_error(error)}
-        with open(os.path.join(folder, "record.json"), "w", encoding="utf-8") as handle:
-            json.dump(results, handle)
+        probe_runner._write_json(os.path.join(folder, "record.json"), results)
 
     return record
 

@@ -19,6 +19,7 @@ platform probe promised, no student code runs.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -35,34 +36,15 @@ def _send(channel, message: dict) -> None:
     channel.flush()
 
 
-def _rss_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
 def _worker(request: dict, config: dict, item_dir: str, out_w: int, applied: dict) -> None:
     """The process that runs student code (never returns)."""
     code = 70
     try:
-        isolation.detach(config, out_w)
-        os.environ.clear()
-        os.environ.update(config["env"])
-        sys.path.insert(0, config["course_src"])
-        os.chdir(item_dir)
         limits = dict(request.get("limits", {}))
         if request.get("variant") == "cuda":
             limits.pop("memory_mb", None)  # CUDA maps huge address ranges; the monitor watches RSS
-        isolation.apply_limits(limits)
-        if config.get("drop_privileges"):
-            isolation.drop_privileges(config["uid"], config["gid"])
-        isolation.set_parent_death_signal()
-        os.environ["HOME"] = item_dir
+        isolation.confine(config, out_w, item_dir, limits)
+        sys.path.insert(0, config["course_src"])
         if not applied["files"] and config.get("audit_guard"):
             isolation.install_audit_guard(config["audit_guard"],
                                           config["expose_ro"] + config["expose_rw"])
@@ -74,11 +56,9 @@ def _worker(request: dict, config: dict, item_dir: str, out_w: int, applied: dic
     except BaseException:  # noqa: BLE001 - reported through the missing done.json
         code = 71
     finally:
-        try:
+        with contextlib.suppress(BaseException):
             sys.stdout.flush()
             sys.stderr.flush()
-        except BaseException:
-            pass
         os._exit(code)
 
 
@@ -135,7 +115,7 @@ def _monitor(request: dict, config: dict, item_dir: str) -> dict:
             reason = "timeout"
             _kill(pid, config)
         if reason is None and memory_kb and request.get("variant") == "cuda" \
-                and _rss_kb(pid) > memory_kb:
+                and isolation.status_kb("VmRSS", pid) > memory_kb:
             reason = "memory"
             _kill(pid, config)
     if not config.get("pid_namespace"):
@@ -166,13 +146,11 @@ def _monitor(request: dict, config: dict, item_dir: str) -> dict:
 
 
 def _kill(pid: int, config: dict) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         if config.get("pid_namespace"):
             os.kill(pid, signal.SIGKILL)  # PID 1 of its namespace: takes everything with it
         else:
             os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def run_group(request: dict) -> dict:
@@ -195,10 +173,7 @@ def run_group(request: dict) -> dict:
         os._exit(0)
     os.close(report_w)
     chunks = []
-    while True:
-        chunk = os.read(report_r, 1 << 16)
-        if not chunk:
-            break
+    while chunk := os.read(report_r, 1 << 16):
         chunks.append(chunk)
     os.close(report_r)
     os.waitpid(pid, 0)

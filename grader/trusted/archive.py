@@ -186,16 +186,17 @@ def _zip(archive: zipfile.ZipFile, inside: tuple[str, ...], result: Listing) -> 
             continue
         if _too_many(result):
             return
-        mode = info.external_attr >> 16
-        if stat.S_ISLNK(mode):
-            kind = "link"
-        elif stat.S_IFMT(mode) not in (0, stat.S_IFREG):
-            kind = "special"
-        elif info.flag_bits & 0x1:
+        kind = _kind(info.external_attr >> 16)
+        if kind == "file" and info.flag_bits & 0x1:
             kind = "encrypted"
-        else:
-            kind = "file"
         _add(Entry(name, info.file_size, kind, inside, _zip_reader(archive, info)), result)
+
+
+def _kind(mode: int) -> str:
+    """``link``, ``special`` or ``file`` (a zip entry with no file type is a file)."""
+    if stat.S_ISLNK(mode):
+        return "link"
+    return "special" if stat.S_IFMT(mode) not in (0, stat.S_IFREG) else "file"
 
 
 def _zip_reader(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Callable[[int], bytes]:
@@ -275,13 +276,8 @@ def _walk(root: Path, result: Listing) -> None:
                 info = os.lstat(full)
             except OSError:
                 continue
-            if stat.S_ISLNK(info.st_mode):
-                kind = "link"
-            elif stat.S_ISREG(info.st_mode):
-                kind = "file"
-            else:
-                kind = "special"
-            _add(Entry("/".join(parts), info.st_size, kind, (), _file_reader(full)), result)
+            _add(Entry("/".join(parts), info.st_size, _kind(info.st_mode), (), _file_reader(full)),
+                 result)
 
 
 def _file_reader(path: Path) -> Callable[[int], bytes]:

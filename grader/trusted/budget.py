@@ -13,6 +13,7 @@ student's infinite loops cannot hold a worker for a quarter of an hour.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from pathlib import Path
@@ -56,17 +57,14 @@ class StudentBudget:
 
 
 def _children(pid: int) -> list[int]:
-    found = []
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return found
+        return []
+    found = []
     for task in tasks:
-        try:
-            text = Path(f"/proc/{pid}/task/{task}/children").read_text()
-        except OSError:
-            continue
-        found += [int(p) for p in text.split()]
+        with contextlib.suppress(OSError):
+            found += [int(p) for p in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
     return found
 
 

@@ -185,9 +185,7 @@ def html_page(record: dict, lang: str) -> str:
              f"<title>{e(content['heading'])}</title><style>{CSS}</style></head><body>",
              f"<h1>{e(content['heading'])}</h1><p><strong>{e(content['total'])}</strong></p>"]
     if content["messages"]:
-        parts.append(f"<h2>{e(words['submission'])}</h2><ul>")
-        parts += [f"<li>{e(text)}</li>" for text in content["messages"]]
-        parts.append("</ul>")
+        parts += [f"<h2>{e(words['submission'])}</h2>", _ul(content["messages"])]
     for lab in content["labs"]:
         parts.append(f"<h2>{e(words['lab'])} {e(lab['id'])} · {e(lab['title'])} — "
                      f"{e(lab['score'])}</h2>")
@@ -197,17 +195,17 @@ def html_page(record: dict, lang: str) -> str:
                   for a, b, c in lab["rows"]]
         parts.append("</table>")
         if lab["notebook"]:
-            parts.append(f"<h3>{e(words['notebook'])}</h3><ul>")
-            parts += [f"<li>{e(text)}</li>" for text in lab["notebook"]]
-            parts.append("</ul>")
+            parts += [f"<h3>{e(words['notebook'])}</h3>", _ul(lab["notebook"])]
         if lab["details"]:
             parts.append(f"<h3>{e(words['details'])}</h3>")
-            for title, texts in lab["details"]:
-                parts.append(f"<p><strong>{e(title)}</strong></p><ul>")
-                parts += [f"<li>{e(t)}</li>" for t in texts]
-                parts.append("</ul>")
+            parts += [f"<p><strong>{e(title)}</strong></p>{_ul(texts)}"
+                      for title, texts in lab["details"]]
     parts.append(f"<footer><em>{e(content['footer'])}</em></footer></body></html>\n")
     return "".join(parts)
+
+
+def _ul(texts: list[str]) -> str:
+    return "<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in texts) + "</ul>"
 
 
 def write(record: dict, folder: Path) -> list[Path]:

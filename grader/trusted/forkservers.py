@@ -158,12 +158,10 @@ class Zygote:
     def close(self) -> None:
         if self.process is None:
             return
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired, OSError):
             if self.process.stdin:
                 self.process.stdin.close()
             self.process.wait(timeout=10)
-        except (subprocess.TimeoutExpired, OSError):
-            pass
         self.kill()
 
     def kill(self) -> None:
@@ -174,11 +172,9 @@ class Zygote:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=10)
         for stream in (self.process.stdin, self.process.stdout):
-            try:
+            with contextlib.suppress(OSError):
                 if stream:
                     stream.close()
-            except OSError:
-                pass
 
 
 class KernelServer(Zygote):

@@ -138,14 +138,13 @@ def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
     log_path.write_bytes(f"== {student_id} {datetime.datetime.now().isoformat()}\n".encode())
     modules = {m for c in registry().values() for m in c.modules()}
     files = {m: submission.module(m) for m in modules if submission.module(m) is not None}
+    # Read before anything runs: a module that takes its values from the course scores 0.
+    borrowed = borrowed_modules(files)
     # A graded module the submission lacks comes from the released stubs, so that a module that
     # imports it (two_d.py and scaling.py import rope.py) still imports; its own items still
     # say it is missing.
     files.update({m: (STUBS_DIR / f"{m}.py").read_bytes() for m in sorted(modules - set(files))
                   if (STUBS_DIR / f"{m}.py").exists()})
-    # Read before anything runs: a module that takes its values from the course scores 0.
-    borrowed = borrowed_modules({m: data for m, data in files.items()
-                                 if submission.module(m) is not None})
     scratch_dir = ctx.scratch_root / safe
     if scratch_dir.exists():
         shutil.rmtree(scratch_dir)
@@ -220,7 +219,7 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
             gpu = runs.get("cuda") or GroupOutcome.absent("cuda", "not-run", n)
             meta = runs.get("meta") or GroupOutcome.absent("meta", runs["cpu"].status, n)
         judge_ctx = JudgeContext(item, group, runs["cpu"], gpu, refs.group(item.group), arrays,
-                                 f"{group.module}.py", limits, ctx.cuda, meta, ctx.gpu_scores,
+                                 f"{group.module}.py", limits, meta, ctx.gpu_scores,
                                  refs.mistakes(item.group))
         items.append(_judged(item.judge, judge_ctx, item.key, item.title_es, item.title_en,
                              item.points, problems))
@@ -315,13 +314,7 @@ def _lift_syntax_errors(record: dict) -> None:
 
 def _gpu_summary(record: dict) -> str:
     states = [v["gpu"] for lab in record["labs"].values() for v in lab["items"] if v.get("gpu")]
-    if not states:
-        return "n/a"
-    if "failed" in states:
-        return "failed"
-    if "not run" in states:
-        return "not run"
-    return "passed"
+    return next((s for s in ("failed", "not run") if s in states), "passed") if states else "n/a"
 
 
 # --- the run -------------------------------------------------------------------------------------
@@ -329,17 +322,12 @@ def _gpu_summary(record: dict) -> str:
 @contextlib.contextmanager
 def _locked(out: Path):
     out.mkdir(parents=True, exist_ok=True)
-    handle = open(out / ".lock", "w")  # noqa: SIM115
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        raise GradingError(f"another grader is writing to {out}") from None
-    try:
+    with open(out / ".lock", "w") as handle:  # closing it releases the lock
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise GradingError(f"another grader is writing to {out}") from None
         yield
-    finally:
-        fcntl.flock(handle, fcntl.LOCK_UN)
-        handle.close()
 
 
 def _clean_stale_scratch() -> None:

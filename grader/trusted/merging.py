@@ -142,7 +142,6 @@ def merge(sources: list[Path], out: Path) -> int:
             students.append(record["student_id"])
             target = record_path(out, record["student_id"])
             if target.resolve() != record_path(source, record["student_id"]).resolve():
-                target.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write_json(target, record)
             log_file = source / "logs" / f"{safe_id(record['student_id'])}.log"
             if log_file.exists() and log_file.resolve() != (out / "logs" / log_file.name) \

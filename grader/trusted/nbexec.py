@@ -35,7 +35,7 @@ import nbformat
 from grader.hidden.spec import NotebookChecks
 from grader.trusted.forkservers import KernelServer, sandbox_config
 from grader.trusted.redact import from_student
-from grader.trusted.safe_io import UnsafeData, read_json, read_outputs
+from grader.trusted.safe_io import UnsafeData, read_entry, read_json
 from grader.trusted.sandbox import (
     Capabilities,
     Limits,
@@ -322,19 +322,9 @@ def read_records(folder: Path, checks: NotebookChecks) -> dict[str, dict[str, di
                 not base.is_symlink() else None
         except UnsafeData:
             data = None
-        if isinstance(data, dict):
-            for name in cell.records:
-                entry = data.get(name)
-                if not isinstance(entry, dict):
-                    continue
-                if entry.get("ok"):
-                    values[name] = {"ok": True,
-                                    "outputs": read_outputs(base, name, entry.get("outputs"))}
-                else:
-                    error = entry.get("error") if isinstance(entry.get("error"), dict) else {}
-                    values[name] = {"ok": False, "error": {
-                        "type": str(error.get("type", "Error"))[:80],
-                        "message": str(error.get("message", ""))[:2000]}}
+        for name in cell.records if isinstance(data, dict) else ():
+            if isinstance(data.get(name), dict):
+                values[name] = read_entry(base, name, data[name], 2000, located=False)
         records[cell.grade_id] = values
     return records
 
@@ -362,10 +352,12 @@ def kernel_findings(outcome: dict, build: dict) -> list[Finding]:
                                 "The grader could not run the notebook; your instructor will "
                                 "review it."))
     for error in outcome.get("cell_errors", [])[:3]:
-        if error.get("role") in ("student", "given", "added") and error.get("ename") != \
-                "CellTimeout":
-            where = error.get("grade_id") or "añadida"
-            where_en = error.get("grade_id") or "added"
+        where, where_en = error.get("grade_id") or "añadida", error.get("grade_id") or "added"
+        if error.get("ename") == "CellTimeout":
+            findings.append(Finding("nb-cell-timeout",
+                                    f"La celda «{where}» superó el tiempo límite.",
+                                    f"Cell '{where_en}' went over the time limit."))
+        elif error.get("role") in ("student", "given", "added"):
             es_msg, en_msg = from_student(error.get("evalue", ""), 240)
             if not es_msg and error["ename"] == "NotImplementedError":
                 es_msg, en_msg = "todavía sin implementar.", "not implemented yet."
@@ -376,11 +368,6 @@ def kernel_findings(outcome: dict, build: dict) -> list[Finding]:
                 "nb-cell-error",
                 f"La celda «{where}» lanzó {error['ename']}: {es_msg}".rstrip(": "),
                 f"Cell '{where_en}' raised {error['ename']}: {en_msg}".rstrip(": ")))
-        elif error.get("ename") == "CellTimeout":
-            findings.append(Finding(
-                "nb-cell-timeout",
-                f"La celda «{error.get('grade_id') or 'añadida'}» superó el tiempo límite.",
-                f"Cell '{error.get('grade_id') or 'added'}' went over the time limit."))
     if build.get("restored_locked_cells"):
         listed = ", ".join(build["restored_locked_cells"])
         findings.append(Finding("nb-locked-restored",

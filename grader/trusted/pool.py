@@ -9,11 +9,9 @@ as not graded (retried on the next run).
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import multiprocessing
 import os
 import signal
-import sys
 import threading
 import time
 import traceback
@@ -21,6 +19,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from grader.child.isolation import set_parent_death_signal
 from grader.trusted import gradebook
 from grader.trusted.progress import Progress
 from grader.trusted.runs import kernel_server, zygote
@@ -30,8 +29,7 @@ def worker_init(ctx) -> None:
     """Workers die with the main process and leave Ctrl-C to it; the zygote and the kernel
     server start loading."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
+    set_parent_death_signal()
     parent = os.getppid()
 
     def watch():

@@ -137,12 +137,8 @@ def read_outputs(folder: Path, prefix: str, metas: object) -> list[dict]:
     ``array`` (a checked ndarray or ``None``); an output that is not plain, consistent data gets
     ``kind = "invalid"`` and a ``problem``.
     """
-    if not isinstance(metas, list):
-        return []
-    outputs = []
-    for index, meta in enumerate(metas[:16]):
-        outputs.append(_read_output(folder, f"{prefix}_{index}.npy", meta))
-    return outputs
+    return [_read_output(folder, f"{prefix}_{index}.npy", meta)
+            for index, meta in enumerate(metas[:16])] if isinstance(metas, list) else []
 
 
 def _read_output(folder: Path, filename: str, meta: object) -> dict:
@@ -207,20 +203,26 @@ def read_group(folder: Path, n_cases: int) -> dict:
             continue
         if not isinstance(record, dict):
             continue
-        case = {"ok": bool(record.get("ok")), "error": None, "outputs": []}
-        if case["ok"]:
-            case["outputs"] = read_outputs(folder, prefix, record.get("outputs"))
-        else:
-            case["error"] = _clean_error(record.get("error"))
-        result["cases"][index] = case
+        result["cases"][index] = read_entry(folder, prefix, record)
     return result
 
 
-def _clean_error(error: object) -> dict:
+def read_entry(folder: Path, prefix: str, record: dict, cap: int = 4000,
+               located: bool = True) -> dict:
+    """One case's (or one recorded value's) outputs, or the exception it raised."""
+    if record.get("ok"):
+        return {"ok": True, "error": None,
+                "outputs": read_outputs(folder, prefix, record.get("outputs"))}
+    return {"ok": False, "error": _clean_error(record.get("error"), cap, located), "outputs": []}
+
+
+def _clean_error(error: object, cap: int = 4000, located: bool = True) -> dict:
     if not isinstance(error, dict):
         return {"type": "Error", "message": ""}
     clean = {"type": str(error.get("type", "Error"))[:80],
-             "message": str(error.get("message", ""))[:4000]}
+             "message": str(error.get("message", ""))[:cap]}
+    if not located:
+        return clean
     if isinstance(error.get("lineno"), int):
         clean["lineno"] = error["lineno"]
     if isinstance(error.get("file"), str):

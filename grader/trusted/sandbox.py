@@ -30,7 +30,6 @@ from pathlib import Path
 import numpy as np
 
 from grader.child.probe_runner import GIVEN_CODE_MAY_IMPORT, forbidden
-from minimodel.course import encoding_modules
 from minimodel.implementation import PACKAGE_DIR, REPO_ROOT
 
 CHILD_DIR = Path(__file__).resolve().parent.parent / "child"
@@ -140,12 +139,9 @@ def python_roots() -> list[str]:
 
 def installed_grader_dirs() -> list[str]:
     """A non-editable install of ``grader`` in site-packages would expose the hidden checks."""
-    dirs = []
-    for folder in site.getsitepackages() + [site.getusersitepackages()]:
-        candidate = Path(folder) / "grader"
-        if candidate.is_dir():
-            dirs.append(str(candidate))
-    return dirs
+    return [str(Path(folder) / "grader") for folder in
+            [*site.getsitepackages(), site.getusersitepackages()]
+            if (Path(folder) / "grader").is_dir()]
 
 
 def filesystem_view(scratch: Path, extra_hide: list[Path] = ()) -> dict:
@@ -367,9 +363,7 @@ class Scratch(ItemFolders):
             if forbidden(name) and name not in GIVEN_CODE_MAY_IMPORT:
                 ignored.append(n)
         if Path(folder).resolve() == (PACKAGE_DIR / "positional").resolve():
-            encodings = {f"{m}.py" for m in encoding_modules()}
-            ignored += [n for n in names if n != "__init__.py" and
-                        (n in encodings or n.endswith(".py"))]
+            ignored += [n for n in names if n != "__init__.py" and n.endswith(".py")]
         return ignored
 
     def add_inputs(self, name: str, arrays: dict[str, np.ndarray]) -> Path:

@@ -92,6 +92,10 @@ class Check:
     error: dict | None = None
 
 
+def _at(items: list, index: int, default=None):
+    return items[index] if index < len(items) else default
+
+
 # --- what came back from one probe group -------------------------------------------------------
 
 @dataclass
@@ -108,17 +112,10 @@ class GroupOutcome:
 
     @classmethod
     def from_run(cls, variant: str, report: dict, data: dict) -> GroupOutcome:
-        raw = report.get("status", "error")
-        if raw == "exited":
-            status = "finished" if data.get("done") else "exited"
-        elif raw == "signal":
-            status = "crashed"
-        elif raw in ("timeout", "cpu", "memory"):
-            status = raw
-        else:
-            status = "error"
-        if status == "crashed" and report.get("signal") == signal.SIGXCPU:
-            status = "cpu"
+        status = {"exited": "finished" if data.get("done") else "exited",
+                  "signal": "cpu" if report.get("signal") == signal.SIGXCPU else "crashed",
+                  "timeout": "timeout", "cpu": "cpu", "memory": "memory",
+                  }.get(report.get("status", "error"), "error")
         return cls(variant, status, data.get("cases", []), data.get("import_error"), report,
                    data.get("problems", []))
 
@@ -128,22 +125,15 @@ class GroupOutcome:
         return cls(variant, status, [None] * n_cases, file_findings=list(findings))
 
     def outputs(self, index: int) -> list[dict] | None:
-        case = self.cases[index] if index < len(self.cases) else None
-        if case is None or not case.get("ok"):
-            return None
-        return case.get("outputs", [])
+        case = _at(self.cases, index)
+        return case.get("outputs", []) if case is not None and case.get("ok") else None
 
     def output(self, index: int, position: int = 0) -> dict | None:
-        outputs = self.outputs(index)
-        if outputs is None or position >= len(outputs):
-            return None
-        return outputs[position]
+        return _at(self.outputs(index) or [], position)
 
     def error(self, index: int) -> dict | None:
-        case = self.cases[index] if index < len(self.cases) else None
-        if case is None:
-            return self.import_error
-        return case.get("error")
+        case = _at(self.cases, index)
+        return self.import_error if case is None else case.get("error")
 
 
 # --- comparisons --------------------------------------------------------------------------------
@@ -217,8 +207,7 @@ def make_verdict(item, *, checks: list[Check], run: GroupOutcome, module_file: s
                  diagnoses: list[Finding] = (), notes: list[Finding] = (),
                  gpu_checks: list[Check] | None = None, gpu_run: GroupOutcome | None = None,
                  expected_dtype: str | None = None, got_dtypes: list[str] = (),
-                 limits: dict | None = None, gpu_available: bool = False,
-                 gpu_scores: bool = False) -> Verdict:
+                 limits: dict | None = None, gpu_scores: bool = False) -> Verdict:
     """The usual verdict: score from the fraction of cases passed, findings from what failed.
 
     Diagnoses (known mistakes, recognised by the item's judge) replace the generic mismatch
@@ -254,19 +243,15 @@ def make_verdict(item, *, checks: list[Check], run: GroupOutcome, module_file: s
                     findings.append(Finding(finding.code, where[0] + finding.es,
                                             where[1] + finding.en,
                                             finding.scoring and gpu_scores))
-        elif gpu_available:
-            gpu = "not run"
     findings += list(notes)
     score = round(item.points * fraction, 2)
-    seen, unique = set(), []
+    unique: dict[tuple[str, str], Finding] = {}
     for finding in findings:
-        if (finding.code, finding.en) not in seen:
-            seen.add((finding.code, finding.en))
-            unique.append(finding)
+        unique.setdefault((finding.code, finding.en), finding)
     return Verdict(
         key=item.key, title_es=item.title_es, title_en=item.title_en, points=item.points,
-        score=score, status=status_of(score, item.points), findings=unique, passed=passed,
-        total=total, gpu=gpu,
+        score=score, status=status_of(score, item.points), findings=list(unique.values()),
+        passed=passed, total=total, gpu=gpu,
         instructor={"run": run.status, "reasons": [c.reason for c in checks],
                     "max_err": [c.max_err for c in checks],
                     "wall_s": run.report.get("wall_s"),
@@ -290,7 +275,6 @@ class JudgeContext:
     inputs: dict[str, np.ndarray]
     module_file: str
     limits: dict = field(default_factory=dict)
-    gpu_available: bool = False
     meta_run: GroupOutcome | None = None  # device groups: the run on the meta device
     gpu_scores: bool = False  # graded with --device cuda: the CUDA run counts
     mistakes: list[dict] = field(default_factory=list)  # References.mistakes(group)
@@ -334,8 +318,7 @@ class JudgeContext:
         return (run or self.run).output(index, position)
 
     def ref(self, index: int, position: int = 0) -> dict:
-        outputs = self.refs[index] if index < len(self.refs) else []
-        return outputs[position] if position < len(outputs) else {"kind": "missing"}
+        return _at(_at(self.refs, index, []), position, {"kind": "missing"})
 
     def error(self, index: int, run: GroupOutcome | None = None) -> dict | None:
         return (run or self.run).error(index)
@@ -347,9 +330,7 @@ class JudgeContext:
 
     def verdict(self, checks: list[Check], **options) -> Verdict:
         return make_verdict(self.item, checks=checks, run=self.run, module_file=self.module_file,
-                            limits=self.limits,
-                            gpu_available=self.gpu_available, gpu_scores=self.gpu_scores,
-                            **options)
+                            limits=self.limits, gpu_scores=self.gpu_scores, **options)
 
 
 @dataclass
@@ -365,18 +346,14 @@ class CellContext:
 
     def out(self, name: str, position: int = 0) -> dict | None:
         record = self.records.get(name)
-        if not record or not record.get("ok"):
-            return None
-        outputs = record.get("outputs", [])
-        return outputs[position] if position < len(outputs) else None
+        return _at(record.get("outputs", []), position) if record and record.get("ok") else None
 
     def error(self, name: str) -> dict | None:
         record = self.records.get(name)
         return record.get("error") if record and not record.get("ok") else None
 
     def ref(self, name: str, position: int = 0) -> dict:
-        outputs = self.refs.get(name, [])
-        return outputs[position] if position < len(outputs) else {"kind": "missing"}
+        return _at(self.refs.get(name, []), position, {"kind": "missing"})
 
     def compare(self, name: str, position: int | None = None, **options) -> Check:
         """Compare one recorded output (``position``) or, by default, all of them."""

@@ -76,8 +76,8 @@ def grade_sources(lab_id: str, sources: dict[str, str], folder: Path, checks=Non
         gpu = GroupOutcome.absent("cuda", "not-run", n) if group.device else None
         meta = runs[item.group].get("meta")
         context = JudgeContext(item, group, cpu, gpu, refs.group(item.group), arrays,
-                               f"{module}.py", {"wall_s": 5}, False,
-                               meta, mistakes=refs.mistakes(item.group))
+                               f"{module}.py", {"wall_s": 5}, meta,
+                               mistakes=refs.mistakes(item.group))
         verdicts[item.key] = item.judge(context)
     return verdicts
 
@@ -147,8 +147,7 @@ def judge_garbage(lab_id: str) -> list[Verdict]:
             run = GroupOutcome("cpu", "finished", [{"ok": True, "outputs": list(outputs)}] * n)
             gpu = GroupOutcome.absent("cuda", "not-run", n) if group.device else None
             context = JudgeContext(item, group, run, gpu, refs.group(item.group), arrays,
-                                   "x.py", {"wall_s": 5}, False,
-                                   run if group.device else None,
+                                   "x.py", {"wall_s": 5}, run if group.device else None,
                                    mistakes=refs.mistakes(item.group))
             verdicts.append(item.judge(context))
     return verdicts

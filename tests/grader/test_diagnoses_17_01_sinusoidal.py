@@ -49,8 +49,8 @@ def judge(item_key, run, meta_run=None, gpu_run=None, gpu_scores=False):
         meta_run = meta_run or run
         gpu_run = gpu_run or GroupOutcome.absent("cuda", "not-run", n)
     context = JudgeContext(item, group, run, gpu_run, REFS.group(item.group), INPUTS,
-                           "sinusoidal.py", {"wall_s": 5}, gpu_run is not None,
-                           meta_run, gpu_scores, REFS.mistakes(item.group))
+                           "sinusoidal.py", {"wall_s": 5}, meta_run, gpu_scores,
+                           REFS.mistakes(item.group))
     return item.judge(context)
 
 

@@ -38,8 +38,7 @@ def judge(key, cases):
         {"ok": outs is not None, "outputs": outs or [], "error": None if outs else
          {"type": "RuntimeError", "message": "shape"}} for outs in cases])
     context = JudgeContext(item, group, run, None, References("17.02").group(item.group),
-                           checks.inputs(), f"{group.module}.py", {},
-                           False, None)
+                           checks.inputs(), f"{group.module}.py", {}, None)
     verdict = item.judge(context)
     return verdict, {f.code for f in verdict.findings}
 
