@@ -126,24 +126,18 @@ def table(records: list[dict]) -> str:
         for lab_id in labs:
             lab = record["labs"].get(lab_id, {})
             cells.append(f"{lab.get('auto', 0):g}/{lab.get('auto_max', 0):g}")
-        codes = []
-        for lab in record["labs"].values():
-            for verdict in lab["items"]:
-                for finding in verdict.get("findings", []):
-                    if finding.get("scoring", True) and finding["code"] not in codes:
-                        codes.append(finding["code"])
-            for finding in lab.get("notebook", {}).get("findings", []):
-                if finding["code"] not in codes:
-                    codes.append(finding["code"])
+        findings = [finding for lab in record["labs"].values() for finding in [
+            *(f for verdict in lab["items"] for f in verdict.get("findings", [])
+              if f.get("scoring", True)),
+            *lab.get("notebook", {}).get("findings", [])]]
+        codes = list(dict.fromkeys(finding["code"] for finding in findings))
         shown = ", ".join(codes[:7]) + (", …" if len(codes) > 7 else "")
         cells += [f"{record['auto']:g}/{record['auto_max']:g}",
                   EXPECTED.get(record["student_id"], ""), shown or "-"]
         rows.append(cells)
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header) - 1)]
-    lines = []
-    for row in [header, *rows]:
-        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=False))
-                     + "  " + str(row[-1]))
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=False))
+             + "  " + str(row[-1]) for row in [header, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths) + "  " + "-" * 8)
     return "\n".join(lines)
 

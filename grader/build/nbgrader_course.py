@@ -76,6 +76,21 @@ def _write_once(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+def _notebook_labs(record: dict, slugs: dict[str, str]) -> list[tuple[dict, str]]:
+    """(lab record, notebook slug) for each lab of a student's record with a graded notebook."""
+    return [(lab, slugs[lab_id]) for lab_id, lab in record.get("labs", {}).items()
+            if lab_id in slugs]
+
+
+def _cells(lab: dict, notebook) -> list[tuple]:
+    """(nbgrader grade, this grader's verdict) for each graded cell of ``notebook`` (an nbgrader
+    submission notebook) that the lab record ``lab`` has a verdict for."""
+    grades = {grade.name: grade for grade in notebook.grades}
+    return [(grades[verdict["key"].removeprefix("nb/")], verdict)
+            for verdict in lab.get("items", []) if verdict["key"].startswith("nb/")
+            and verdict["key"].removeprefix("nb/") in grades]
+
+
 def write_course(course: Path, labs: list[str] | None = None) -> list[str]:
     """Write the course folder for ``labs`` (default: every lab with a graded notebook) and run
     ``generate_assignment`` for each; returns the assignment ids (the notebooks' slugs)."""
@@ -148,10 +163,9 @@ def write_scores(course: Path, out: Path, submissions: Path | None = None) -> in
     with Gradebook(f"sqlite:///{db}", COURSE_ID) as gradebook:
         for record in load_records(out):
             student = record["student_id"]
-            for lab_id, lab in record.get("labs", {}).items():
-                slug = labs.get(lab_id)
-                submitted = course / "submitted" / student / slug if slug else None
-                if submitted is None or not (submitted / f"{slug}.ipynb").is_file():
+            for lab, slug in _notebook_labs(record, labs):
+                submitted = course / "submitted" / student / slug
+                if not (submitted / f"{slug}.ipynb").is_file():
                     continue
                 try:
                     gradebook.find_assignment(slug)
@@ -162,12 +176,7 @@ def write_scores(course: Path, out: Path, submissions: Path | None = None) -> in
                 gradebook.update_or_create_submission(
                     slug, student, **({"timestamp": timestamp} if timestamp else {}))
                 notebook = gradebook.find_submission_notebook(slug, slug, student)
-                scores = {v["key"].removeprefix("nb/"): v for v in lab.get("items", [])
-                          if v["key"].startswith("nb/")}
-                for grade in notebook.grades:
-                    verdict = scores.get(grade.name)
-                    if verdict is None:
-                        continue
+                for grade, verdict in _cells(lab, notebook):
                     if verdict.get("kind") == "manual":
                         grade.auto_score = None
                         grade.needs_manual_grade = grade.manual_score is None
@@ -201,21 +210,14 @@ def merge_manual(out: Path, db: Path) -> int:
     slugs = _labs(None)
     with Gradebook(f"sqlite:///{db}") as gradebook:
         for record in load_records(out):
-            for lab_id, lab in record.get("labs", {}).items():
-                slug = slugs.get(lab_id)
-                if slug is None:
-                    continue
+            for lab, slug in _notebook_labs(record, slugs):
                 try:
                     notebook = gradebook.find_submission_notebook(slug, slug,
                                                                   record["student_id"])
                 except MissingEntry:
                     continue
-                grades = {g.name: g for g in notebook.grades}
-                for verdict in lab.get("items", []):
-                    if not verdict["key"].startswith("nb/"):
-                        continue
-                    grade = grades.get(verdict["key"].removeprefix("nb/"))
-                    if grade is None or grade.manual_score is None:
+                for grade, verdict in _cells(lab, notebook):
+                    if grade.manual_score is None:
                         continue
                     verdict["score"] = float(grade.manual_score)
                     verdict["status"] = "graded"

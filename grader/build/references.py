@@ -28,13 +28,7 @@ from grader.hidden import module_name, registry
 from grader.hidden.spec import LabChecks
 from grader.trusted import nbexec
 from grader.trusted.forkservers import KernelServer, Zygote
-from grader.trusted.references import (
-    inputs_hash,
-    lab_modules,
-    paths,
-    record_value,
-    source_hashes,
-)
+from grader.trusted.references import inputs_hash, lab_modules, paths, record_value, source_hashes
 from grader.trusted.runs import LabRun
 from grader.trusted.sandbox import Limits, Scratch, probe_capabilities
 from grader.trusted.verdicts import Tolerance, values_close

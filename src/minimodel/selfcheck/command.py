@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from minimodel.course import find_lab
+from minimodel.course import Lab, find_lab
 from minimodel.implementation import resolve
 from minimodel.messages import LANGUAGES, language, pick
 from minimodel.selfcheck.compare import Check
@@ -22,12 +22,10 @@ MARKS = {"pass": "✔", "fail": "✘", "todo": "…", "error": "✘", "timeout":
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("lab", help="17.01 | 17_01_sinusoidal")
-    parser.add_argument(
-        "--impl", default="src", help="src (default) | reference | <folder with your files>"
-    )
-    parser.add_argument(
-        "--lang", choices=LANGUAGES, default=None, help="es | en (default: $MINIMODEL_LANG)"
-    )
+    parser.add_argument("--impl", default="src",
+                        help="src (default) | reference | <folder with your files>")
+    parser.add_argument("--lang", choices=LANGUAGES, default=None,
+                        help="es | en (default: $MINIMODEL_LANG)")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per check")
 
 
@@ -58,8 +56,9 @@ class Report:
         self.out.write(line + "\n")
         self.out.flush()
 
-    def header(self, title: str, folder: str) -> None:
-        self.write(title)
+    def header(self, lab: Lab, folder: str) -> None:
+        self.write(self.say(f"Laboratorio {lab.id} · {lab.title_es}",
+                            f"Lab {lab.id} · {lab.title_en}"))
         self.write(self.say(f"Implementación: {folder}", f"Implementation: {folder}"))
         self.write()
 
@@ -87,14 +86,12 @@ class Report:
         if not detail:
             return
         if detail in self.shown:
+            todo = result.status == "todo"
             detail = self.say(
-                "Depende de una función aún sin implementar (ver arriba)."
-                if result.status == "todo"
+                "Depende de una función aún sin implementar (ver arriba)." if todo
                 else "El mismo problema que arriba.",
-                "Depends on a function not implemented yet (see above)."
-                if result.status == "todo"
-                else "The same problem as above.",
-            )
+                "Depends on a function not implemented yet (see above)." if todo
+                else "The same problem as above.")
         else:
             self.shown.add(detail)
         lines = detail.splitlines()
@@ -129,33 +126,22 @@ class Report:
         counts = {status: sum(r.status == status for r in results) for status in MARKS}
         unfinished = counts["error"] + counts["timeout"] + counts["skipped"]
         self.write()
-        self.write(
-            self.say(
-                f"{counts['pass']}/{len(results)} comprobaciones superadas · {counts['todo']} sin "
-                f"implementar · {counts['fail']} fallidas · {unfinished} con errores o sin "
-                "terminar.",
-                f"{counts['pass']}/{len(results)} checks passed · {counts['todo']} not "
-                f"implemented · {counts['fail']} failed · {unfinished} errors or timeouts.",
-            )
-        )
+        self.write(self.say(
+            f"{counts['pass']}/{len(results)} comprobaciones superadas · {counts['todo']} sin "
+            f"implementar · {counts['fail']} fallidas · {unfinished} con errores o sin "
+            "terminar.",
+            f"{counts['pass']}/{len(results)} checks passed · {counts['todo']} not "
+            f"implemented · {counts['fail']} failed · {unfinished} errors or timeouts."))
         if results and counts["pass"] == len(results):
-            self.write(
-                self.say(
-                    "Todo correcto. El corrector usará otras entradas: prueba también el cuaderno.",
-                    "All good. The grader uses other inputs: run the notebook too.",
-                )
-            )
+            self.write(self.say(
+                "Todo correcto. El corrector usará otras entradas: prueba también el cuaderno.",
+                "All good. The grader uses other inputs: run the notebook too."))
 
 
 def run(args: argparse.Namespace) -> int:
     lab = find_lab(args.lab)
-    lang = args.lang or language()
-    folder = str(resolve(args.impl))
-    report = Report(lang)
-    report.header(
-        pick(f"Laboratorio {lab.id} · {lab.title_es}", f"Lab {lab.id} · {lab.title_en}", lang),
-        folder,
-    )
+    report = Report(args.lang or language())
+    report.header(lab, str(resolve(args.impl)))
     results = run_checks(lab, impl=args.impl, timeout=args.timeout, progress=report)
     report.finish()
     return 0 if all(result.status == "pass" for result in results) else 1

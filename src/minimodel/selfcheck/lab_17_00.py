@@ -99,9 +99,8 @@ def attention_is_equivariant() -> None:
     _expect_number(value, 0.0, name="permutation_equivariance_gap(attention)", atol=1e-5)
 
 
-@checks.add(
-    TARGET, "atención con máscara causal: no equivariante", "causal attention: not equivariant"
-)
+@checks.add(TARGET, "atención con máscara causal: no equivariante",
+            "causal attention: not equivariant")
 def causal_attention_is_not() -> None:
     torch.manual_seed(2)
     attention = torch.nn.MultiheadAttention(8, num_heads=2, batch_first=True)

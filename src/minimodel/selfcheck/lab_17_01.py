@@ -38,11 +38,8 @@ def table_values() -> None:
     snap.expect(sinusoidal.sinusoidal_pe(50, 16), "sinusoidal_pe(50, 16)", **VALUES_ONLY)
 
 
-@checks.add(
-    "sinusoidal_pe",
-    f"tabla larga (T = {LONG_T}) frente a float64",
-    f"long table (T = {LONG_T}) against float64",
-)
+@checks.add("sinusoidal_pe", f"tabla larga (T = {LONG_T}) frente a float64",
+            f"long table (T = {LONG_T}) against float64")
 def long_table() -> None:
     table = sinusoidal.sinusoidal_pe(LONG_T, LONG_D)
     if isinstance(table, (np.ndarray, torch.Tensor)) and tuple(table.shape) == (LONG_T, LONG_D):
@@ -67,31 +64,22 @@ def table_base() -> None:
     snap.expect(table, "sinusoidal_pe(12, 4, base=100.0)", **VALUES_ONLY)
 
 
-@checks.add(
-    "SinusoidalPositionalEncoding.forward",
-    "suma las filas 0..T-1 de la tabla",
-    "adds rows 0..T-1 of the table",
-)
+@checks.add("SinusoidalPositionalEncoding.forward", "suma las filas 0..T-1 de la tabla",
+            "adds rows 0..T-1 of the table")
 def module_adds_rows() -> None:
     encoder = sinusoidal.SinusoidalPositionalEncoding(8, max_len=32)
     snap.expect(encoder(torch.ones(2, 5, 8)), "encoder(ones(2, 5, 8))")
 
 
-@checks.add(
-    "SinusoidalPositionalEncoding.forward",
-    "respeta el offset (caché KV)",
-    "honours the offset (KV cache)",
-)
+@checks.add("SinusoidalPositionalEncoding.forward", "respeta el offset (caché KV)",
+            "honours the offset (KV cache)")
 def module_offset() -> None:
     encoder = sinusoidal.SinusoidalPositionalEncoding(8, max_len=32)
     snap.expect(encoder(torch.zeros(1, 3, 8), offset=7), "encoder(zeros(1, 3, 8), offset=7)")
 
 
-@checks.add(
-    "SinusoidalPositionalEncoding.forward",
-    "conserva el dtype de x",
-    "keeps the dtype of x",
-)
+@checks.add("SinusoidalPositionalEncoding.forward", "conserva el dtype de x",
+            "keeps the dtype of x")
 def module_dtype() -> None:
     encoder = sinusoidal.SinusoidalPositionalEncoding(8, max_len=32)
     x = torch.zeros(4, 8, dtype=torch.bfloat16)

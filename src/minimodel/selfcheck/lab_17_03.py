@@ -16,9 +16,8 @@ def _heads(shape=(2, 3, 5, 8), seed=0) -> torch.Tensor:
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
-@checks.add(
-    "rope_frequencies", "theta_i = base^(-2i/r) en float32", "theta_i = base^(-2i/r) in float32"
-)
+@checks.add("rope_frequencies", "theta_i = base^(-2i/r) en float32",
+            "theta_i = base^(-2i/r) in float32")
 def frequency_values() -> None:
     snap.expect(rope.rope_frequencies(8), "rope_frequencies(8)")
     snap.expect(rope.rope_frequencies(6, base=100.0), "rope_frequencies(6, base=100.0)")
@@ -36,11 +35,8 @@ def cos_sin_tables() -> None:
     snap.expect(cos_b, f"{name}[0]", atol=1e-5)
 
 
-@checks.add(
-    "apply_rotary",
-    "x = [1, 2, 3, 4] en p = 1, intercalada",
-    "x = [1, 2, 3, 4] at p = 1, interleaved",
-)
+@checks.add("apply_rotary", "x = [1, 2, 3, 4] en p = 1, intercalada",
+            "x = [1, 2, 3, 4] at p = 1, interleaved")
 def reference_interleaved() -> None:
     x = torch.tensor([1.0, 2.0, 3.0, 4.0]).reshape(1, 1, 1, 4)
     got = rope.apply_rope(x, torch.tensor([1]), rope.rope_frequencies(4))
@@ -54,9 +50,8 @@ def reference_half() -> None:
     snap.expect(got, "apply_rope([1, 2, 3, 4], [1], rope_frequencies(4), 'half')", atol=1e-5)
 
 
-@checks.add(
-    "apply_rotary", "las dos convenciones, varias posiciones", "both conventions, many positions"
-)
+@checks.add("apply_rotary", "las dos convenciones, varias posiciones",
+            "both conventions, many positions")
 def many_positions() -> None:
     x = _heads()
     positions = torch.tensor([0, 3, 17, 100, 999])
@@ -74,9 +69,8 @@ def batch_positions() -> None:
     snap.expect(got, "apply_rope(randn(2, 2, 3, 4), [[0, 1, 2], [10, 11, 12]], ...)", atol=1e-5)
 
 
-@checks.add(
-    "apply_rotary", "rotación parcial: la cola no cambia", "partial rotation: tail unchanged"
-)
+@checks.add("apply_rotary", "rotación parcial: la cola no cambia",
+            "partial rotation: tail unchanged")
 def partial_rotation() -> None:
     x = _heads((1, 2, 4, 8), seed=2)
     positions = torch.arange(4)
@@ -96,23 +90,17 @@ def bfloat16_large_positions() -> None:
     snap.expect(got, name, atol=3e-2, rtol=2e-2, keeps="apply_rotary")
 
 
-@checks.add(
-    "rope_permutation", "[0, 2, ..., 1, 3, ..., r, ..., D-1]", "[0, 2, ..., 1, 3, ..., r, ..., D-1]"
-)
+@checks.add("rope_permutation", "[0, 2, ..., 1, 3, ..., r, ..., D-1]",
+            "[0, 2, ..., 1, 3, ..., r, ..., D-1]")
 def permutation_values() -> None:
-    expect_array(
-        rope.rope_permutation(8), torch.tensor([0, 2, 4, 6, 1, 3, 5, 7]), name="rope_permutation(8)"
-    )
-    expect_array(
-        rope.rope_permutation(8, rotary_dim=4),
-        torch.tensor([0, 2, 1, 3, 4, 5, 6, 7]),
-        name="rope_permutation(8, rotary_dim=4)",
-    )
+    expect_array(rope.rope_permutation(8), torch.tensor([0, 2, 4, 6, 1, 3, 5, 7]),
+                 name="rope_permutation(8)")
+    expect_array(rope.rope_permutation(8, rotary_dim=4), torch.tensor([0, 2, 1, 3, 4, 5, 6, 7]),
+                 name="rope_permutation(8, rotary_dim=4)")
 
 
-@checks.add(
-    "RotaryEmbedding", "tablas float32 y offset (caché KV)", "float32 tables and offset (KV cache)"
-)
+@checks.add("RotaryEmbedding", "tablas float32 y offset (caché KV)",
+            "float32 tables and offset (KV cache)")
 def module_offset() -> None:
     module = rope.RotaryEmbedding(8, max_len=32, convention="half")
     name = "RotaryEmbedding(8, max_len=32, convention='half')"

@@ -31,41 +31,27 @@ def slopes_thirty_two_and_one() -> None:
     expect_array(alibi.alibi_slopes(1), torch.tensor([2.0**-8]), name="alibi_slopes(1)")
 
 
-@checks.add(
-    "alibi_slopes",
-    "10 y 48 cabezas (no son potencia de dos)",
-    "10 and 48 heads (not powers of two)",
-)
+@checks.add("alibi_slopes", "10 y 48 cabezas (no son potencia de dos)",
+            "10 and 48 heads (not powers of two)")
 def slopes_not_power_of_two() -> None:
     for n in (10, 48):
         snap.expect(alibi.alibi_slopes(n), f"alibi_slopes({n})")
 
 
-@checks.add(
-    "alibi_bias",
-    "causal cuadrado: -m (i - j) y -inf en el futuro",
-    "square causal: -m (i - j) and -inf in the future",
-)
+@checks.add("alibi_bias", "causal cuadrado: -m (i - j) y -inf en el futuro",
+            "square causal: -m (i - j) and -inf in the future")
 def bias_causal_square() -> None:
     snap.expect(alibi.alibi_bias(6, 6, SLOPES[4]), "alibi_bias(6, 6, alibi_slopes(4))")
 
 
-@checks.add(
-    "alibi_bias",
-    "consultas alineadas al final (caché KV)",
-    "queries aligned to the end (KV cache)",
-)
+@checks.add("alibi_bias", "consultas alineadas al final (caché KV)",
+            "queries aligned to the end (KV cache)")
 def bias_end_aligned() -> None:
     snap.expect(alibi.alibi_bias(2, 7, SLOPES[3]), "alibi_bias(2, 7, alibi_slopes(3))")
 
 
-@checks.add(
-    "alibi_bias",
-    "simétrico: -m |i - j| (codificadores)",
-    "symmetric: -m |i - j| (encoders)",
-)
+@checks.add("alibi_bias", "simétrico: -m |i - j| (codificadores)",
+            "symmetric: -m |i - j| (encoders)")
 def bias_symmetric() -> None:
-    snap.expect(
-        alibi.alibi_bias(3, 5, SLOPES[2], causal=False),
-        "alibi_bias(3, 5, alibi_slopes(2), causal=False)",
-    )
+    snap.expect(alibi.alibi_bias(3, 5, SLOPES[2], causal=False),
+                "alibi_bias(3, 5, alibi_slopes(2), causal=False)")

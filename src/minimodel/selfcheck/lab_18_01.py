@@ -156,11 +156,8 @@ def failure_none() -> None:
     _failure(torch.full((200,), 2.0), 64, 0.1, 8, "failure_position(flat curve)")
 
 
-@checks.add(
-    "failure_position",
-    "la referencia es [T/2, T), no el principio",
-    "the reference is [T/2, T), not the start",
-)
+@checks.add("failure_position", "la referencia es [T/2, T), no el principio",
+            "the reference is [T/2, T), not the start")
 def failure_reference() -> None:
     # High loss at the first positions (little context), then 1.0; a small rise past T = 40.
     # Window of 4: 1.0, 1.0, 1.3, 1.3 -> 1.15 at p = 41; three of four -> 1.225 > 1.2 at p = 42.

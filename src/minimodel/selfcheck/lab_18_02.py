@@ -79,9 +79,8 @@ def ntk_values() -> None:
 # --- dynamic NTK --------------------------------------------------------------------------------
 
 
-@checks.add(
-    "dynamic_ntk_scaling", "RoPE sin cambios hasta L0", "plain RoPE up to the original length"
-)
+@checks.add("dynamic_ntk_scaling", "RoPE sin cambios hasta L0",
+            "plain RoPE up to the original length")
 def dynamic_below_original() -> None:
     for seq_len in (None, 100, 128, 1):
         inv_freq, factor = scaled("dynamic_ntk_scaling", 12, 10000.0, factor=2.0,
@@ -91,11 +90,8 @@ def dynamic_below_original() -> None:
         expect_factor(factor, 1.0, "dynamic_ntk_scaling")
 
 
-@checks.add(
-    "dynamic_ntk_scaling",
-    "base b·(s·L/L0 - (s-1))^(r/(r-2)) más allá de L0",
-    "base b·(s·L/L0 - (s-1))^(r/(r-2)) beyond L0",
-)
+@checks.add("dynamic_ntk_scaling", "base b·(s·L/L0 - (s-1))^(r/(r-2)) más allá de L0",
+            "base b·(s·L/L0 - (s-1))^(r/(r-2)) beyond L0")
 def dynamic_beyond_original() -> None:
     inv_freq, _ = scaled("dynamic_ntk_scaling", 128, 10000.0, factor=2.0,
                          original_max_len=4096, seq_len=8192)
@@ -113,10 +109,8 @@ def expect_range(got: object, name: str, hint: tuple[str, str] = ("", "")) -> No
     """Fail unless the student's ``(lo, hi)`` is the stored one; name a mistake whose stored
     ends it has (else add ``hint``)."""
     if not (isinstance(got, tuple) and len(got) == 2):
-        raise CheckFailure(
-            f"{name} debe devolver una tupla (lo, hi).",
-            f"{name} must return a tuple (lo, hi).",
-        )
+        raise CheckFailure(f"{name} debe devolver una tupla (lo, hi).",
+                           f"{name} must return a tuple (lo, hi).")
     lo, hi = (float(v) for v in got)
     expected, mistakes = snap.answer(np.array([lo, hi]), name)
     if np.allclose([lo, hi], expected, rtol=1e-9, atol=0):
@@ -129,21 +123,15 @@ def expect_range(got: object, name: str, hint: tuple[str, str] = ("", "")) -> No
     raise CheckFailure(f"{es} {why[0]}".strip(), f"{en} {why[1]}".strip())
 
 
-@checks.add(
-    "yarn_correction_range",
-    "r=128, b=1e4, L0=4096 da (20, 46)",
-    "r=128, b=1e4, L0=4096 gives (20, 46)",
-)
+@checks.add("yarn_correction_range", "r=128, b=1e4, L0=4096 da (20, 46)",
+            "r=128, b=1e4, L0=4096 gives (20, 46)")
 def yarn_range_worked_case() -> None:
     expect_range(scaling.yarn_correction_range(128, 10000.0, 4096),
                  "yarn_correction_range(128, 10000, 4096)")
 
 
-@checks.add(
-    "yarn_correction_range",
-    "sin redondear, y recortada a [0, r-1]",
-    "unrounded, and clamped to [0, r-1]",
-)
+@checks.add("yarn_correction_range", "sin redondear, y recortada a [0, r-1]",
+            "unrounded, and clamped to [0, r-1]")
 def yarn_range_raw_and_clamped() -> None:
     expect_range(scaling.yarn_correction_range(64, 500.0, 1024, truncate=False),
                  "yarn_correction_range(64, 500, 1024, truncate=False)",
@@ -159,18 +147,12 @@ def yarn_frequencies() -> None:
     snap.expect(inv_freq, "yarn_scaling(128, factor=4, original_max_len=4096)[0]", rtol=1e-5)
     unrounded, _ = scaled("yarn_scaling", 64, 500.0, factor=4.0, original_max_len=1024,
                           truncate=False)
-    snap.expect(
-        unrounded,
-        "yarn_scaling(64, 500, factor=4, original_max_len=1024, truncate=False)[0]",
-        rtol=1e-5,
-    )
+    snap.expect(unrounded,
+                "yarn_scaling(64, 500, factor=4, original_max_len=1024, truncate=False)[0]",
+                rtol=1e-5)
 
 
-@checks.add(
-    "yarn_scaling",
-    "factor de atención 0.1·ln(s) + 1",
-    "attention factor 0.1·ln(s) + 1",
-)
+@checks.add("yarn_scaling", "factor de atención 0.1·ln(s) + 1", "attention factor 0.1·ln(s) + 1")
 def yarn_attention_factor() -> None:
     for s in (4.0, 16.0, 1.0):
         _, factor = scaled("yarn_scaling", 32, factor=s, original_max_len=128)
@@ -184,30 +166,19 @@ def yarn_attention_factor() -> None:
 # --- Llama 3 ------------------------------------------------------------------------------------
 
 
-@checks.add(
-    "llama3_scaling",
-    "29 parejas intactas, 6 mezcladas, 29 divididas (Llama 3.1)",
-    "29 pairs kept, 6 blended, 29 divided (Llama 3.1)",
-)
+@checks.add("llama3_scaling", "29 parejas intactas, 6 mezcladas, 29 divididas (Llama 3.1)",
+            "29 pairs kept, 6 blended, 29 divided (Llama 3.1)")
 def llama3_worked_case() -> None:
     inv_freq, factor = scaled("llama3_scaling", 128, 500000.0, factor=8.0,
                               original_max_len=8192)
-    snap.expect(
-        inv_freq, "llama3_scaling(128, 5e5, factor=8, original_max_len=8192)[0]", rtol=1e-5
-    )
+    snap.expect(inv_freq, "llama3_scaling(128, 5e5, factor=8, original_max_len=8192)[0]", rtol=1e-5)
     expect_factor(factor, 1.0, "llama3_scaling")
 
 
-@checks.add(
-    "llama3_scaling",
-    "low_freq_factor y high_freq_factor",
-    "low_freq_factor and high_freq_factor",
-)
+@checks.add("llama3_scaling", "low_freq_factor y high_freq_factor",
+            "low_freq_factor and high_freq_factor")
 def llama3_options() -> None:
     inv_freq, _ = scaled("llama3_scaling", 32, 10000.0, factor=4.0, original_max_len=256,
                          low_freq_factor=2.0, high_freq_factor=8.0)
-    snap.expect(
-        inv_freq,
-        "llama3_scaling(32, factor=4, original_max_len=256, low=2, high=8)[0]",
-        rtol=1e-5,
-    )
+    snap.expect(inv_freq, "llama3_scaling(32, factor=4, original_max_len=256, low=2, high=8)[0]",
+                rtol=1e-5)

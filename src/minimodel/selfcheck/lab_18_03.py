@@ -51,20 +51,12 @@ ONE_TOKEN_TOP_LEFT = (
 )
 
 
-@checks.add(
-    "causal_mask_after_cache",
-    "alineada abajo a la derecha",
-    "aligned bottom-right",
-)
+@checks.add("causal_mask_after_cache", "alineada abajo a la derecha", "aligned bottom-right")
 def mask_bottom_right() -> None:
     snap.expect(cache_positions.causal_mask_after_cache(2, 3), "causal_mask_after_cache(2, 3)")
 
 
-@checks.add(
-    "causal_mask_after_cache",
-    "un token nuevo lo ve todo",
-    "one new token sees everything",
-)
+@checks.add("causal_mask_after_cache", "un token nuevo lo ve todo", "one new token sees everything")
 def mask_one_token() -> None:
     value, name = cache_positions.causal_mask_after_cache(5, 1), "causal_mask_after_cache(5, 1)"
     expected, mistakes = snap.answer(value, name)
@@ -82,11 +74,7 @@ def mask_dtype() -> None:
 
 
 # --- bias_rows_after_cache ------------------------------------------------------------------
-@checks.add(
-    "bias_rows_after_cache",
-    "filas de las consultas nuevas",
-    "rows of the new queries",
-)
+@checks.add("bias_rows_after_cache", "filas de las consultas nuevas", "rows of the new queries")
 def rows_of_new_queries() -> None:
     table = torch.arange(64, dtype=torch.float32).reshape(8, 8)  # table[p, j] = 8 p + j
     value = cache_positions.bias_rows_after_cache(table, 3, 2)
@@ -97,11 +85,8 @@ def rows_of_new_queries() -> None:
                 keeps="bias_rows_after_cache")
 
 
-@checks.add(
-    "bias_rows_after_cache",
-    "tabla por cabeza, justo del tamaño",
-    "per-head table, exactly the size",
-)
+@checks.add("bias_rows_after_cache", "tabla por cabeza, justo del tamaño",
+            "per-head table, exactly the size")
 def rows_per_head() -> None:
     table = torch.randn(3, 6, 6, generator=torch.Generator().manual_seed(0))
     value = cache_positions.bias_rows_after_cache(table, 4, 2)

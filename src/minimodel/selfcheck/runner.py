@@ -121,9 +121,8 @@ def _run_child(lab, names, checks, env, timeout, tell) -> dict[str, Result]:
                     current, started = event["start"], time.monotonic()
                     tell(checks[current], None)
                 elif "name" in event:
-                    result = Result(
-                        checks[event["name"]], event["status"], event["es"], event["en"]
-                    )
+                    result = Result(checks[event["name"]], event["status"], event["es"],
+                                    event["en"])
                     results[event["name"]] = result
                     tell(result.check, result)
                     current = None
@@ -170,31 +169,20 @@ def _events(read_fd: int, wait: Callable[[], float]) -> Iterator[dict | None]:
 
 
 def _timeout(check: Check, timeout: float, place: dict | None) -> Result:
+    es = f"no terminó en {timeout:g} s (¿un bucle infinito?)"
+    en = f"did not finish within {timeout:g} s (an infinite loop?)"
     if place is None:
-        return Result(
-            check,
-            "timeout",
-            f"{check.target} no terminó en {timeout:g} s (¿un bucle infinito?).",
-            f"{check.target} did not finish within {timeout:g} s (an infinite loop?).",
-        )
+        return Result(check, "timeout", f"{check.target} {es}.", f"{check.target} {en}.")
     where_es, where_en = _where(place)
-    return Result(
-        check,
-        "timeout",
-        f"{place['function']} no terminó en {timeout:g} s (¿un bucle infinito?); iba por "
-        f"{where_es}.",
-        f"{place['function']} did not finish within {timeout:g} s (an infinite loop?); it was "
-        f"at {where_en}.",
-    )
+    return Result(check, "timeout", f"{place['function']} {es}; iba por {where_es}.",
+                  f"{place['function']} {en}; it was at {where_en}.")
 
 
 def _where(place: dict) -> tuple[str, str]:
     """``file, line N: code`` in Spanish and in English."""
     code = f": {place['code']}" if place.get("code") else ""
-    return (
-        f"{place['file']}, línea {place['line']}{code}",
-        f"{place['file']}, line {place['line']}{code}",
-    )
+    return (f"{place['file']}, línea {place['line']}{code}",
+            f"{place['file']}, line {place['line']}{code}")
 
 
 def _die_with_parent() -> None:
