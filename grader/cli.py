@@ -138,11 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--out", type=Path, default=None)
     demo.add_argument("--workers", type=int, default=0)
 
-    args = parser.parse_args(argv)
-    try:
-        return _dispatch(args)
-    except KeyboardInterrupt:
-        return 130
+    return _dispatch(parser.parse_args(argv))
 
 
 def _dispatch(args) -> int:
@@ -160,14 +156,12 @@ def _dispatch(args) -> int:
                 print("\n".join(problems) if problems else "reference outputs up to date")
                 return 1 if problems else 0
             references.regenerate(labs=args.lab)
-            return 0
-        if args.command == "release":
+        elif args.command == "release":
             from grader.build.release import release
 
             written = release(args.out, force=args.force)
             print(f"student repository: {len(written)} files in {args.out}")
-            return 0
-        if args.command == "grade":
+        elif args.command == "grade":
             from grader.trusted.grading import Options, grade
 
             options = Options(workers=args.workers, device=args.device, force=args.force,
@@ -175,8 +169,7 @@ def _dispatch(args) -> int:
                               progress=not args.no_progress, labs=args.lab)
             grade(args.submissions, args.out, options)
             _export(args, args.out)
-            return 0
-        if args.command == "merge":
+        elif args.command == "merge":
             from grader.build import nbgrader_course
             from grader.trusted import gradebook, merging
 
@@ -189,8 +182,7 @@ def _dispatch(args) -> int:
             if not args.sources and not args.manual:
                 gradebook.rebuild(args.out, rewrite_feedback=True)
             _export(args, args.out)
-            return 0
-        if args.command == "nbgrader-course":
+        elif args.command == "nbgrader-course":
             from grader.build import nbgrader_course
 
             if args.scores:
@@ -201,15 +193,16 @@ def _dispatch(args) -> int:
             else:
                 slugs = nbgrader_course.write_course(args.course, labs=args.lab)
                 print(f"nbgrader course in {args.course}: {', '.join(slugs)}")
-            return 0
-        if args.command == "demo":
+        else:  # demo
             from grader.build.demo import run_demo
 
             return run_demo(out=args.out, workers=args.workers)
     except (GradingError, MergeError, CourseError, ExportError) as error:
         print(f"minimodel-grader: {error}", file=sys.stderr)
         return 2
-    return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
 
 
 if __name__ == "__main__":

@@ -155,22 +155,16 @@ def _entry_name(info: zipfile.ZipInfo) -> str:
     return name
 
 
-def _environments(names: list[str]) -> list[str]:
-    """Folders (with a trailing slash) that are virtual environments by their content."""
-    roots = []
-    for name in names:
-        parts = name.rstrip("/").split("/")
-        if parts[-1] in ENVIRONMENT_MARKERS and len(parts) > 1:
-            roots.append("/".join(parts[:-1]) + "/")
-    return roots
-
-
 def _zip(archive: zipfile.ZipFile, inside: tuple[str, ...], result: Listing) -> None:
     infos = archive.infolist()
     if len(infos) > MAX_LISTED:
         raise ValueError(f"{len(infos)} entries")
     named = [(_entry_name(info), info) for info in infos]
-    environments = _environments([name for name, _ in named])
+    environments = []  # folders (with a trailing slash) that are virtual environments
+    for name, _ in named:
+        parts = name.rstrip("/").split("/")
+        if parts[-1] in ENVIRONMENT_MARKERS and len(parts) > 1:
+            environments.append("/".join(parts[:-1]) + "/")
     for name, info in named:
         if info.is_dir() or name.endswith("/") or not name:
             continue

@@ -79,12 +79,6 @@ def _fmt(value: float | None) -> str:
     return number(value) or "—"
 
 
-def _status(verdict: dict) -> str:
-    if verdict.get("kind") == "manual":
-        return "graded" if verdict.get("score") is not None else "manual"
-    return verdict.get("status", "failed")
-
-
 def _finding_text(finding: dict, lang: str) -> str:
     text = finding.get(lang) or finding.get("en", "")
     return text if finding.get("scoring", True) else f"{WORDS[lang]['note']}: {text}"
@@ -112,7 +106,9 @@ def model(record: dict, lang: str) -> dict:
     for lab_id, lab in record.get("labs", {}).items():
         rows, details = [], []
         for verdict in lab.get("items", []):
-            status = _status(verdict)
+            status = verdict.get("status", "failed")
+            if verdict.get("kind") == "manual":
+                status = "graded" if verdict.get("score") is not None else "manual"
             title = verdict.get(f"title_{lang}") or verdict.get("key")
             rows.append((title, f"{_fmt(verdict.get('score'))} / {_fmt(verdict['points'])}",
                          f"{ICON.get(status, '')} {STATUS[lang].get(status, status)}"))
@@ -208,12 +204,8 @@ def _ul(texts: list[str]) -> str:
     return "<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in texts) + "</ul>"
 
 
-def write(record: dict, folder: Path) -> list[Path]:
+def write(record: dict, folder: Path) -> None:
     """Write ``feedback.{es,en}.{md,html}`` for one student into ``folder``."""
-    written = []
     for lang in ("es", "en"):
         for suffix, render in (("md", markdown), ("html", html_page)):
-            path = folder / f"feedback.{lang}.{suffix}"
-            atomic_write_text(path, render(record, lang))
-            written.append(path)
-    return written
+            atomic_write_text(folder / f"feedback.{lang}.{suffix}", render(record, lang))

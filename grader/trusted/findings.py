@@ -154,7 +154,7 @@ def import_finding(error: dict, module_file: str) -> Finding:
                    f"Importing {module_file} raises {kind}: {en_msg}")
 
 
-def exception_findings(errors: list[dict], total: int, where: str = "") -> list[Finding]:
+def exception_findings(errors: list[dict], total: int) -> list[Finding]:
     """Group the exceptions the cases raised, one finding per exception type."""
     by_type: dict[str, list[dict]] = {}
     for error in errors:
@@ -173,15 +173,15 @@ def exception_findings(errors: list[dict], total: int, where: str = "") -> list[
         line_en = f" (line {first['lineno']})" if first.get("lineno") else ""
         if kind == "NotImplementedError":
             findings.append(Finding("not-implemented",
-                                    f"{where}Todavía sin implementar. {es_msg}".strip(),
-                                    f"{where}Not implemented yet. {en_msg}".strip()))
+                                    f"Todavía sin implementar. {es_msg}".strip(),
+                                    f"Not implemented yet. {en_msg}".strip()))
             continue
         count_es = f"{len(group)} de {total} casos ocultos lanzan" if total > 1 else "Lanza"
         count_en = f"{len(group)} of {total} hidden cases raise" if total > 1 else "Raises"
         findings.append(Finding(
             "exception",
-            f"{where}{count_es} {kind}{line}: {es_msg}".rstrip(": "),
-            f"{where}{count_en} {kind}{line_en}: {en_msg}".rstrip(": ")))
+            f"{count_es} {kind}{line}: {es_msg}".rstrip(": "),
+            f"{count_en} {kind}{line_en}: {en_msg}".rstrip(": ")))
     return findings
 
 
@@ -203,7 +203,7 @@ MISMATCH = {
 
 
 def mismatch_findings(checks: list[Check], expected_dtype: str | None = None,
-                      got_dtypes: list[str] = (), where: str = "") -> list[Finding]:
+                      got_dtypes: list[str] = ()) -> list[Finding]:
     """Generic findings for checks no diagnosis explained (shape, dtype, values, ...)."""
     counts: dict[str, int] = {}
     worst = 0.0
@@ -217,8 +217,8 @@ def mismatch_findings(checks: list[Check], expected_dtype: str | None = None,
               "err_es": f" (error máximo {worst:.2g})" if finite else "",
               "err_en": f" (largest error {worst:.2g})" if finite else ""}
     return [Finding(reason,
-                    f"{where}{count} de {len(checks)} casos ocultos: "
+                    f"{count} de {len(checks)} casos ocultos: "
                     + MISMATCH[reason][0].format(**fields),
-                    f"{where}{count} of {len(checks)} hidden cases: "
+                    f"{count} of {len(checks)} hidden cases: "
                     + MISMATCH[reason][1].format(**fields))
             for reason, count in counts.items() if reason in MISMATCH]

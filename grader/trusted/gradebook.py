@@ -113,9 +113,9 @@ def columns(labs: set[str] | None = None) -> list[dict]:
     return cols
 
 
-TOTALS = [("auto", "auto_max", "Puntos automáticos", "Automatic points"),
-          ("manual", "manual_max", "Puntos corregidos a mano", "Points graded by hand"),
-          ("total", "max_total", "Total (automáticos + a mano)", "Total (automatic + by hand)")]
+TOTALS = [("auto", "Puntos automáticos", "Automatic points"),
+          ("manual", "Puntos corregidos a mano", "Points graded by hand"),
+          ("total", "Total (automáticos + a mano)", "Total (automatic + by hand)")]
 TRAILER = ["manual_pending", "gpu_checks", "device", "status"]
 MAX_ROW = "max_points"  # the second row of grades.csv: every column's maximum
 
@@ -144,46 +144,42 @@ def _maxima(cols: list[dict]) -> dict[str, float]:
     return {"auto": auto, "manual": manual, "total": auto + manual}
 
 
+def csv_text(rows: list[list]) -> str:
+    """``rows`` as CSV text, as every file of the gradebook and the LMS exports writes it."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    return buffer.getvalue()
+
+
 def grades_csv(records: list[dict], cols: list[dict]) -> str:
     """One row per student after a ``max_points`` row; totals split into automatic and manual."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student_id", *[c["column"] for c in cols],
-                     *[name for name, _, _, _ in TOTALS], *TRAILER])
+    totals = [name for name, _, _ in TOTALS]
     maxima = _maxima(cols)
-    writer.writerow([MAX_ROW, *[number(c["points"]) for c in cols],
-                     *[number(maxima[name]) for name, _, _, _ in TOTALS], "", "", "", ""])
+    rows = [["student_id", *[c["column"] for c in cols], *totals, *TRAILER],
+            [MAX_ROW, *[number(c["points"]) for c in cols],
+             *[number(maxima[name]) for name in totals], "", "", "", ""]]
     for record in records:
         scores = _scores(record)
-        writer.writerow([record["student_id"], *[number(scores.get(c["column"])) for c in cols],
-                         *[number(record.get(name)) for name, _, _, _ in TOTALS],
-                         record.get("manual_pending", 0), record.get("gpu", "n/a"),
-                         record.get("device", "cpu"), student_status(record)])
-    return buffer.getvalue()
+        rows.append([record["student_id"], *[number(scores.get(c["column"])) for c in cols],
+                     *[number(record.get(name)) for name in totals],
+                     record.get("manual_pending", 0), record.get("gpu", "n/a"),
+                     record.get("device", "cpu"), student_status(record)])
+    return csv_text(rows)
 
 
 def items_csv(cols: list[dict]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["column", "lab", "kind", "points", "title_es", "title_en"])
-    for c in cols:
-        writer.writerow([c["column"], c["lab"], c["kind"], number(c["points"]), c["title_es"],
-                         c["title_en"]])
     maxima = _maxima(cols)
-    for name, _, es, en in TOTALS:
-        writer.writerow([name, "", "total", number(maxima[name]), es, en])
-    return buffer.getvalue()
-
-
-def _labs_of(records: list[dict]) -> set[str] | None:
-    labs = {lab for record in records for lab in record.get("labs", {})}
-    return labs or None
+    return csv_text([["column", "lab", "kind", "points", "title_es", "title_en"],
+                     *[[c["column"], c["lab"], c["kind"], number(c["points"]), c["title_es"],
+                        c["title_en"]] for c in cols],
+                     *[[name, "", "total", number(maxima[name]), es, en]
+                       for name, es, en in TOTALS]])
 
 
 def rebuild(out: Path, *, rewrite_feedback: bool = False) -> list[dict]:
     """Recompute totals, then rewrite ``grades.csv`` and ``items.csv`` (and feedback)."""
     records = load_records(out)
-    cols = columns(_labs_of(records))
+    cols = columns({lab for record in records for lab in record.get("labs", {})} or None)
     for record in records:
         recompute_totals(record)
         if rewrite_feedback:

@@ -17,7 +17,6 @@ not yet run score 0 with a reason (``grader.trusted.budget``).
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import fcntl
 import hashlib
@@ -104,11 +103,6 @@ def settings(limits: Limits, device: str, labs: list[str] | None) -> dict:
             "device": device, "labs": sorted(labs) if labs else sorted(registry())}
 
 
-def config_hash(limits: Limits, device: str, labs: list[str] | None) -> str:
-    text = repr(sorted(settings(limits, device, labs).items()))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 def in_shard(student_id: str, shard: tuple[int, int]) -> bool:
     """Whether ``student_id`` belongs to shard ``(index, count)``: by a hash of the id alone,
     so a submission added or removed between jobs moves nobody else."""
@@ -116,9 +110,7 @@ def in_shard(student_id: str, shard: tuple[int, int]) -> bool:
     return int(hashlib.sha256(student_id.encode()).hexdigest(), 16) % count == index
 
 
-@cache
-def _source(slug: str):
-    return nbexec.source_notebook(slug)
+_source = cache(nbexec.source_notebook)
 
 
 def _missing_module(module: str) -> Finding:
@@ -134,7 +126,6 @@ def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
     submission = unpack(student_id, path)
     safe = gradebook.safe_id(student_id)
     log_path = ctx.out / "logs" / f"{safe}.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_bytes(f"== {student_id} {datetime.datetime.now().isoformat()}\n".encode())
     modules = {m for c in registry().values() for m in c.modules()}
     files = {m: submission.module(m) for m in modules if submission.module(m) is not None}
@@ -200,7 +191,6 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
     refs, arrays = _lab_data(lab_id)
     run = LabRun(checks, scratch, scratch.add_inputs(module_name(lab_id), arrays), ctx.limits,
                  budget, zygote(ctx), ctx.caps, ctx.extra_hide, ctx.cuda, log_path)
-    limits = ctx.limits.group()
     # the groups of a missing module, or of one that borrows its answers, are not run
     not_run = {**borrowed, **{g.module: _missing_module(g.module) for g in checks.groups
                               if submission.module(g.module) is None}}
@@ -219,7 +209,7 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
             gpu = runs.get("cuda") or GroupOutcome.absent("cuda", "not-run", n)
             meta = runs.get("meta") or GroupOutcome.absent("meta", runs["cpu"].status, n)
         judge_ctx = JudgeContext(item, group, runs["cpu"], gpu, refs.group(item.group), arrays,
-                                 f"{group.module}.py", limits, meta, ctx.gpu_scores,
+                                 f"{group.module}.py", ctx.limits.group(), meta, ctx.gpu_scores,
                                  refs.mistakes(item.group))
         items.append(_judged(item.judge, judge_ctx, item.key, item.title_es, item.title_en,
                              item.points, problems))
@@ -319,17 +309,6 @@ def _gpu_summary(record: dict) -> str:
 
 # --- the run -------------------------------------------------------------------------------------
 
-@contextlib.contextmanager
-def _locked(out: Path):
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / ".lock", "w") as handle:  # closing it releases the lock
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise GradingError(f"another grader is writing to {out}") from None
-        yield
-
-
 def _clean_stale_scratch() -> None:
     for folder in Path(tempfile.gettempdir()).glob("mmg-run-*"):
         try:
@@ -348,16 +327,21 @@ def grade(submissions: Path, out: Path, options: Options, stream=sys.stderr) -> 
         raise GradingError(f"{submissions} is not a folder of submissions")
     if options.device not in ("cpu", "cuda", "auto"):
         raise GradingError("--device must be cpu, cuda or auto")
-    with _locked(out):
-        return _grade_locked(submissions, out, options, stream)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".lock", "w") as lock:  # closing it releases the lock
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise GradingError(f"another grader is writing to {out}") from None
+        with open(out / "grading.log", "a", encoding="utf-8") as log:
+            return _grade_locked(submissions, out, options, stream, log)
 
 
-def _grade_locked(submissions: Path, out: Path, options: Options, stream) -> dict:
+def _grade_locked(submissions: Path, out: Path, options: Options, stream, log) -> dict:
     caps = probe_capabilities(check_cuda=options.device != "cpu")
     cuda = bool(caps.cuda) and options.device != "cpu"
     if options.device == "cuda" and not cuda:
         raise GradingError("--device cuda: no GPU is available here")
-    log = open(out / "grading.log", "a", encoding="utf-8")  # noqa: SIM115
 
     def say(text: str, *, screen: bool = True) -> None:
         log.write(text + "\n")
@@ -385,8 +369,9 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream) -> dic
     if device == "cuda-report":
         say("  GPU found: CUDA results go to the gpu_checks column and change no points "
             "(use --device cuda for the whole class to make them count)")
-    config = config_hash(options.limits, device, options.labs)
-    gradebook.write_run(out, {"settings": settings(options.limits, device, options.labs),
+    run_settings = settings(options.limits, device, options.labs)
+    config = hashlib.sha256(repr(sorted(run_settings.items())).encode()).hexdigest()[:16]
+    gradebook.write_run(out, {"settings": run_settings,
                               "config": config, "shard": list(options.shard or ()) or None,
                               "students": [student_id for student_id, _ in entries]})
     todo, skipped = [], 0
@@ -444,5 +429,4 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream) -> dic
     for record in records:
         if record["student_id"] in flagged:
             say(f"  flagged: {record['student_id']}: {record['status'].removeprefix('flagged: ')}")
-    log.close()
     return summary

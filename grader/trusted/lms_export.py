@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.trusted.feedback import number
-from grader.trusted.gradebook import load_records
+from grader.trusted.gradebook import csv_text, load_records
 from grader.trusted.safe_io import atomic_write_text
 
 FORMATS = ("canvas", "moodle", "gradescope")
@@ -132,10 +132,8 @@ def export(out: Path, lms: str, roster_path: Path, assignment: str = "Positional
     named = {r["submission"] for r in roster}
     result.not_in_roster = sorted(set(records) - named)
     points = max((r.get("max_total", 0) for r in records.values()), default=None)
-    buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerows(
-        _table(lms, assignment, assignment_id, points, students))
-    atomic_write_text(result.path, buffer.getvalue())
+    atomic_write_text(result.path, csv_text(_table(lms, assignment, assignment_id, points,
+                                                   students)))
     result.rows = len(students)
     return result
 

@@ -138,14 +138,13 @@ def merge(sources: list[Path], out: Path) -> int:
     loaded = check_sources(sources, out)
     students = []
     for source, _, records in loaded:
+        students += [record["student_id"] for record in records]
+        if source.resolve() == out.resolve():
+            continue  # its records and logs are already there
         for record in records:
-            students.append(record["student_id"])
-            target = record_path(out, record["student_id"])
-            if target.resolve() != record_path(source, record["student_id"]).resolve():
-                atomic_write_json(target, record)
+            atomic_write_json(record_path(out, record["student_id"]), record)
             log_file = source / "logs" / f"{safe_id(record['student_id'])}.log"
-            if log_file.exists() and log_file.resolve() != (out / "logs" / log_file.name) \
-                    .resolve():
+            if log_file.exists():
                 (out / "logs").mkdir(parents=True, exist_ok=True)
                 shutil.copy2(log_file, out / "logs" / log_file.name)
     first = loaded[0][1]

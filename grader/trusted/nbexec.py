@@ -127,19 +127,18 @@ def build_run_notebook(source: nbformat.NotebookNode, student: nbformat.Notebook
     answers: dict[str, str] = {}
     added: dict[str | None, list[str]] = {}
     restored: list[str] = []
-    if student is not None:
-        previous = None
-        for cell in student.cells:
-            if cell.get("cell_type") != "code":
-                continue
-            grade_id = _grade_id(cell)
-            text = cell.get("source", "")
-            text = "".join(text) if isinstance(text, list) else str(text)
-            if grade_id in known:
-                answers[grade_id] = text
-                previous = grade_id
-            else:
-                added.setdefault(previous, []).append(text)
+    previous = None  # the graded cell a student's added cell comes after
+    for cell in student.cells if student is not None else []:
+        if cell.get("cell_type") != "code":
+            continue
+        grade_id = _grade_id(cell)
+        text = cell.get("source", "")
+        text = "".join(text) if isinstance(text, list) else str(text)
+        if grade_id in known:
+            answers[grade_id] = text
+            previous = grade_id
+        else:
+            added.setdefault(previous, []).append(text)
     record_of = {c.grade_id: c for c in checks.cells}
     cells = [_cell(setup_source(runner_dir, out_dir), "setup", None)]
     cells += [_cell(text, "added", None) for text in added.get(None, [])]
@@ -155,8 +154,7 @@ def build_run_notebook(source: nbformat.NotebookNode, student: nbformat.Notebook
                 text = cell.source if student is None else answers.get(grade_id, CODE_STUB)
                 cells.append(_cell(text, "student", grade_id))
             else:
-                if student is not None and grade_id in answers and \
-                        answers[grade_id].strip() != cell.source.strip():
+                if grade_id in answers and answers[grade_id].strip() != cell.source.strip():
                     restored.append(grade_id)
                 cells.append(_cell(cell.source, "given", grade_id))
         cells += [_cell(text, "added", None) for text in added.get(grade_id, [])]
@@ -329,28 +327,27 @@ def read_records(folder: Path, checks: NotebookChecks) -> dict[str, dict[str, di
     return records
 
 
+RUN_FINDINGS = {  # a notebook run that did not finish, by its status
+    "timeout": Finding("nb-timeout",
+                       "El cuaderno no terminó a tiempo; las celdas que no llegaron a "
+                       "ejecutarse no puntúan.",
+                       "The notebook did not finish in time; cells that never ran "
+                       "score nothing."),
+    "kernel-died": Finding("nb-kernel-died",
+                           "El kernel del cuaderno murió durante la ejecución (¿sys.exit, "
+                           "os._exit o falta de memoria?); lo que venía después no puntúa.",
+                           "The notebook's kernel died while running (sys.exit, os._exit or "
+                           "out of memory?); what came after scores nothing."),
+    "error": Finding("nb-error",
+                     "El corrector no pudo ejecutar el cuaderno; el profesorado lo revisará.",
+                     "The grader could not run the notebook; your instructor will review it."),
+}
+
+
 def kernel_findings(outcome: dict, build: dict) -> list[Finding]:
     """What the student should know about the notebook run as a whole."""
-    findings = []
     status = outcome.get("status")
-    if status == "timeout":
-        findings.append(Finding("nb-timeout",
-                                "El cuaderno no terminó a tiempo; las celdas que no llegaron a "
-                                "ejecutarse no puntúan.",
-                                "The notebook did not finish in time; cells that never ran "
-                                "score nothing."))
-    elif status == "kernel-died":
-        findings.append(Finding("nb-kernel-died",
-                                "El kernel del cuaderno murió durante la ejecución (¿sys.exit, "
-                                "os._exit o falta de memoria?); lo que venía después no puntúa.",
-                                "The notebook's kernel died while running (sys.exit, os._exit or "
-                                "out of memory?); what came after scores nothing."))
-    elif status == "error":
-        findings.append(Finding("nb-error",
-                                "El corrector no pudo ejecutar el cuaderno; el profesorado lo "
-                                "revisará.",
-                                "The grader could not run the notebook; your instructor will "
-                                "review it."))
+    findings = [RUN_FINDINGS[status]] if status in RUN_FINDINGS else []
     for error in outcome.get("cell_errors", [])[:3]:
         where, where_en = error.get("grade_id") or "añadida", error.get("grade_id") or "added"
         if error.get("ename") == "CellTimeout":

@@ -30,6 +30,7 @@ _NUMBER = re.compile(
     r"(?:0[xX][0-9a-fA-F]+|(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?[jJ]?)")
 _RUN = re.compile(rf"{BLANK}(?:(?:[\s,;:]|\.\.\.)*{BLANK})+")  # "…, …, …" or "…\n …"
 _LIST = re.compile(rf"\[\s*{BLANK}\s*,?\s*\]")  # "[…]" inside a longer list or array
+_LAB_IDS = frozenset(lab.id for lab in LABS)
 
 
 @cache
@@ -46,16 +47,11 @@ def course_messages() -> frozenset[str]:
     return frozenset(found)
 
 
-@cache
-def _lab_ids() -> frozenset[str]:
-    return frozenset(lab.id for lab in LABS)
-
-
 def redact(text: str) -> str:
     """``text`` with every number blanked out (dtype names and lab ids kept), lists collapsed."""
     parts, last = [], 0
     for match in _KEEP.finditer(text):
-        if match.group().count(".") and match.group() not in _lab_ids():
+        if match.group().count(".") and match.group() not in _LAB_IDS:
             continue
         parts += [_NUMBER.sub(BLANK, text[last:match.start()]), match.group()]
         last = match.end()

@@ -115,17 +115,14 @@ class References:
         (``<module>.<name>``), texts and ``cases`` (case index -> outputs, as ``group`` gives, or
         ``{"error": type}`` where the mistake raises). Built once per group: every student's
         judges read the same lists."""
-        if key in self._mistakes:
-            return self._mistakes[key]
-        found = self._mistakes[key] = []
-        for code, item in sorted(self.meta.get("mistakes", {}).items()):
-            cases = item["groups"].get(key)
-            if cases:
-                found.append({"code": code, "target": item["target"], "es": item["es"],
-                              "en": item["en"],
-                              "cases": {int(i): d if isinstance(d, dict) else self._outputs(d)
-                                        for i, d in cases.items()}})
-        return found
+        if key not in self._mistakes:
+            self._mistakes[key] = [
+                {"code": code, "target": item["target"], "es": item["es"], "en": item["en"],
+                 "cases": {int(i): d if isinstance(d, dict) else self._outputs(d)
+                           for i, d in item["groups"][key].items()}}
+                for code, item in sorted(self.meta.get("mistakes", {}).items())
+                if item["groups"].get(key)]
+        return self._mistakes[key]
 
     def cell(self, grade_id: str) -> dict[str, list[dict]]:
         values = self.meta.get("notebook", {}).get(grade_id, {})

@@ -81,7 +81,8 @@ def read_json(path: Path, limit: int = MAX_JSON_BYTES):
 
 
 def load_array(path: Path, limit: int = MAX_ARRAY_BYTES) -> np.ndarray | None:
-    """A plain numeric ndarray from a child's ``.npy`` file, or ``None`` when absent."""
+    """A plain numeric ndarray from a child's ``.npy`` file, or ``None`` when absent: a
+    base-class ndarray of plain numbers, ``UnsafeData`` for anything else."""
     data = read_bytes(path, limit)
     if data is None:
         return None
@@ -89,28 +90,24 @@ def load_array(path: Path, limit: int = MAX_ARRAY_BYTES) -> np.ndarray | None:
         array = np.load(io.BytesIO(data), allow_pickle=False)
     except (ValueError, OSError, EOFError) as error:
         raise UnsafeData(f"{path.name}: not a plain .npy array ({error})") from None
-    return check_array(array, path.name)
-
-
-def check_array(array: object, name: str) -> np.ndarray:
-    """``array`` if it is a base-class ndarray of plain numbers; ``UnsafeData`` otherwise."""
     if type(array) is not np.ndarray:
-        raise UnsafeData(f"{name}: not a plain ndarray ({type(array).__name__})")
+        raise UnsafeData(f"{path.name}: not a plain ndarray ({type(array).__name__})")
     if array.dtype.kind not in ALLOWED_KINDS or array.dtype.fields is not None \
             or array.dtype.hasobject or array.dtype.subdtype is not None:
-        raise UnsafeData(f"{name}: dtype {array.dtype} is not plain numbers")
+        raise UnsafeData(f"{path.name}: dtype {array.dtype} is not plain numbers")
     if array.ndim > MAX_NDIM:
-        raise UnsafeData(f"{name}: {array.ndim} dimensions")
+        raise UnsafeData(f"{path.name}: {array.ndim} dimensions")
     return array
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half."""
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` so that readers see the old file or the new one, never
+    half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            handle.write(text.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -118,10 +115,6 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def atomic_write_json(path: Path, data) -> None:

@@ -145,24 +145,24 @@ def unpack(student_id: str, path: Path) -> Submission:
                 submission.messages.append(Finding(
                     "symlink", f"«{shown(entry.where)}» es un enlace simbólico; no se sigue.",
                     f"'{shown(entry.where)}' is a symbolic link; it is not followed."))
-        taken_from: dict[str, Entry] = {}
+        taken_from: dict[Target, Entry] = {}
         refused = False  # a file the course takes, refused as a link or a special file
         for target in targets():
             candidates = _candidates(target, files)
             refused = refused or any(c.kind != "file" for c in candidates)
             entry = _take(submission, target, candidates)
             if entry is not None:
-                taken_from[target.path] = entry
+                taken_from[target] = entry
         _take_renamed_notebooks(submission, files, taken_from)
         _check_text(submission)
-        for target_path, entry in taken_from.items():
-            if target_path in submission.files and not _usual_place(entry, _target(target_path)):
-                submission.found[target_path] = entry.where
+        for target, entry in taken_from.items():
+            if target.path in submission.files and not _usual_place(entry, target):
+                submission.found[target.path] = entry.where
                 submission.messages.append(Finding(
                     "found-elsewhere",
-                    f"{target_path} se tomó de «{shown(entry.where)}», que no es su sitio "
+                    f"{target.path} se tomó de «{shown(entry.where)}», que no es su sitio "
                     "habitual.",
-                    f"{target_path} was taken from '{shown(entry.where)}', which is not its usual "
+                    f"{target.path} was taken from '{shown(entry.where)}', which is not its usual "
                     "place.", scoring=False))
     if not submission.files and not submission.flags:
         submission.flags.append(NOTHING_USABLE if taken_from or refused
@@ -176,10 +176,6 @@ def flag_reason(submission: Submission) -> str:
     """The short English reason for ``grades.csv`` (``flagged: <reason>``)."""
     codes = [f.code for f in submission.flags if f.code != "resubmit"]
     return ", ".join(dict.fromkeys(codes))
-
-
-def _target(path: str) -> Target:
-    return next(t for t in targets() if t.path == path)
 
 
 def _plain_name(name: str) -> str:
@@ -275,7 +271,7 @@ def _grade_ids(data: bytes) -> frozenset[str] | None:
 
 
 def _take_renamed_notebooks(submission: Submission, entries: list[Entry],
-                            taken_from: dict[str, Entry]) -> None:
+                            taken_from: dict[Target, Entry]) -> None:
     """A lab notebook saved under another name (``Untitled.ipynb``), known by its graded cells."""
     missing = [t for t in targets() if t.notebook and t.path not in submission.files and t.names]
     if not missing:
@@ -294,7 +290,7 @@ def _take_renamed_notebooks(submission: Submission, entries: list[Entry],
         if best is not None and len(ids & best.names) * 2 > len(best.names) and \
                 best.path not in submission.files:
             submission.files[best.path] = data
-            taken_from[best.path] = entry
+            taken_from[best] = entry
 
 
 def _nothing_found(entries: list[Entry], skipped: int) -> Finding:

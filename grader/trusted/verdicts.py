@@ -138,12 +138,6 @@ class GroupOutcome:
 
 # --- comparisons --------------------------------------------------------------------------------
 
-def tolerance_for(dtype: str, override: dict[str, Tolerance] | None = None) -> Tolerance:
-    if override and dtype in override:
-        return override[dtype]
-    return TOLERANCES.get(dtype, DEFAULT_TOLERANCE)
-
-
 def values_close(actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> tuple[bool, float]:
     """``(ok, max abs error)`` in float64; non-finite values must match exactly."""
     a = np.asarray(actual, dtype=np.float64)
@@ -185,7 +179,8 @@ def compare(out: dict | None, ref: dict, *, tol: Tolerance | None = None,
         return Check(True)
     if out.get("array") is None:
         return Check(False, "values")
-    tolerance = tol or tolerance_for(str(ref.get("dtype")), tolerances)
+    dtype = str(ref.get("dtype"))
+    tolerance = tol or (tolerances or {}).get(dtype) or TOLERANCES.get(dtype, DEFAULT_TOLERANCE)
     ok, err = values_close(out["array"], ref["array"], tolerance)
     return Check(ok, "" if ok else "values", err)
 
@@ -355,11 +350,8 @@ class CellContext:
     def ref(self, name: str, position: int = 0) -> dict:
         return _at(self.refs.get(name, []), position, {"kind": "missing"})
 
-    def compare(self, name: str, position: int | None = None, **options) -> Check:
-        """Compare one recorded output (``position``) or, by default, all of them."""
-        if position is not None:
-            return compare(self.out(name, position), self.ref(name, position),
-                           error=self.error(name), **options)
+    def compare(self, name: str, **options) -> Check:
+        """Compare every recorded output of ``name``: the first that fails, or a pass."""
         count = max(1, len(self.refs.get(name, [])))
         checks = [compare(self.out(name, p), self.ref(name, p), error=self.error(name),
                           **options) for p in range(count)]
