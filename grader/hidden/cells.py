@@ -172,11 +172,10 @@ class Mistake:
 
 def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | None = None,
                tolerances: dict[str, Tolerance] | None = None, exact_kind: tuple[str, ...] = (),
-               dtypes: tuple[str, ...] = (), properties: tuple[Property, ...] = (),
-               mistakes: tuple[Mistake, ...] = (),
+               properties: tuple[Property, ...] = (), mistakes: tuple[Mistake, ...] = (),
                diagnoses: tuple[Callable[[CellContext, dict], list], ...] = ()):
     """A cell's judge: one check per deterministic record (``tols[name]``, else ``tol``, else
-    ``tolerances`` by dtype; the kind too for ``exact_kind``, the dtype too for ``dtypes``), one
+    ``tolerances`` by dtype; the kind too for ``exact_kind``; not the dtype), one
     per property. The score is the fraction of checks passed. When one fails, the findings are
     the mistakes recognised (the catalogue's, for a cell that names one, then ``mistakes``), the
     failing properties and what ``diagnoses`` find, in that order, in place of the generic
@@ -188,7 +187,7 @@ def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | Non
     def judge(ctx: CellContext):
         named: dict[str, Check] = {
             name: ctx.compare(name, tol=tols.get(name, tol), tolerances=tolerances,
-                              check_kind=name in exact_kind, check_dtype=name in dtypes)
+                              check_kind=name in exact_kind, check_dtype=False)
             for name in ctx.cell.records
             if not name.startswith("_") and name not in ctx.cell.volatile}
         for k, prop in enumerate(properties):

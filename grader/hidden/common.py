@@ -22,9 +22,7 @@ def whole_case(ctx: JudgeContext, index: int, run=None, **options) -> Check:
         return Check(False, "missing")
     checks = [ctx.compare(index, position, run=run, **options) for position in range(len(refs))]
     failing = [c for c in checks if not c.ok]
-    if not failing:
-        return Check(True, max_err=max((c.max_err or 0.0) for c in checks))
-    return failing[0]
+    return failing[0] if failing else Check(True, max_err=max((c.max_err or 0.0) for c in checks))
 
 
 def judged_cases(ctx: JudgeContext, compare=whole_case, cases=None,
@@ -40,25 +38,21 @@ def judged_cases(ctx: JudgeContext, compare=whole_case, cases=None,
     return checks, failing, ctx.named_mistakes(failing)
 
 
-def failing_output(ctx: JudgeContext, failing: list[int], test) -> bool:
-    """Whether a failing case's output ``out`` (case ``k``) has ``test(out, k)``: an output of
-    the wrong kind or dtype, say."""
-    return any((out := ctx.out(k)) is not None and test(out, k) for k in failing)
-
-
 def cases_judge(compare=whole_case, *, cases=None, wrong_output: tuple | None = None,
                 every_failing: tuple | None = None, keeps: tuple[str, list[str]] | None = None,
                 **options):
     """A judge for an item whose every case (or first ``cases``) must match its reference
     (:func:`judged_cases`); its findings are the catalogue's mistakes that explain the failing
-    cases, the finding of ``wrong_output = (test, Finding)`` when :func:`failing_output`
-    (``test``) holds, that of ``every_failing = (test, Finding)`` when ``test(ctx, k)`` holds for
-    every failing case ``k``, and the ``dtype-not-kept`` contract of ``keeps = (function, the
-    dtype each case asks for)`` (:func:`dtype_not_kept`)."""
+    cases, the finding of ``wrong_output = (test, Finding)`` when a failing case ``k``'s output
+    ``out`` has ``test(out, k)`` (an output of the wrong kind or dtype, say), that of
+    ``every_failing = (test, Finding)`` when ``test(ctx, k)`` holds for every failing case
+    ``k``, and the ``dtype-not-kept`` contract of ``keeps = (function, the dtype each case asks
+    for)`` (:func:`dtype_not_kept`)."""
 
     def judge(ctx: JudgeContext):
         checks, failing, diagnoses = judged_cases(ctx, compare, cases, **options)
-        if wrong_output and failing_output(ctx, failing, wrong_output[0]):
+        if wrong_output and any((out := ctx.out(k)) is not None and wrong_output[0](out, k)
+                                for k in failing):
             diagnoses.append(wrong_output[1])
         if every_failing and failing and all(every_failing[0](ctx, k) for k in failing):
             diagnoses.append(every_failing[1])

@@ -58,18 +58,19 @@ def split_rope_failures(ctx: JudgeContext, checks: list[Check], *, function: str
                         uses: tuple[str, str], probes: Callable[[int], list[int]],
                         composed: Callable[[int], bool],
                         probe_tolerances: dict[str, Tolerance] | None = None,
-                        ) -> tuple[list[Check], list[Finding], list[Finding]]:
+                        ) -> tuple[list[Check], list[Finding], list[Finding], list[int]]:
     """Separate the failing cases that the student's rope.py explains.
 
     ``checks[k]`` is case ``k`` of the item's group compared with its reference; ``probes(k)``
     the indices (in the same group) of the rope functions called on case ``k``'s inputs;
     ``composed(k)`` whether the student's output of case ``k`` is what their code gives on top
     of the rope probes' outputs. Returns the new checks (credited cases pass; cases rope.py
-    hides fail with reason ``"rope"``), findings that cost points, and notes that do not.
+    hides fail with reason ``"rope"``), findings that cost points, notes that do not, and the
+    failing cases that rope.py does not explain.
     """
     checks = list(checks)
-    if ctx.run.import_error:
-        return checks, [], []  # nothing ran: import_findings says why
+    if ctx.run.import_error:  # nothing ran: import_findings says why
+        return checks, [], [], [k for k, c in enumerate(checks) if not c.ok]
     blamed, credited, states = [], [], set()
     for k, check in enumerate(checks):
         if check.ok:
@@ -119,7 +120,8 @@ def split_rope_failures(ctx: JudgeContext, checks: list[Check], *, function: str
             f"give the expected values: in {len(credited)} of {total} hidden cases your result "
             "is the one your rope.py leads to, so it costs nothing here. Fix rope.py (lab "
             "17.03, where it is graded).", scoring=False))
-    return checks, findings, notes
+    return checks, findings, notes, [k for k, c in enumerate(checks) if not c.ok and
+                                     c.reason != "rope"]
 
 
 def verdict(ctx: JudgeContext, checks: list[Check], diagnoses: list[Finding],

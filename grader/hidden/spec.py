@@ -83,6 +83,13 @@ class Function:
         return {"$function": self.source, "env": _json(self.env)}
 
 
+def non_default(defaults: dict, **kwargs) -> dict:
+    """``kwargs`` less those equal to their default (``None`` for a name ``defaults`` lacks),
+    in order: ``non_default({"base": 10000.0}, base=b, mode=None)`` is ``{"base": b}``, or
+    ``{}`` when ``b`` is 10000."""
+    return {name: v for name, v in kwargs.items() if v != defaults.get(name)}
+
+
 def _json(value):
     if isinstance(value, (Input, Device, DType, Function)):
         return value.to_json()
@@ -214,11 +221,9 @@ class NotebookChecks:
                 for i, (es, en) in enumerate(self.questions, start=1)}
 
     def title(self, grade_id: str) -> tuple[str, str]:
-        for cell in self.cells:
-            if cell.grade_id == grade_id:
-                return cell.title_es, cell.title_en
-        return self.manual_titles.get(
-            grade_id, (f"Respuesta escrita «{grade_id}»", f"Written answer '{grade_id}'"))
+        titles = self.manual_titles | {c.grade_id: (c.title_es, c.title_en) for c in self.cells}
+        return titles.get(grade_id, (f"Respuesta escrita «{grade_id}»",
+                                     f"Written answer '{grade_id}'"))
 
 
 @dataclass(frozen=True)

@@ -26,15 +26,7 @@ import numpy as np
 
 from grader.hidden.cells import CLOSE, Mistake, cell_judge, formula_mistakes, not_a_float, ref
 from grader.hidden.common import cases_judge, contract, resembles, student
-from grader.hidden.spec import (
-    Case,
-    CellCheck,
-    Function,
-    Group,
-    Input,
-    Items,
-    LabChecks,
-)
+from grader.hidden.spec import Case, CellCheck, Function, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance
 
 MODULE = "equivariance"
@@ -44,20 +36,16 @@ ATTENTION = ("lambda z: torch.softmax((z @ wq) @ (z @ wk).transpose(-1, -2) / 2.
 CAUSAL = ("lambda z: torch.softmax(((z @ wq) @ (z @ wk).transpose(-1, -2)).masked_fill("
           "torch.ones(z.shape[1], z.shape[1], dtype=torch.bool).triu(1), float('-inf')), "
           "dim=-1) @ (z @ wv)")
-# name -> (source, {global: (input key, dtype)})
+# name -> (source, the weights' dtype, {global: input key})
 LAYERS = {
-    "mlp": ("lambda z: torch.tanh(z @ w1) @ w2", {"w1": ("w1", "float32"),
-                                                  "w2": ("w2", "float32")}),
-    "attention": (ATTENTION, {"wq": ("aq", "float64"), "wk": ("ak", "float64"),
-                              "wv": ("av", "float64")}),
-    "causal": (CAUSAL, {"wq": ("cq", "float32"), "wk": ("ck", "float32"),
-                        "wv": ("cv", "float32")}),
-    "table": ("lambda z: z @ w + pe[: z.shape[1]]", {"w": ("tw", "float32"),
-                                                     "pe": ("pe", "float32")}),
-    "weights": ("lambda z: z * weights", {"weights": ("wt", "float32")}),
-    "ramp": ("lambda z: z + 0.5 * ramp", {"ramp": ("r6", "float32")}),
-    "table1": ("lambda z: z + pe1", {"pe1": ("pe1", "float32")}),
-    "grad": ("lambda z: z * (float('nan') if torch.is_grad_enabled() else 1.0)", {}),
+    "mlp": ("lambda z: torch.tanh(z @ w1) @ w2", "float32", {"w1": "w1", "w2": "w2"}),
+    "attention": (ATTENTION, "float64", {"wq": "aq", "wk": "ak", "wv": "av"}),
+    "causal": (CAUSAL, "float32", {"wq": "cq", "wk": "ck", "wv": "cv"}),
+    "table": ("lambda z: z @ w + pe[: z.shape[1]]", "float32", {"w": "tw", "pe": "pe"}),
+    "weights": ("lambda z: z * weights", "float32", {"weights": "wt"}),
+    "ramp": ("lambda z: z + 0.5 * ramp", "float32", {"ramp": "r6"}),
+    "table1": ("lambda z: z + pe1", "float32", {"pe1": "pe1"}),
+    "grad": ("lambda z: z * (float('nan') if torch.is_grad_enabled() else 1.0)", "float32", {}),
 }
 # (layer, x key, x dtype, perm key): the gap item; the last case is the contract's no-grad one
 CASES = [("mlp", "xa", "float32", "pa"), ("attention", "xb", "float64", "pb"),
@@ -87,8 +75,8 @@ def inputs() -> dict[str, np.ndarray]:
 
 
 def _function(layer: str) -> Function:
-    source, env = LAYERS[layer]
-    return Function(source, {name: Input(key, dtype) for name, (key, dtype) in env.items()})
+    source, dtype, env = LAYERS[layer]
+    return Function(source, {name: Input(key, dtype) for name, key in env.items()})
 
 
 GROUPS = (

@@ -23,13 +23,8 @@ import numpy as np
 
 from grader.hidden.cells import cell_judge, ref
 from grader.hidden.common import contract, device_judge, dtype_not_kept, judged_cases, student
-from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
-from grader.trusted.verdicts import (
-    Check,
-    Finding,
-    JudgeContext,
-    Tolerance,
-)
+from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks, non_default
+from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance
 
 MODULE = "sinusoidal"
 TABLE_TOL = Tolerance(rtol=0.0, atol=2e-4)
@@ -76,16 +71,18 @@ def inputs() -> dict[str, np.ndarray]:
     return arrays
 
 
+DEFAULTS = {"base": 10000.0, "offset": 0}
+
+
 def _module_case(d: int, max_len: int, base: float, key: str, dtype: str, offset: int) -> Case:
-    init = {"max_len": max_len} if base == 10000.0 else {"max_len": max_len, "base": base}
-    kwargs = {"offset": offset} if offset else {}
-    return Case("module", "SinusoidalPositionalEncoding", (Input(key, dtype),), kwargs,
-                init_args=(d,), init_kwargs=init)
+    return Case("module", "SinusoidalPositionalEncoding", (Input(key, dtype),),
+                non_default(DEFAULTS, offset=offset), init_args=(d,),
+                init_kwargs=non_default(DEFAULTS, max_len=max_len, base=base))
 
 
 GROUPS = (
-    Group("pe", MODULE, tuple(Case("function", "sinusoidal_pe", (T, d), {} if b == 10000.0 else
-                                   {"base": b}) for T, d, b in PE_CASES)),
+    Group("pe", MODULE, tuple(Case("function", "sinusoidal_pe", (T, d),
+                                   non_default(DEFAULTS, base=b)) for T, d, b in PE_CASES)),
     Group("module", MODULE, tuple(_module_case(d, m, b, f"m{i}", "float32", off)
                                   for i, (d, m, b, _, off) in enumerate(MODULE_CASES))),
     Group("module_dtypes", MODULE, tuple(_module_case(12, 40, 10000.0, f"t{i}", dt, off)
@@ -133,18 +130,12 @@ def judge_pe_values(ctx: JudgeContext):
 @ITEMS.judge("pe.dtype", 1, "sinusoidal_pe: tipo, dtype y forma",
              "sinusoidal_pe: type, dtype and shape", group="pe")
 def judge_pe_dtype(ctx: JudgeContext):
-    checks, got, diagnoses = [], [], []
-    for k in range(len(PE_CASES)):
-        check = ctx.compare(k, values=False)
-        checks.append(check)
-        out = ctx.out(k)
-        if out is not None:
-            got.append(out.get("dtype", "?"))
-            if out.get("kind") == "tensor":
-                diagnoses.append(contract("sinusoidal_pe", "returns-tensor"))
-            elif out.get("dtype") == "float64":
-                diagnoses.append(contract("sinusoidal_pe", "float64-output"))
-    return ctx.verdict(checks, diagnoses=diagnoses[:1], expected_dtype="float32", got_dtypes=got)
+    checks = [ctx.compare(k, values=False) for k in range(len(PE_CASES))]
+    outs = [out for k in range(len(PE_CASES)) if (out := ctx.out(k)) is not None]
+    broken = ["returns-tensor" if o.get("kind") == "tensor" else "float64-output" for o in outs
+              if o.get("kind") == "tensor" or o.get("dtype") == "float64"]  # the first one said
+    return ctx.verdict(checks, diagnoses=[contract("sinusoidal_pe", c) for c in broken[:1]],
+                       expected_dtype="float32", got_dtypes=[o.get("dtype", "?") for o in outs])
 
 
 LAWS = {
@@ -248,15 +239,14 @@ def judge_module_dtype(ctx: JudgeContext):
         ctx, "SinusoidalPositionalEncoding.forward", [dtype for dtype, _, _ in DTYPE_CASES]))
 
 
-judge_device = device_judge(
+ITEMS.add("module.device", 1, "SinusoidalPositionalEncoding: conserva el dispositivo",
+          "SinusoidalPositionalEncoding: keeps the device", device_judge(
     "forward usa tensores de la CPU aunque x esté en otro dispositivo (se comprueba con el "
     "dispositivo «meta» de PyTorch, que imita una GPU sin tenerla). Mueve las filas con "
     ".to(device=x.device) y crea cualquier tensor nuevo en x.device.",
     "forward uses CPU tensors even when x lives on another device (checked with PyTorch's "
     "'meta' device, which stands in for a GPU). Move the rows with .to(device=x.device) and "
-    "create any new tensor on x.device.", tolerances=SUM_TOLERANCES)
-ITEMS.add("module.device", 1, "SinusoidalPositionalEncoding: conserva el dispositivo",
-          "SinusoidalPositionalEncoding: keeps the device", judge_device, group="module_device")
+    "create any new tensor on x.device.", tolerances=SUM_TOLERANCES), group="module_device")
 
 
 # --- the notebook --------------------------------------------------------------------------------

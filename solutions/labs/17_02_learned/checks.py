@@ -25,7 +25,7 @@ import numpy as np
 
 from grader.hidden.cells import cell_judge, outputs, requirement, wrong_text
 from grader.hidden.common import cases_judge, dtype_not_kept, judged_cases, resembles, student
-from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
+from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks, non_default
 from grader.trusted.verdicts import Finding, JudgeContext, Tolerance
 
 MODULE = "learned"
@@ -49,17 +49,15 @@ def inputs() -> dict[str, np.ndarray]:
     return arrays
 
 
-def _forward_case(max_len, d, shape, dtype, offset, index) -> Case:
-    return Case("module", "LearnedPositionalEmbedding", (Input(f"x{index}", dtype),),
-                {"offset": offset} if offset else {}, init_args=(max_len, d),
-                init_kwargs={"init_std": 0.0})
-
-
 GROUPS = (
     Group("interpolate", MODULE, tuple(
         Case("function", "interpolate_positions", (Input(key, dtype), n))
         for key, dtype, n in INTERP_CASES)),
-    Group("forward", MODULE, tuple(_forward_case(*c, i) for i, c in enumerate(FORWARD_CASES))),
+    Group("forward", MODULE, tuple(
+        Case("module", "LearnedPositionalEmbedding", (Input(f"x{index}", dtype),),
+             non_default({"offset": 0}, offset=offset), init_args=(max_len, d),
+             init_kwargs={"init_std": 0.0})
+        for index, (max_len, d, _, dtype, offset) in enumerate(FORWARD_CASES))),
 )
 
 

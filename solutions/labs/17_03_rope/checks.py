@@ -41,7 +41,7 @@ from grader.hidden.common import (
     student,
     whole_case,
 )
-from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
+from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks, non_default
 from grader.trusted.verdicts import Finding, JudgeContext, Tolerance
 
 MODULE = "rope"
@@ -106,28 +106,24 @@ MODULE_CASES = [("x0", 8, 32, 10000.0, "interleaved", 0), ("x0", 8, 32, 10000.0,
 PERM_CASES = [(8, None), (12, 6), (2, None), (10, 4)]
 
 
-def _kw(convention: str, factor: float = 1.0) -> dict:
-    kwargs = {} if convention == "interleaved" else {"convention": convention}
-    if factor != 1.0:
-        kwargs["attention_factor"] = factor
-    return kwargs
-
+DEFAULTS = {"base": 10000.0, "attention_factor": 1.0, "convention": "interleaved", "offset": 0}
 
 GROUPS = (
     Group("freq", MODULE, tuple(
-        Case("function", "rope_frequencies", (r,), {} if b == 10000.0 else {"base": b})
+        Case("function", "rope_frequencies", (r,), non_default(DEFAULTS, base=b))
         for r, b in FREQ_CASES)),
     Group("cos_sin", MODULE, tuple(
-        Case("function", "rope_cos_sin", (POS[p], Input(f)), {} if a == 1.0 else
-             {"attention_factor": a}) for p, f, a in COS_SIN_CASES)),
+        Case("function", "rope_cos_sin", (POS[p], Input(f)),
+             non_default(DEFAULTS, attention_factor=a)) for p, f, a in COS_SIN_CASES)),
     Group("rotary", MODULE, tuple(
-        Case("function", "apply_rotary", (Input(x, dt), Input(c), Input(s)), _kw(conv))
-        for x, dt, c, s, conv in ROTARY_CASES)),
+        Case("function", "apply_rotary", (Input(x, dt), Input(c), Input(s)),
+             non_default(DEFAULTS, convention=conv)) for x, dt, c, s, conv in ROTARY_CASES)),
     Group("rope", MODULE, tuple(
-        Case("function", "apply_rope", (X[x], POS[p], Input(f)), _kw(conv, a))
+        Case("function", "apply_rope", (X[x], POS[p], Input(f)),
+             non_default(DEFAULTS, convention=conv, attention_factor=a))
         for x, p, f, conv, a in ROPE_CASES)),
     Group("module", MODULE, tuple(
-        Case("module", "RotaryEmbedding", (X[x],), {"offset": off} if off else {},
+        Case("module", "RotaryEmbedding", (X[x],), non_default(DEFAULTS, offset=off),
              init_args=(r,), init_kwargs={"max_len": m, "base": b, "convention": conv})
         for x, r, m, b, conv, off in MODULE_CASES)),
     Group("device", MODULE, (
@@ -156,10 +152,10 @@ ITEMS.add("frequencies", 1, "rope_frequencies: frecuencias", "rope_frequencies: 
 # Far positions (up to 100000): float32 angles are off by up to ~6e-3 rad, the reference's as
 # well as a student's, and float64 angles are better still; both must pass. bfloat16 angles are
 # off by whole radians.
-judge_cos_sin = cases_judge(
-    lambda ctx, k: whole_case(ctx, k, tol=FAR_TOL if COS_SIN_CASES[k][0] == "pl" else None))
 ITEMS.add("cos_sin", 1, "rope_cos_sin: ángulos en float32 y attention_factor",
-          "rope_cos_sin: float32 angles and attention_factor", judge_cos_sin)
+          "rope_cos_sin: float32 angles and attention_factor", cases_judge(
+              lambda ctx, k: whole_case(ctx, k, tol=FAR_TOL if COS_SIN_CASES[k][0] == "pl"
+                                        else None)))
 
 
 def _tail_only(ctx: JudgeContext, k: int) -> bool:
@@ -182,9 +178,9 @@ def judge_rotary(ctx: JudgeContext):
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 
-judge_rope = cases_judge(tolerances=ANGLE_TOL)
 ITEMS.add("apply_rope", 1, "apply_rope: posiciones por secuencia y otra base",
-          "apply_rope: per-sequence positions and another base", judge_rope, group="rope")
+          "apply_rope: per-sequence positions and another base",
+          cases_judge(tolerances=ANGLE_TOL), group="rope")
 
 
 @ITEMS.judge("module", 1, "RotaryEmbedding: offset y posiciones fuera de la tabla",
@@ -201,15 +197,14 @@ def judge_module(ctx: JudgeContext):
     return ctx.verdict(checks, diagnoses=diagnoses)
 
 
-judge_device = device_judge(
+ITEMS.add("device", 1, "RoPE: conserva el dispositivo", "RoPE: keeps the device", device_judge(
     "El código crea o deja tablas en la CPU aunque x esté en otro dispositivo (se comprueba con "
     "el dispositivo «meta» de PyTorch, sin GPU). Mueve positions, inv_freq, cos y sin al "
     "dispositivo de x.",
     "The code creates or leaves tables on the CPU while x lives on another device (checked with "
     "PyTorch's 'meta' device, without a GPU). Move positions, inv_freq, cos and sin to x's "
     "device.",
-    tolerances=ANGLE_TOL)
-ITEMS.add("device", 1, "RoPE: conserva el dispositivo", "RoPE: keeps the device", judge_device)
+    tolerances=ANGLE_TOL))
 
 
 ITEMS.add("permutation", 1, "rope_permutation", "rope_permutation", cases_judge(), group="perm")

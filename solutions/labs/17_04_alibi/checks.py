@@ -23,15 +23,7 @@ import numpy as np
 
 from grader.hidden.cells import Mistake, cell_judge, formula_mistakes, wrong_dtype
 from grader.hidden.common import cases_judge, device_judge, finite_mask, student
-from grader.hidden.spec import (
-    Case,
-    CellCheck,
-    Device,
-    Group,
-    Input,
-    Items,
-    LabChecks,
-)
+from grader.hidden.spec import Case, CellCheck, Device, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import Finding, Tolerance
 
 MODULE = "alibi"
@@ -100,12 +92,11 @@ judge_bias = ITEMS.add(
             "turns into −inf anyway and −1e4 lets some attention through."))))
 
 
-judge_device = device_judge(
+ITEMS.add("device", 1, "ALiBi: conserva el dispositivo", "ALiBi: keeps the device", device_judge(
     "alibi_bias y alibi_slopes deben crear sus tensores en el dispositivo de slopes (o en "
     "device): se comprueba con el dispositivo «meta» de PyTorch, sin GPU.",
     "alibi_bias and alibi_slopes must create their tensors on the device of slopes (or on "
-    "device): checked with PyTorch's 'meta' device, without a GPU.")
-ITEMS.add("device", 1, "ALiBi: conserva el dispositivo", "ALiBi: keeps the device", judge_device)
+    "device): checked with PyTorch's 'meta' device, without a GPU."))
 
 
 # --- the notebook --------------------------------------------------------------------------------

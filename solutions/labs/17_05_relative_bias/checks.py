@@ -29,7 +29,7 @@ import numpy as np
 
 from grader.hidden.cells import Mistake, cell_judge, formula_mistakes, ref, wrong_dtype, wrong_text
 from grader.hidden.common import cases_judge, judged_cases, student
-from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
+from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks, non_default
 from grader.trusted.verdicts import JudgeContext, Tolerance
 
 MODULE = "relative_bias"
@@ -59,23 +59,16 @@ def inputs() -> dict[str, np.ndarray]:
     return arrays
 
 
-def _bucket_case(key, bidirectional, nb, dist) -> Case:
-    kwargs = {"bidirectional": bidirectional}
-    if nb is not None:
-        kwargs.update(num_buckets=nb, max_distance=dist)
-    return Case("function", "relative_position_bucket", (Input(key, "int64"),), kwargs)
-
-
-def _bias_case(k, n_heads, nb, md, bidirectional, q_len, k_len) -> Case:
-    return Case("module", "RelativePositionBias", (q_len, k_len), init_args=(n_heads,),
-                init_kwargs={"num_buckets": nb, "max_distance": md,
-                             "bidirectional": bidirectional},
-                state={"bias.weight": Input(f"w{k}")})
-
-
 GROUPS = (
-    Group("buckets", MODULE, tuple(_bucket_case(*c) for c in BUCKET_CASES)),
-    Group("bias", MODULE, tuple(_bias_case(k, *c) for k, c in enumerate(BIAS_CASES))),
+    Group("buckets", MODULE, tuple(  # None: the defaults, not passed
+        Case("function", "relative_position_bucket", (Input(key, "int64"),), non_default(
+            {}, bidirectional=bidirectional, num_buckets=nb, max_distance=dist))
+        for key, bidirectional, nb, dist in BUCKET_CASES)),
+    Group("bias", MODULE, tuple(
+        Case("module", "RelativePositionBias", (q_len, k_len), init_args=(n_heads,),
+             init_kwargs={"num_buckets": nb, "max_distance": md, "bidirectional": bidirectional},
+             state={"bias.weight": Input(f"w{k}")})
+        for k, (n_heads, nb, md, bidirectional, q_len, k_len) in enumerate(BIAS_CASES))),
     Group("swin", MODULE, tuple(Case("function", "swin_relative_index", w) for w in WINDOWS)),
 )
 
@@ -83,9 +76,8 @@ GROUPS = (
 ITEMS = Items()
 
 
-judge_buckets = cases_judge(tol=EXACT)
 ITEMS.add("buckets", 3, "relative_position_bucket: modos bidireccional y causal",
-          "relative_position_bucket: bidirectional and causal modes", judge_buckets)
+          "relative_position_bucket: bidirectional and causal modes", cases_judge(tol=EXACT))
 
 
 @ITEMS.judge("bias", 2,
@@ -110,9 +102,8 @@ def _out_of_table(ctx: JudgeContext, k: int) -> bool:
         "index" in error.get("message", "").lower()
 
 
-judge_swin = cases_judge(tol=EXACT)
 ITEMS.add("swin", 1, "swin_relative_index: signo consulta − clave y ancho de la tabla",
-          "swin_relative_index: query − key sign and the table's width", judge_swin)
+          "swin_relative_index: query − key sign and the table's width", cases_judge(tol=EXACT))
 
 
 # --- the notebook --------------------------------------------------------------------------------

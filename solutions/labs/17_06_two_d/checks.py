@@ -31,7 +31,7 @@ import numpy as np
 from grader.hidden import depends
 from grader.hidden.cells import EXACT, Mistake, cell_judge, not_a_float, requirement, wrong_dtype
 from grader.hidden.common import bf16, dtype_not_kept, judged_cases, student, whole_case
-from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
+from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks, non_default
 from grader.trusted.verdicts import Finding, JudgeContext, Tolerance, values_close
 
 MODULE = "two_d"
@@ -78,23 +78,14 @@ def inputs() -> dict[str, np.ndarray]:
     return arrays
 
 
-def _grid_case(key, dtype, new_hw, old_hw, prefix, mode) -> Case:
-    kwargs = {"mode": mode}
-    if old_hw is not None:
-        kwargs["old_hw"] = old_hw
-    if prefix:
-        kwargs["num_prefix_tokens"] = prefix
-    return Case("function", "interpolate_grid", (Input(key, dtype), new_hw), kwargs)
-
-
-def _kw(convention: str) -> dict:
-    return {} if convention == "interleaved" else {"convention": convention}
+DEFAULTS = {"base": 10000.0, "num_prefix_tokens": 0, "convention": "interleaved"}
 
 
 def _rope_case(x, dtype, pos, f, convention) -> Case:
     return Case("function", "apply_rope_2d", (Input(x, dtype), Input(f"{pos}_r", "int64"),
                                                Input(f"{pos}_c", "int64"),
-                                               Input(f"f{f}", "float32")), _kw(convention))
+                                               Input(f"f{f}", "float32")),
+                non_default(DEFAULTS, convention=convention))
 
 
 def _rope_probes(k: int) -> tuple[Case, ...]:
@@ -105,14 +96,17 @@ def _rope_probes(k: int) -> tuple[Case, ...]:
             Case("function", "rope_cos_sin", (Input(f"{pos}_c", "int64"), inv)),
             *(Case("function", "apply_rotary", (Input(f"x{axis}{k}", dtype),
                                                  Input(f"c{axis}{k}"), Input(f"s{axis}{k}")),
-                   _kw(convention)) for axis in ("r", "c")))
+                   non_default(DEFAULTS, convention=convention)) for axis in ("r", "c")))
 
 
 GROUPS = (
     Group("sin", MODULE, tuple(
-        Case("function", "sinusoidal_2d", (h, w, d), {} if b == 10000.0 else {"base": b})
+        Case("function", "sinusoidal_2d", (h, w, d), non_default(DEFAULTS, base=b))
         for h, w, d, b in SIN_CASES)),
-    Group("grid", MODULE, tuple(_grid_case(*c) for c in GRID_CASES)),
+    Group("grid", MODULE, tuple(
+        Case("function", "interpolate_grid", (Input(key, dtype), new_hw), non_default(
+            DEFAULTS, mode=mode, old_hw=old_hw, num_prefix_tokens=prefix))
+        for key, dtype, new_hw, old_hw, prefix, mode in GRID_CASES)),
     Group("rope", MODULE, tuple(_rope_case(*c) for c in ROPE_CASES) + tuple(
         probe for k in range(len(ROPE_CASES)) for probe in _rope_probes(k))),
 )
@@ -177,11 +171,10 @@ def _composed(ctx: JudgeContext, k: int) -> bool:
 def judge_rope(ctx: JudgeContext):
     n = len(ROPE_CASES)
     checks = [whole_case(ctx, k, tolerances=ROPE_TOL) for k in range(n)]
-    checks, rope_findings, notes = depends.split_rope_failures(
+    checks, rope_findings, notes, failing = depends.split_rope_failures(
         ctx, checks, function="apply_rope_2d",
         uses=("rope_cos_sin y apply_rotary", "rope_cos_sin and apply_rotary"),
         probes=_probes, composed=lambda k: _composed(ctx, k), probe_tolerances=ROPE_TOL)
-    failing = [k for k, c in enumerate(checks) if not c.ok and c.reason != "rope"]
     return depends.verdict(ctx, checks, ctx.named_mistakes(failing), rope_findings, notes)
 
 

@@ -43,7 +43,7 @@ import numpy as np
 from grader.hidden import depends
 from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, value
 from grader.hidden.common import contract, judged_cases, resembles, student, whole_case
-from grader.hidden.spec import Case, CellCheck, Group, Items, LabChecks
+from grader.hidden.spec import Case, CellCheck, Group, Items, LabChecks, non_default
 from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance
 
 MODULE = "scaling"
@@ -90,14 +90,6 @@ def _probe(r: int, base: float) -> Case:
     return Case("function", "rope_frequencies", (r, base))
 
 
-def _range_probe(k: int) -> Case:
-    """The student's yarn_correction_range as yarn_scaling calls it on YaRN case ``k``."""
-    r, b, _, L0, kw = YARN_CASES[k]
-    return Case("function", "yarn_correction_range",
-                (r, b, L0, kw.get("beta_fast", 32.0), kw.get("beta_slow", 1.0)),
-                {"truncate": kw.get("truncate", True)})
-
-
 def inputs() -> dict[str, np.ndarray]:
     return {"none": np.zeros(1)}  # every argument is a number
 
@@ -110,8 +102,8 @@ GROUPS = (
         Case("function", "ntk_scaling", (r, b), {"factor": s}) for r, b, s in NTK_CASES)
         + tuple(_probe(r, ntk_base(r, b, s)) for r, b, s in NTK_CASES)),
     Group("dynamic", MODULE, tuple(
-        Case("function", "dynamic_ntk_scaling", (r, b), {
-            "factor": s, "original_max_len": L0, **({} if n is None else {"seq_len": n})})
+        Case("function", "dynamic_ntk_scaling", (r, b),
+             non_default({}, factor=s, original_max_len=L0, seq_len=n))
         for r, b, s, L0, n in DYNAMIC_CASES) + tuple(
         _probe(r, dynamic_base(r, b, s, L0, n)) for r, b, s, L0, n in DYNAMIC_CASES)),
     Group("range", MODULE, tuple(
@@ -121,11 +113,13 @@ GROUPS = (
     Group("yarn", MODULE, tuple(
         Case("function", "yarn_scaling", (r, b), {"factor": s, "original_max_len": L0, **kw})
         for r, b, s, L0, kw in YARN_CASES) + tuple(_probe(r, b) for r, b, *_ in YARN_CASES)
-        + tuple(_range_probe(k) for k in range(len(YARN_CASES)))),
+        + tuple(  # the student's yarn_correction_range as yarn_scaling calls it
+            Case("function", "yarn_correction_range",
+                 (r, b, L0, kw.get("beta_fast", 32.0), kw.get("beta_slow", 1.0)),
+                 {"truncate": kw.get("truncate", True)}) for r, b, _, L0, kw in YARN_CASES)),
     Group("llama3", MODULE, tuple(
-        Case("function", "llama3_scaling", (r, b), {
-            "factor": s, "original_max_len": L0,
-            **({} if lo is None else {"low_freq_factor": lo, "high_freq_factor": hi})})
+        Case("function", "llama3_scaling", (r, b), non_default(
+            {}, factor=s, original_max_len=L0, low_freq_factor=lo, high_freq_factor=hi))
         for r, b, s, L0, lo, hi in LLAMA_CASES) + tuple(
         _probe(r, b) for r, b, *_ in LLAMA_CASES)),
 )
@@ -152,13 +146,16 @@ def _factor_check(ctx: JudgeContext, k: int) -> Check:
     return ctx.compare(k, 1, tol=FACTOR_TOL, check_dtype=False)
 
 
+def _of_pair(ctx: JudgeContext, k: int, check: Check) -> Check:
+    """``check`` of case ``k``, or ``"shape"`` when the case did not return two outputs."""
+    outputs = ctx.run.outputs(k)
+    return Check(False, "shape") if outputs is not None and len(outputs) != 2 else check
+
+
 def _pair_check(ctx: JudgeContext, k: int) -> Check:
     """Both outputs of case ``k``: the table (float32) and the attention factor (a number)."""
-    outputs = ctx.run.outputs(k)
-    if outputs is not None and len(outputs) != 2:
-        return Check(False, "shape")
     freq = _freq_check(ctx, k)
-    return freq if not freq.ok else _factor_check(ctx, k)
+    return _of_pair(ctx, k, freq if not freq.ok else _factor_check(ctx, k))
 
 
 def contract_findings(ctx: JudgeContext, n: int, *, factor: bool = True) -> list[Finding]:
@@ -175,59 +172,51 @@ def contract_findings(ctx: JudgeContext, n: int, *, factor: bool = True) -> list
 
 
 def _split(ctx: JudgeContext, checks: list[Check], function: str, composed):
-    """depends.split_rope_failures with case ``k``'s rope_frequencies probe at ``n + k``, and
-    the failing cases that rope.py does not explain."""
+    """depends.split_rope_failures with case ``k``'s rope_frequencies probe at ``n + k``."""
     n = len(checks)
-    checks, findings, notes = depends.split_rope_failures(
+    return depends.split_rope_failures(
         ctx, checks, function=function, uses=("rope_frequencies", "rope_frequencies"),
         probes=lambda k: [n + k], composed=composed)
-    return checks, findings, notes, [k for k, c in enumerate(checks) if not c.ok and
-                                     c.reason != "rope"]
 
 
-def judge_with_rope(ctx: JudgeContext, n: int, compose, function: str, extra=None):
+def rope_judge(cases: list, function: str, compose=lambda k, thetas: thetas, extra=None):
     """The usual judge of a method: both outputs of each case; failures rope.py explains
     (``compose(k, thetas)``: the table the method gives on rope.py's ``thetas``) are split off,
-    the rest are matched against the catalogue's mistakes."""
-    checks, rope_findings, notes, failing = _split(
-        ctx, [_pair_check(ctx, k) for k in range(n)], function,
-        lambda k: _factor_check(ctx, k).ok and (thetas := student(ctx, n + k)) is not None
-        and resembles(student(ctx, k), compose(k, thetas), FREQ_TOL))
-    diagnoses = ctx.named_mistakes(failing)
-    if extra is not None:
-        diagnoses += extra(failing, diagnoses)
-    diagnoses += contract_findings(ctx, n)
-    return depends.verdict(ctx, checks, diagnoses, rope_findings, notes)
+    the rest are matched against the catalogue's mistakes (and ``extra(ctx, failing, named)``)."""
+    n = len(cases)
+
+    def judge(ctx: JudgeContext):
+        checks, rope_findings, notes, failing = _split(
+            ctx, [_pair_check(ctx, k) for k in range(n)], function,
+            lambda k: _factor_check(ctx, k).ok and (thetas := student(ctx, n + k)) is not None
+            and resembles(student(ctx, k), compose(k, thetas), FREQ_TOL))
+        diagnoses = ctx.named_mistakes(failing)
+        if extra is not None:
+            diagnoses += extra(ctx, failing, diagnoses)
+        diagnoses += contract_findings(ctx, n)
+        return depends.verdict(ctx, checks, diagnoses, rope_findings, notes)
+
+    return judge
+
+
+def _below_original(ctx: JudgeContext, failing: list[int], names: list[Finding]):
+    """Computing the scale below L0 can also raise (a negative scale): what fails is only the
+    cases at or below L0, and every case past it passes."""
+    short = [k for k, (*_, L0, n) in enumerate(DYNAMIC_CASES) if n is None or n <= L0]
+    if names or not failing or not set(failing) <= set(short):
+        return []
+    return ctx.catalogue_finding(f"{MODULE}.below-original")
 
 
 ITEMS = Items()
-
-
-@ITEMS.judge("linear", 1, "linear_scaling: θ/s (usa rope.py)", "linear_scaling: θ/s (uses rope.py)")
-def judge_linear(ctx: JudgeContext):
-    return judge_with_rope(ctx, len(LINEAR_CASES), lambda k, t: t / LINEAR_CASES[k][2],
-                           "linear_scaling")
-
-
-@ITEMS.judge("ntk", 1, "ntk_scaling: base b·s^(r/(r−2)) (usa rope.py)",
-             "ntk_scaling: base b·s^(r/(r−2)) (uses rope.py)")
-def judge_ntk(ctx: JudgeContext):
-    return judge_with_rope(ctx, len(NTK_CASES), lambda k, t: t, "ntk_scaling")
-
-
-@ITEMS.judge("dynamic_ntk", 2, "dynamic_ntk_scaling: antes, en y después de L0 (usa rope.py)",
-             "dynamic_ntk_scaling: below, at and past L0 (uses rope.py)", group="dynamic")
-def judge_dynamic(ctx: JudgeContext):
-    def below(failing, names):
-        # computing the scale below L0 can also raise (a negative scale): what fails is only
-        # the cases at or below L0, and every case past it passes
-        short = [k for k, (*_, L0, n) in enumerate(DYNAMIC_CASES) if n is None or n <= L0]
-        if names or not failing or not set(failing) <= set(short):
-            return []
-        return ctx.catalogue_finding(f"{MODULE}.below-original")
-
-    return judge_with_rope(ctx, len(DYNAMIC_CASES), lambda k, t: t, "dynamic_ntk_scaling",
-                           extra=below)
+ITEMS.add("linear", 1, "linear_scaling: θ/s (usa rope.py)", "linear_scaling: θ/s (uses rope.py)",
+          rope_judge(LINEAR_CASES, "linear_scaling", lambda k, t: t / LINEAR_CASES[k][2]))
+ITEMS.add("ntk", 1, "ntk_scaling: base b·s^(r/(r−2)) (usa rope.py)",
+          "ntk_scaling: base b·s^(r/(r−2)) (uses rope.py)", rope_judge(NTK_CASES, "ntk_scaling"))
+ITEMS.add("dynamic_ntk", 2, "dynamic_ntk_scaling: antes, en y después de L0 (usa rope.py)",
+          "dynamic_ntk_scaling: below, at and past L0 (uses rope.py)",
+          rope_judge(DYNAMIC_CASES, "dynamic_ntk_scaling", extra=_below_original),
+          group="dynamic")
 
 
 def _student_range(ctx: JudgeContext, index: int) -> tuple[float, float] | None:
@@ -240,11 +229,8 @@ def _student_range(ctx: JudgeContext, index: int) -> tuple[float, float] | None:
 
 
 def _range_case(ctx: JudgeContext, k: int) -> Check:
-    outputs = ctx.run.outputs(k)
-    if outputs is not None and len(outputs) != 2:
-        return Check(False, "shape")
     parts = [ctx.compare(k, p, tol=FACTOR_TOL, check_dtype=False) for p in (0, 1)]
-    return next((c for c in parts if not c.ok), parts[0])
+    return _of_pair(ctx, k, next((c for c in parts if not c.ok), parts[0]))
 
 
 @ITEMS.judge("yarn_range", 1, "yarn_correction_range: extremos, redondeo y recorte",
@@ -273,12 +259,8 @@ def judge_yarn(ctx: JudgeContext):
     # yarn_scaling right on top of the student's own (wrong) yarn_correction_range: the range
     # costs points in its own item only
     notes = []
-    def range_ok(k):
-        return all(ctx.compare(2 * n + k, p, tol=FACTOR_TOL, check_dtype=False).ok
-                   for p in (0, 1))
-
     by_range = [k for k, c in enumerate(checks) if not c.ok and whole_case(ctx, n + k).ok
-                and not range_ok(k) and on_own_parts(k)]
+                and not _range_case(ctx, 2 * n + k).ok and on_own_parts(k)]
     for k in by_range:
         checks[k] = Check(True)
     if by_range:
@@ -300,25 +282,21 @@ def judge_yarn(ctx: JudgeContext):
              group="yarn")
 def judge_yarn_factor(ctx: JudgeContext):
     n = len(YARN_CASES)
-    checks = []
-    for k in range(n):
-        outputs = ctx.run.outputs(k)
-        checks.append(Check(False, "shape") if outputs is not None and len(outputs) != 2
-                      else _factor_check(ctx, k))
+    checks = [_of_pair(ctx, k, _factor_check(ctx, k)) for k in range(n)]
     checks, rope_findings, notes, failing = _split(ctx, checks, "yarn_scaling", lambda k: False)
     diagnoses = ctx.named_mistakes(failing)
     diagnoses += [f for f in contract_findings(ctx, n) if f.code == "factor-type"]
     return depends.verdict(ctx, checks, diagnoses, rope_findings, notes)
 
 
-@ITEMS.judge("llama3", 1, "llama3_scaling: tres bandas de longitud de onda (usa rope.py)",
-             "llama3_scaling: three wavelength bands (uses rope.py)")
-def judge_llama3(ctx: JudgeContext):
-    def compose(k, thetas):
-        _, _, s, L0, lo, hi = LLAMA_CASES[k]
-        return llama3(thetas, s, L0, 1.0 if lo is None else lo, 4.0 if hi is None else hi)
+def _llama3(k: int, thetas: np.ndarray) -> np.ndarray:
+    _, _, s, L0, lo, hi = LLAMA_CASES[k]
+    return llama3(thetas, s, L0, 1.0 if lo is None else lo, 4.0 if hi is None else hi)
 
-    return judge_with_rope(ctx, len(LLAMA_CASES), compose, "llama3_scaling")
+
+ITEMS.add("llama3", 1, "llama3_scaling: tres bandas de longitud de onda (usa rope.py)",
+          "llama3_scaling: three wavelength bands (uses rope.py)",
+          rope_judge(LLAMA_CASES, "llama3_scaling", _llama3))
 
 
 # --- the notebook --------------------------------------------------------------------------------

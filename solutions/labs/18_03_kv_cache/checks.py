@@ -33,16 +33,7 @@ import numpy as np
 
 from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, value
 from grader.hidden.common import cases_judge, device_judge, finite_mask, judged_cases, student
-from grader.hidden.spec import (
-    Case,
-    CellCheck,
-    Device,
-    DType,
-    Group,
-    Input,
-    Items,
-    LabChecks,
-)
+from grader.hidden.spec import Case, CellCheck, Device, DType, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import Finding, JudgeContext
 from minimodel.encodings import NAMES as ENCODINGS
 
@@ -137,15 +128,14 @@ ITEMS.add("rows", 1, "bias_rows_after_cache: las filas de las consultas nuevas",
           cases_judge(keeps=("bias_rows_after_cache", [case[1] for case in ROWS_CASES])))
 
 
-judge_device = device_judge(
+ITEMS.add("device", 1, "Caché KV: conserva el dispositivo", "KV cache: keeps the device",
+          device_judge(
     "Los tensores se crean en device (o en el dispositivo de table), no en la CPU: se "
     "comprueba con el dispositivo «meta» de PyTorch, sin GPU. Pasa device=device a "
     "torch.arange y torch.zeros.",
     "The tensors are created on device (or on table's device), not on the CPU: checked with "
     "PyTorch's 'meta' device, without a GPU. Pass device=device to torch.arange and "
-    "torch.zeros.")
-ITEMS.add("device", 1, "Caché KV: conserva el dispositivo", "KV cache: keeps the device",
-          judge_device)
+    "torch.zeros."))
 
 
 # --- the notebook --------------------------------------------------------------------------------
