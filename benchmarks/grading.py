@@ -156,7 +156,7 @@ def kernel_startup_s(work: Path) -> float:
     scratch = Scratch(work / "kernel-probe", {})
     kernels = KernelServer(work / "kernel-server", work / "kernel-probe.log")
     try:
-        kernels.start()  # once per worker: not part of a notebook's start-up
+        kernels.ensure()  # once per worker: not part of a notebook's start-up
         notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("pass")])
         start = time.perf_counter()
         nbexec.run_notebook(notebook, scratch=scratch, name="empty",

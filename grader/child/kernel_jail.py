@@ -50,12 +50,11 @@ def _kernel(config: dict, connection_file: str, out_w: int) -> None:
         sys.argv = [config["python"], "-f", connection_file]
         from ipykernel import kernelapp
 
-        code = 0
         kernelapp.launch_new_instance(argv=sys.argv[1:])
+        code = 0
     except SystemExit as stop:
         code = stop.code if isinstance(stop.code, int) else 1
     except BaseException as error:  # noqa: BLE001
-        code = 72
         with contextlib.suppress(BaseException):
             os.write(2, f"kernel jail: {error!r}\n".encode())
     finally:
@@ -103,16 +102,12 @@ def _jail(conn: socket.socket) -> int:
         _kernel(config, connection_file, out_w)
     os.close(out_w)
     keep = int(config.get("output_kb", 64)) * 1024
-    written = 0
     log = open(os.path.join(config["workdir"], "kernel-output.log"), "wb")  # noqa: SIM115
     os.set_blocking(out_r, False)
     watched = [out_r, conn]
     pending = b""
-    status = None
-    while status is None:
-        ready = []
-        with contextlib.suppress(InterruptedError):
-            ready, _, _ = select.select(watched, [], [], 0.2)
+    while True:
+        ready, _, _ = select.select(watched, [], [], 0.2)  # retried after a signal (PEP 475)
         if out_r in ready:
             try:
                 chunk = os.read(out_r, 1 << 16)
@@ -120,9 +115,8 @@ def _jail(conn: socket.socket) -> int:
                 chunk = None
             if chunk == b"":
                 watched.remove(out_r)
-            elif chunk and written < keep:
-                log.write(chunk[: keep - written])
-                written += len(chunk[: keep - written])
+            elif chunk and log.tell() < keep:
+                log.write(chunk[: keep - log.tell()])
                 log.flush()
         if conn in ready:
             chunk = b""
@@ -138,10 +132,10 @@ def _jail(conn: socket.socket) -> int:
                 signum = int(line)
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL if signum == signal.SIGTERM else signum)
-        done, wait_status = os.waitpid(pid, os.WNOHANG)
+        done, status = os.waitpid(pid, os.WNOHANG)
         if done == pid:
-            status = wait_status
-        elif os.getppid() != parent:  # the server is gone: take the kernel with us
+            break
+        if os.getppid() != parent:  # the server is gone: take the kernel with us
             os.kill(pid, signal.SIGKILL)
     log.close()
     code = os.waitstatus_to_exitcode(status)

@@ -26,6 +26,7 @@ code that takes one, e.g. ``permutation_equivariance_gap``).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import os
@@ -68,14 +69,13 @@ class BorrowedImportBlocker:
     def find_spec(self, name, path=None, target=None):
         if not forbidden(name):
             return None
-        if name not in GIVEN_CODE_MAY_IMPORT:
-            raise self.refusal(name)
-        frame = sys._getframe(1)
-        while frame is not None and (frame.f_code.co_filename.startswith("<frozen") or
-                                     "importlib" in frame.f_code.co_filename):
-            frame = frame.f_back
-        if frame is not None and _given_code(frame):
-            return None
+        if name in GIVEN_CODE_MAY_IMPORT:
+            frame = sys._getframe(1)
+            while frame is not None and (frame.f_code.co_filename.startswith("<frozen") or
+                                         "importlib" in frame.f_code.co_filename):
+                frame = frame.f_back
+            if frame is not None and _given_code(frame):
+                return None
         raise self.refusal(name)
 
     @staticmethod
@@ -118,31 +118,26 @@ def describe_error(error: BaseException, student_dir: str | None = None) -> dict
     return info
 
 
-def _torch():
-    import torch
-
-    return torch
-
-
 def _resolve(value, inputs, device: str):
     """Turn ``{"$input": ...}`` markers into arrays or tensors; leave plain JSON values alone."""
+    import torch
+
     if isinstance(value, list):
         return [_resolve(v, inputs, device) for v in value]
     if isinstance(value, dict) and "$device" in value:
         return device  # the variant's device, as a string argument (``device=...``)
     if isinstance(value, dict) and "$dtype" in value:
-        dtype = getattr(_torch(), str(value["$dtype"]))
-        if not isinstance(dtype, _torch().dtype):
+        dtype = getattr(torch, str(value["$dtype"]))
+        if not isinstance(dtype, torch.dtype):
             raise TypeError(f"not a dtype: {value['$dtype']!r}")
         return dtype
     if isinstance(value, dict) and "$function" in value:
-        namespace = {"torch": _torch(), **_resolve(value.get("env", {}), inputs, device)}
+        namespace = {"torch": torch, **_resolve(value.get("env", {}), inputs, device)}
         return eval(str(value["$function"]), namespace)  # noqa: S307 - the parent's source
     if isinstance(value, dict) and "$input" in value:
         array = inputs[value["$input"]]
         if value.get("kind") == "numpy":
             return array.astype(value.get("dtype", str(array.dtype)), copy=True)
-        torch = _torch()
         dtype = getattr(torch, value.get("dtype", "float32"))
         tensor = torch.from_numpy(array.copy())
         where = value.get("device") or device
@@ -165,8 +160,8 @@ def _flatten(value, out: list) -> None:
 def to_plain(value):
     """``(meta, array or None)`` for one output: arrays, tensors and numbers become NumPy arrays."""
     import numpy as np
+    import torch
 
-    torch = _torch()
     if isinstance(value, torch.Tensor):
         meta = {"kind": "tensor", "dtype": str(value.dtype).removeprefix("torch."),
                 "device": value.device.type, "shape": list(value.shape),
@@ -226,6 +221,8 @@ def save_outputs(value, prefix: str) -> list[dict]:
 
 def call_case(module, case: dict, inputs, device: str):
     """Run one case against the imported student module and return its raw result."""
+    import torch
+
     args = _resolve(case.get("args", []), inputs, device)
     kwargs = _resolve(case.get("kwargs", {}), inputs, device)
     target = getattr(module, case["name"])
@@ -234,22 +231,13 @@ def call_case(module, case: dict, inputs, device: str):
     instance = target(*_resolve(case.get("init_args", []), inputs, device),
                       **_resolve(case.get("init_kwargs", {}), inputs, device))
     for name, value in _resolve(case.get("state", {}), inputs, device).items():
-        _set_state(instance, name, value)
+        # copied in place into the parameter or buffer ``name`` (``"bias.weight"``): it keeps
+        # the dtype and device the module gave it
+        *owners, attribute = name.split(".")
+        with torch.no_grad():
+            getattr(functools.reduce(getattr, owners, instance), attribute).copy_(value)
     method = case.get("method", "forward")
-    if method == "forward":
-        return instance(*args, **kwargs)
-    return getattr(instance, method)(*args, **kwargs)
-
-
-def _set_state(instance, name: str, value) -> None:
-    """Copy ``value`` into the parameter or buffer ``name`` (``"bias.weight"``) of ``instance``,
-    in place: it keeps the dtype and device the module gave it."""
-    torch = _torch()
-    *owners, attribute = name.split(".")
-    for owner in owners:
-        instance = getattr(instance, owner)
-    with torch.no_grad():
-        getattr(instance, attribute).copy_(value)
+    return (instance if method == "forward" else getattr(instance, method))(*args, **kwargs)
 
 
 def run(request: dict, out_dir: str, package: str = "minimodel.positional") -> None:
@@ -258,12 +246,13 @@ def run(request: dict, out_dir: str, package: str = "minimodel.positional") -> N
 
     with np.load(request["inputs"], allow_pickle=False) as stored:
         inputs = {key: stored[key] for key in stored.files}
-    student_dir = None
+    student_dir = None  # where the student's files are: the package's folder, then the module's
     try:
+        student_dir = os.path.realpath(list(importlib.import_module(package).__path__)[0])
         module = importlib.import_module(f"{package}.{request['module']}")
         student_dir = os.path.dirname(os.path.realpath(module.__file__ or ""))
     except BaseException as error:  # SyntaxError, SystemExit, anything raised at import
-        info = describe_error(error, _package_dir(package))
+        info = describe_error(error, student_dir)
         _write_json(os.path.join(out_dir, "import_error.json"), info)
         _write_json(os.path.join(out_dir, "done.json"), {"cases": 0, "import_error": True})
         return
@@ -280,11 +269,3 @@ def run(request: dict, out_dir: str, package: str = "minimodel.positional") -> N
             record["error"] = describe_error(error, student_dir)
         _write_json(prefix + ".json", record)
     _write_json(os.path.join(out_dir, "done.json"), {"cases": len(request["cases"])})
-
-
-def _package_dir(package: str) -> str | None:
-    try:
-        module = importlib.import_module(package)
-        return os.path.realpath(list(module.__path__)[0])
-    except BaseException:
-        return None

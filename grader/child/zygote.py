@@ -31,14 +31,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves it o
 import isolation  # noqa: E402
 
 
-def _send(channel, message: dict) -> None:
-    channel.write(json.dumps(message) + "\n")
-    channel.flush()
-
-
 def _worker(request: dict, config: dict, item_dir: str, out_w: int, applied: dict) -> None:
     """The process that runs student code (never returns)."""
-    code = 70
     try:
         limits = dict(request.get("limits", {}))
         if request.get("variant") == "cuda":
@@ -84,32 +78,32 @@ def _monitor(request: dict, config: dict, item_dir: str) -> dict:
     head = bytearray()
     total = 0
     reason = None
-    status = usage = None
     eof = False
 
-    def drain() -> bool:
-        nonlocal total
+    def drain() -> None:
+        """Take what the worker writes within 0.05 s: count it, keep its first ``keep`` bytes
+        (after the end of its output, only wait 0.02 s)."""
+        nonlocal total, eof
+        if eof:
+            time.sleep(0.02)
+            return
+        if not select.select([out_r], [], [], 0.05)[0]:
+            return
         while True:
             try:
                 chunk = os.read(out_r, 1 << 16)
             except BlockingIOError:
-                return False
+                return
             if not chunk:
-                return True
+                eof = True
+                return
             total += len(chunk)
-            if len(head) < keep:
-                head.extend(chunk[: keep - len(head)])
+            head.extend(chunk[: keep - len(head)])
 
-    while status is None:
-        if not eof:
-            ready, _, _ = select.select([out_r], [], [], 0.05)
-            if ready:
-                eof = drain()
-        else:
-            time.sleep(0.02)
-        done, wait_status, wait_usage = os.wait4(pid, os.WNOHANG)
+    while True:
+        drain()
+        done, status, usage = os.wait4(pid, os.WNOHANG)
         if done == pid:
-            status, usage = wait_status, wait_usage
             break
         if reason is None and time.monotonic() - start > wall:
             reason = "timeout"
@@ -122,17 +116,11 @@ def _monitor(request: dict, config: dict, item_dir: str) -> dict:
         _kill(pid, config)  # what the worker left in its process group
     deadline = time.monotonic() + 1.0
     while not eof and time.monotonic() < deadline:
-        ready, _, _ = select.select([out_r], [], [], 0.05)
-        if ready:
-            eof = drain()
+        drain()
     os.close(out_r)
-    report = {
-        "wall_s": round(time.monotonic() - start, 3),
-        "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
-        "max_rss_kb": usage.ru_maxrss,
-        "output_bytes": total,
-        "output_head": head.decode("utf-8", "replace"),
-    }
+    report = {"wall_s": round(time.monotonic() - start, 3),
+              "cpu_s": round(usage.ru_utime + usage.ru_stime, 3), "max_rss_kb": usage.ru_maxrss,
+              "output_bytes": total, "output_head": head.decode("utf-8", "replace")}
     if os.WIFSIGNALED(status):
         report["signal"] = os.WTERMSIG(status)
         if reason is None and report["signal"] in (signal.SIGXCPU, signal.SIGKILL) \
@@ -172,13 +160,11 @@ def run_group(request: dict) -> dict:
         os.write(report_w, json.dumps(report).encode())
         os._exit(0)
     os.close(report_w)
-    chunks = []
-    while chunk := os.read(report_r, 1 << 16):
-        chunks.append(chunk)
-    os.close(report_r)
+    with os.fdopen(report_r, "rb") as pipe:
+        data = pipe.read()
     os.waitpid(pid, 0)
     try:
-        report = json.loads(b"".join(chunks) or b"{}")
+        report = json.loads(data or b"{}")
     except ValueError:
         report = {}
     report.setdefault("status", "grader-error")
@@ -198,9 +184,9 @@ def main() -> int:
         (torch.zeros(2, dtype=torch.bfloat16) + torch.zeros(2)).sum()
         import probe_runner  # noqa: F401
     except BaseException as error:  # noqa: BLE001
-        _send(channel, {"ready": False, "error": repr(error)})
+        channel.write(json.dumps({"ready": False, "error": repr(error)}) + "\n")
         return 1
-    _send(channel, {"ready": True})
+    channel.write(json.dumps({"ready": True}) + "\n")  # the channel is line-buffered
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -209,7 +195,7 @@ def main() -> int:
             reply = run_group(request)
         except BaseException as error:  # noqa: BLE001
             reply = {"dir": request.get("dir"), "status": "grader-error", "detail": repr(error)}
-        _send(channel, reply)
+        channel.write(json.dumps(reply) + "\n")
     return 0
 
 

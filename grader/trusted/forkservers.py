@@ -83,9 +83,12 @@ class Zygote:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def start(self) -> None:
-        """Start the zygote (if :meth:`launch` did not already) and wait until it is ready."""
-        if self.process is None or self.process.poll() is not None:
+    def ensure(self) -> None:
+        """Started and ready: started (again if it died; unless :meth:`launch` already did) and
+        waited for until it says it is ready."""
+        if self.alive() and self.ready:
+            return
+        if not self.alive():
             self.launch()
         hello = self._read_line(120.0)
         if not hello or not hello.get("ready"):
@@ -93,37 +96,24 @@ class Zygote:
             raise ZygoteError(f"sandbox did not start: {hello!r}")
         self.ready = True
 
-    def ensure(self) -> None:
-        """Started and ready (started again if it died)."""
-        if not self.alive() or not self.ready:
-            self.start()
-
     def launch(self) -> None:
         """Start the zygote without waiting: it imports its libraries while the caller works."""
         self.ready = False
-        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
-        try:
+        with open(self.log_path, "ab") as log:  # the child keeps its own copy
             self.process = subprocess.Popen(
                 [sys.executable, "-I", "-B", str(self.script), *self.SCRIPT[1:],
                  str(self.config_path)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                 start_new_session=True, cwd=str(self.home),
-                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-            )
-        finally:
-            log.close()
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
         self._buffer = b""
 
     def _read_line(self, timeout: float) -> dict | None:
-        assert self.process is not None and self.process.stdout is not None
         fd = self.process.stdout.fileno()
         deadline = time.monotonic() + timeout
         while b"\n" not in self._buffer:
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
                 return None
             chunk = os.read(fd, 1 << 16)
             if not chunk:
@@ -143,7 +133,6 @@ class Zygote:
             self.ensure()
         except ZygoteError as error:
             return {"status": "grader-error", "detail": str(error)}
-        assert self.process.stdin is not None
         try:
             self.process.stdin.write((json.dumps(request) + "\n").encode())
             self.process.stdin.flush()
@@ -159,8 +148,7 @@ class Zygote:
         if self.process is None:
             return
         with contextlib.suppress(subprocess.TimeoutExpired, OSError):
-            if self.process.stdin:
-                self.process.stdin.close()
+            self.process.stdin.close()
             self.process.wait(timeout=10)
         self.kill()
 
@@ -173,8 +161,7 @@ class Zygote:
             self.process.wait(timeout=10)
         for stream in (self.process.stdin, self.process.stdout):
             with contextlib.suppress(OSError):
-                if stream:
-                    stream.close()
+                stream.close()
 
 
 class KernelServer(Zygote):

@@ -16,6 +16,7 @@ read by ``grader.trusted.safe_io``.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -40,11 +41,6 @@ SYSTEM_FOLDERS = frozenset({"usr", "lib", "lib32", "lib64", "libx32", "bin", "sb
                             "proc", "dev", "sys", "var"})
 ALWAYS_HIDDEN = ("/var/tmp", "/dev/shm")
 
-
-def top_level_hidden() -> list[str]:
-    """Every top-level folder that is not a system folder (checked at run time, not listed)."""
-    return sorted(str(entry) for entry in Path("/").iterdir()
-                  if entry.is_dir() and not entry.is_symlink() and entry.name not in SYSTEM_FOLDERS)
 UID_BASE = 200_000
 
 
@@ -72,9 +68,8 @@ class Limits:
     student_cpu_s: float = 300.0  # CPU seconds per student, all items together (0: no cap)
 
     def group(self) -> dict:
-        return {"wall_s": self.wall_s, "cpu_s": self.cpu_s, "memory_mb": self.memory_mb,
-                "fsize_mb": self.fsize_mb, "nproc": self.nproc, "nofile": self.nofile,
-                "output_kb": self.output_kb}
+        keys = ("wall_s", "cpu_s", "memory_mb", "fsize_mb", "nproc", "nofile", "output_kb")
+        return {key: getattr(self, key) for key in keys}
 
     def kernel(self) -> dict:
         return {"memory_mb": self.kernel_memory_mb, "fsize_mb": self.fsize_mb,
@@ -86,8 +81,6 @@ class Limits:
 class Capabilities:
     """What this platform lets the grader enforce (each found by trying it)."""
 
-    linux: bool = False
-    root: bool = False
     namespaces: bool = False  # mount + network namespace, covered folders
     pid_namespace: bool = False
     drop_privileges: bool = False
@@ -146,7 +139,9 @@ def installed_grader_dirs() -> list[str]:
 
 def filesystem_view(scratch: Path, extra_hide: list[Path] = ()) -> dict:
     """The ``hide``/``expose`` lists of one sandbox (see ``grader/child/isolation.py``)."""
-    hide = [str(REPO_ROOT), *top_level_hidden(), *ALWAYS_HIDDEN, *(str(p) for p in extra_hide),
+    top_level = [str(entry) for entry in Path("/").iterdir()  # checked at run time, not listed
+                 if entry.is_dir() and not entry.is_symlink() and entry.name not in SYSTEM_FOLDERS]
+    hide = [str(REPO_ROOT), *top_level, *ALWAYS_HIDDEN, *(str(p) for p in extra_hide),
             *installed_grader_dirs()]
     hidden_by_env = os.environ.get("MINIMODEL_GRADER_HIDE", "")
     hide += [p for p in hidden_by_env.split(os.pathsep) if p]
@@ -156,23 +151,12 @@ def filesystem_view(scratch: Path, extra_hide: list[Path] = ()) -> dict:
 
 def sandbox_env(workdir: Path, *, cuda: bool) -> dict:
     """The scrubbed environment of every sandboxed process."""
-    env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "HOME": str(workdir),
-        "TMPDIR": str(workdir),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONNOUSERSITE": "1",
-        "PYTHONIOENCODING": "utf-8",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-        "MINIMODEL_IMPL": "src",
-        "MINIMODEL_LAB_SIZE": "test",
-        "MPLBACKEND": "agg",
-        "MPLCONFIGDIR": str(workdir),
-    }
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+           "HOME": str(workdir), "TMPDIR": str(workdir),
+           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTHONIOENCODING": "utf-8",
+           "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+           "MINIMODEL_IMPL": "src", "MINIMODEL_LAB_SIZE": "test",
+           "MPLBACKEND": "agg", "MPLCONFIGDIR": str(workdir)}
     if not cuda:
         env["CUDA_VISIBLE_DEVICES"] = ""
     elif "CUDA_VISIBLE_DEVICES" in os.environ:
@@ -235,22 +219,19 @@ PROBE_SCRIPT = textwrap.dedent(
     """
 )
 
-_CAPABILITIES: Capabilities | None = None
-
-
 def probe_capabilities(check_cuda: bool = False) -> Capabilities:
     """Try each isolation mechanism in a throw-away child and report what worked (cached)."""
-    global _CAPABILITIES
-    if _CAPABILITIES is None:
-        _CAPABILITIES = _probe()
-    if check_cuda and _CAPABILITIES.cuda is None:
-        _CAPABILITIES.cuda = cuda_available()
-    return _CAPABILITIES
+    caps = _probe()
+    if check_cuda and caps.cuda is None:
+        caps.cuda = cuda_available()
+    return caps
 
 
+@functools.cache
 def _probe() -> Capabilities:
-    caps = Capabilities(linux=sys.platform.startswith("linux"), root=os.geteuid() == 0)
-    if not caps.linux:
+    caps = Capabilities()
+    root = os.geteuid() == 0
+    if not sys.platform.startswith("linux"):
         caps.notes.append("not Linux: no namespaces or limits; student code runs unconfined")
         return caps
     with tempfile.TemporaryDirectory(prefix="mmg-probe-") as tmp:
@@ -260,13 +241,10 @@ def _probe() -> Capabilities:
         own = Path(tmp) / "own"
         own.mkdir()
         view = filesystem_view(own, [secret.parent])
-        config = {**view, "namespaces": caps.root, "secret": str(secret),
-                  "uid": UID_BASE + os.getpid()}
+        config = {**view, "namespaces": root, "secret": str(secret), "uid": sandbox_uid()}
         try:
-            done = subprocess.run(
-                [sys.executable, "-I", "-c", PROBE_SCRIPT, str(CHILD_DIR), json.dumps(config)],
-                capture_output=True, text=True, timeout=60,
-            )
+            done = subprocess.run([sys.executable, "-I", "-c", PROBE_SCRIPT, str(CHILD_DIR),
+                                   json.dumps(config)], capture_output=True, text=True, timeout=60)
             result = json.loads(done.stdout.strip().splitlines()[-1])
         except (subprocess.SubprocessError, ValueError, IndexError) as error:
             caps.notes.append(f"isolation probe failed: {error!r}")
@@ -276,7 +254,7 @@ def _probe() -> Capabilities:
     caps.drop_privileges = result["drop_privileges"]
     caps.rlimits = result["rlimits"]
     caps.notes += result["notes"]
-    if not caps.root:
+    if not root:
         caps.notes.append("not running as root: no namespaces and no user switch "
                           "(run the grader as root in a container for full isolation)")
     return caps
@@ -288,10 +266,9 @@ def cuda_available() -> bool:
             not os.environ.get("MINIMODEL_GRADER_PROBE_CUDA"):
         return False  # no NVIDIA driver: no need to import torch to know
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", "import torch; print(torch.cuda.is_available())"],
-            capture_output=True, text=True, timeout=120,
-        )
+        check = "import torch; print(torch.cuda.is_available())"
+        done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
+                              timeout=120)
         return done.stdout.strip().endswith("True")
     except subprocess.SubprocessError:
         return False

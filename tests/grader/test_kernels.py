@@ -23,7 +23,7 @@ from grader.trusted.sandbox import Limits, Scratch, probe_capabilities
 def kernels(tmp_path_factory):
     work = tmp_path_factory.mktemp("kernels")
     server = KernelServer(work / "server", work / "server.log")
-    server.start()
+    server.ensure()
     yield server, work
     server.close()
 
