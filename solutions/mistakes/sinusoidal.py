@@ -86,3 +86,14 @@ def base_ignored(T: int, d: int, base: float = 10000.0) -> np.ndarray:
 def offset_ignored(self: SinusoidalPositionalEncoding, x: torch.Tensor,
                    offset: int = 0) -> torch.Tensor:
     return right_forward(self, x)
+
+
+@mistake("SinusoidalPositionalEncoding.forward", "offset-off-by-one",
+         es="forward usa offset desplazado en una posición: las filas sumadas deben ser "
+            "exactamente offset … offset+T−1.",
+         en="forward is off by one with offset: the rows added must be exactly "
+            "offset … offset+T−1.")
+def offset_off_by_one(self: SinusoidalPositionalEncoding, x: torch.Tensor,
+                      offset: int = 0) -> torch.Tensor:
+    rows = self.pe[offset - 1 : offset - 1 + x.shape[-2]]
+    return x + rows.to(device=x.device, dtype=x.dtype)

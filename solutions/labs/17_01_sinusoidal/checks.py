@@ -12,9 +12,10 @@ tolerance would reject them. A note (no points) tells students whose angles look
 Known mistakes diagnosed (each tested in ``tests/grader``): from the catalogue
 ``solutions/mistakes/sinusoidal.py``, the table's (concatenated layout ``[sin | cos]``, exponent
 ``i/d`` instead of ``2i/d``, sine and cosine swapped, ``base`` ignored, positions from 1) and
-forward's ``offset`` ignored; float64 (or a tensor) returned (``minimodel.selfcheck.contracts``),
-``offset`` off by one, ``x``'s dtype not kept, rows not moved to ``x``'s device (caught on the
-``meta`` device without a GPU).
+forward's (``offset`` ignored, ``offset`` off by one: the catalogue writes ``offset − 1``, the
+judge also recognises ``offset + 1`` and says it in the catalogue's words); float64 (or a tensor)
+returned (``minimodel.selfcheck.contracts``), ``x``'s dtype not kept, rows not moved to ``x``'s
+device (caught on the ``meta`` device without a GPU).
 """
 
 from __future__ import annotations
@@ -219,13 +220,8 @@ def judge_module_values(ctx: JudgeContext):
     own = {m["code"].split(".", 1)[1] for m in ctx.mistakes if m["target"].endswith(".forward")}
     if diagnoses := [f for f in named if f.code in own]:
         return ctx.verdict(checks, diagnoses=diagnoses)
-    if failing and all(_off_by_one(ctx, k) for k in failing):
-        return ctx.verdict(checks, diagnoses=[Finding(
-            "offset-off-by-one",
-            "forward usa offset desplazado en una posición: las filas sumadas deben ser "
-            "exactamente offset … offset+T−1.",
-            "forward is off by one with offset: the rows added must be exactly "
-            "offset … offset+T−1.")])
+    if failing and all(_off_by_one(ctx, k) for k in failing):  # either way: offset ∓ 1
+        return ctx.verdict(checks, diagnoses=ctx.catalogue_finding("sinusoidal.offset-off-by-one"))
     return ctx.verdict(checks, diagnoses=[Finding(
         f"module-{f.code}", "Las filas que suma forward heredan un error de la tabla. " + f.es,
         "The rows forward adds inherit a mistake of the table. " + f.en) for f in named])
