@@ -58,11 +58,7 @@ class Mistake:
 
 def mistake(target: str, code: str, *, es: str, en: str) -> Callable[[Callable], Mistake]:
     """Decorator for a catalogue file: ``@mistake("sinusoidal_pe", "swapped", es=..., en=...)``."""
-
-    def register(wrong: Callable) -> Mistake:
-        return Mistake(code, target, es, en, wrong)
-
-    return register
+    return functools.partial(Mistake, code, target, es, en)
 
 
 def ignoring(right: Callable, argument: str) -> Callable:
