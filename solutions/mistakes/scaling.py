@@ -235,15 +235,11 @@ def extended_length(rotary_dim, base=10000.0, *, factor, original_max_len=None, 
     return _blend(rotary_dim, base, factor, lo, hi), scale
 
 
-@mistake("yarn_scaling", "truncate-ignored",
-         es="yarn_scaling debe pasar truncate (y beta_fast, beta_slow) a yarn_correction_range.",
-         en="yarn_scaling must pass truncate (and beta_fast, beta_slow) on to "
-            "yarn_correction_range.")
-def truncate_ignored(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
-                     beta_fast=32.0, beta_slow=1.0, truncate=True, attention_factor=None):
-    lo, hi = right_range(rotary_dim, base, original_max_len, beta_fast, beta_slow)
-    scale = _yarn_factor(rotary_dim, base, factor, original_max_len, attention_factor)
-    return _blend(rotary_dim, base, factor, lo, hi), scale
+truncate_ignored = mistake(
+    "yarn_scaling", "truncate-ignored",
+    es="yarn_scaling debe pasar truncate (y beta_fast, beta_slow) a yarn_correction_range.",
+    en="yarn_scaling must pass truncate (and beta_fast, beta_slow) on to "
+       "yarn_correction_range.")(ignoring(right_yarn, "truncate"))
 
 
 # --- YaRN's attention factor --------------------------------------------------------------------
