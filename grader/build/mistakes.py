@@ -12,13 +12,18 @@ outputs on the visible inputs reach the student's repository.
 
 A catalogue file binds the right functions it starts from at import
 (``from minimodel.positional.sinusoidal import sinusoidal_pe as right``): while a mistake runs,
-the module's attribute is the wrong version.
+the module's attribute is the wrong version. A wrong version is a function written out under
+``@mistake``, or one built from the right ones and declared with ``name = mistake(...)(wrong)``:
+another right function (NTK scaling that is linear scaling), :func:`ignoring` one argument, or a
+file's helper that does the reference's steps with one of them done wrong.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
+import inspect
 import os
 import pickle
 import subprocess
@@ -53,11 +58,22 @@ class Mistake:
 
 def mistake(target: str, code: str, *, es: str, en: str) -> Callable[[Callable], Mistake]:
     """Decorator for a catalogue file: ``@mistake("sinusoidal_pe", "swapped", es=..., en=...)``."""
+    return functools.partial(Mistake, code, target, es, en)
 
-    def register(wrong: Callable) -> Mistake:
-        return Mistake(code, target, es, en, wrong)
 
-    return register
+def ignoring(right: Callable, argument: str) -> Callable:
+    """``right`` as a student who ignores its ``argument`` writes it: whatever is passed, ``right``
+    runs with that argument's default."""
+    signature = inspect.signature(right)
+    default = signature.parameters[argument].default
+
+    @functools.wraps(right)
+    def wrong(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.arguments[argument] = default
+        return right(*bound.args, **bound.kwargs)
+
+    return wrong
 
 
 def catalogue(module: str) -> list[Mistake]:

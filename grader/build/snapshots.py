@@ -45,11 +45,8 @@ def sources(lab: Lab) -> dict[str, str]:
     return {str(p.relative_to(REPO_ROOT)): code_hash(p) for p in paths}
 
 
-class Recorder:
-    """Collects the named values of one pass, as plain NumPy plus a description."""
-
-    def __init__(self):
-        self.values: dict[str, tuple[np.ndarray, dict]] = {}
+class Recorder(dict):
+    """The named values of one pass, as plain NumPy plus a description: name -> (array, dict)."""
 
     def record(self, lab_id: str, name: str, value: object) -> None:
         import torch
@@ -63,9 +60,9 @@ class Recorder:
             entry = (value.copy(), {"kind": "numpy", "dtype": str(value.dtype)})
         else:
             raise TypeError(f"lab {lab_id}: {name!r} is a {type(value).__name__}, not an array")
-        if name in self.values and not _same(self.values[name][0], entry[0]):
+        if name in self and not _same(self[name][0], entry[0]):
             raise ValueError(f"lab {lab_id}: two different values are named {name!r}")
-        self.values[name] = entry
+        self[name] = entry
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -89,7 +86,7 @@ def _run_pass(lab: Lab, mistake) -> dict:
                 check.run()
             except Exception:  # noqa: BLE001 - a mistake may break a check; the reference may not
                 failures.append(f"{check.name}: {traceback.format_exc(limit=3)}")
-    return {"values": recorder.values, "failures": failures}
+    return {"values": dict(recorder), "failures": failures}
 
 
 def compute(lab: Lab) -> tuple[dict[str, np.ndarray], dict]:

@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from grader.build.mistakes import mistake
+from grader.build.mistakes import ignoring, mistake
 from minimodel.positional.alibi import alibi_bias as right_bias
 from minimodel.positional.alibi import alibi_slopes as right_slopes
 
@@ -123,13 +123,12 @@ def start_aligned(q_len: int, k_len: int, slopes: torch.Tensor, *,
     return (m * -distance).masked_fill(distance < 0, float("-inf"))
 
 
-@mistake("alibi_bias", "masked",
-         es="Con causal=False no hay máscara: el sesgo simétrico −m·|i − j| es finito en toda "
-            "la matriz, también para las claves futuras.",
-         en="With causal=False there is no mask: the symmetric bias −m·|i − j| is finite over "
-            "the whole matrix, future keys included.")
-def masked(q_len: int, k_len: int, slopes: torch.Tensor, *, causal: bool = True) -> torch.Tensor:
-    return right_bias(q_len, k_len, slopes, causal=True)
+masked = mistake(
+    "alibi_bias", "masked",
+    es="Con causal=False no hay máscara: el sesgo simétrico −m·|i − j| es finito en toda "
+       "la matriz, también para las claves futuras.",
+    en="With causal=False there is no mask: the symmetric bias −m·|i − j| is finite over "
+       "the whole matrix, future keys included.")(ignoring(right_bias, "causal"))
 
 
 @mistake("alibi_bias", "signed",

@@ -73,91 +73,83 @@ def nan_as_zero(loss: torch.Tensor, buckets: list[tuple[int, int]]) -> torch.Ten
 # --- failure_position ---------------------------------------------------------------------------
 
 
-def _failure(per_position: torch.Tensor, train_len: int, tolerance: float, window: int, *,
-             span=lambda p, window: (max(0, p - window + 1), p + 1), mean=torch.nanmean,
-             reference_start=None, search_start=None, crossed=lambda smooth, limit: smooth > limit,
-             answer=lambda p, window: p) -> int | None:
-    """The reference's search, one of its steps done wrong."""
-    curve = per_position.detach().to("cpu", torch.float64)
-    start = train_len // 2 if reference_start is None else reference_start
-    reference = mean(curve[start:train_len])
-    for p in range(train_len if search_start is None else search_start, len(curve)):
-        lo, hi = span(p, window)
-        if crossed(mean(curve[lo:hi]), reference + tolerance):
-            return int(answer(p, window))
-    return None
+def _failure(*, span=lambda p, window: (max(0, p - window + 1), p + 1), mean=torch.nanmean,
+             reference_start=None, search_start=None,
+             crossed=lambda smooth, limit: smooth > limit, answer=lambda p, window: p):
+    """``failure_position`` searching as the reference does, one of its steps done wrong."""
+    def failure_position(per_position, train_len, *, tolerance, window):
+        curve = per_position.detach().to("cpu", torch.float64)
+        start = train_len // 2 if reference_start is None else reference_start
+        reference = mean(curve[start:train_len])
+        for p in range(train_len if search_start is None else search_start, len(curve)):
+            lo, hi = span(p, window)
+            if crossed(mean(curve[lo:hi]), reference + tolerance):
+                return int(answer(p, window))
+        return None
+
+    return failure_position
 
 
-@mistake("failure_position", "centred",
-         es="La media móvil está centrada en p: debe ir hacia atrás, "
-            "per_position[p − window + 1 .. p], sin mirar posiciones posteriores a p.",
-         en="The moving mean is centred on p: it must look back, "
-            "per_position[p − window + 1 .. p], without positions after p.")
-def centred(per_position, train_len, *, tolerance, window):
-    return _failure(per_position, train_len, tolerance, window,
-                    span=lambda p, w: (max(0, p - w // 2), p + (w + 1) // 2))
+centred = mistake(
+    "failure_position", "centred",
+    es="La media móvil está centrada en p: debe ir hacia atrás, "
+       "per_position[p − window + 1 .. p], sin mirar posiciones posteriores a p.",
+    en="The moving mean is centred on p: it must look back, "
+       "per_position[p − window + 1 .. p], without positions after p."
+)(_failure(span=lambda p, w: (max(0, p - w // 2), p + (w + 1) // 2)))
 
 
-@mistake("failure_position", "forward",
-         es="La media móvil mira hacia delante (p .. p + window − 1): debe ir hacia atrás, "
-            "per_position[p − window + 1 .. p].",
-         en="The moving mean looks ahead (p .. p + window − 1): it must look back, "
-            "per_position[p − window + 1 .. p].")
-def forward(per_position, train_len, *, tolerance, window):
-    return _failure(per_position, train_len, tolerance, window, span=lambda p, w: (p, p + w))
+forward = mistake(
+    "failure_position", "forward",
+    es="La media móvil mira hacia delante (p .. p + window − 1): debe ir hacia atrás, "
+       "per_position[p − window + 1 .. p].",
+    en="The moving mean looks ahead (p .. p + window − 1): it must look back, "
+       "per_position[p − window + 1 .. p].")(_failure(span=lambda p, w: (p, p + w)))
 
 
-@mistake("failure_position", "no-smoothing",
-         es="Comparas la pérdida de cada posición sin suavizar: usa la media de las últimas "
-            "window posiciones hasta p.",
-         en="You compare each position's loss unsmoothed: use the mean of the last window "
-            "positions up to p.")
-def no_smoothing(per_position, train_len, *, tolerance, window):
-    return _failure(per_position, train_len, tolerance, window, span=lambda p, w: (p, p + 1))
+no_smoothing = mistake(
+    "failure_position", "no-smoothing",
+    es="Comparas la pérdida de cada posición sin suavizar: usa la media de las últimas "
+       "window posiciones hasta p.",
+    en="You compare each position's loss unsmoothed: use the mean of the last window "
+       "positions up to p.")(_failure(span=lambda p, w: (p, p + 1)))
 
 
-@mistake("failure_position", "reference-from-start",
-         es="La referencia es la media de [T//2, T), posiciones con contexto; las primeras "
-            "posiciones tienen una pérdida alta que no cuenta.",
-         en="The reference is the mean over [T//2, T), positions with context; the first "
-            "positions have a high loss that does not count.")
-def reference_from_start(per_position, train_len, *, tolerance, window):
-    return _failure(per_position, train_len, tolerance, window, reference_start=0)
+reference_from_start = mistake(
+    "failure_position", "reference-from-start",
+    es="La referencia es la media de [T//2, T), posiciones con contexto; las primeras "
+       "posiciones tienen una pérdida alta que no cuenta.",
+    en="The reference is the mean over [T//2, T), positions with context; the first "
+       "positions have a high loss that does not count.")(_failure(reference_start=0))
 
 
-@mistake("failure_position", "search-from-zero",
-         es="La búsqueda empieza en T: el resultado nunca es menor que train_len.",
-         en="The search starts at T: the result is never below train_len.")
-def search_from_zero(per_position, train_len, *, tolerance, window):
-    return _failure(per_position, train_len, tolerance, window, search_start=0)
+search_from_zero = mistake(
+    "failure_position", "search-from-zero",
+    es="La búsqueda empieza en T: el resultado nunca es menor que train_len.",
+    en="The search starts at T: the result is never below train_len.")(_failure(search_start=0))
 
 
-@mistake("failure_position", "failure-nan-not-skipped",
-         es="Con posiciones sin objetivo (NaN), las medias deben saltarlas (torch.nanmean): con "
-            "NaN ninguna comparación es cierta.",
-         en="With positions without a target (NaN), the means must skip them (torch.nanmean): "
-            "with NaN no comparison is true.")
-def failure_nan_not_skipped(per_position, train_len, *, tolerance, window):
-    return _failure(per_position, train_len, tolerance, window, mean=torch.mean)
+failure_nan_not_skipped = mistake(
+    "failure_position", "failure-nan-not-skipped",
+    es="Con posiciones sin objetivo (NaN), las medias deben saltarlas (torch.nanmean): con "
+       "NaN ninguna comparación es cierta.",
+    en="With positions without a target (NaN), the means must skip them (torch.nanmean): "
+       "with NaN no comparison is true.")(_failure(mean=torch.mean))
 
 
-@mistake("failure_position", "greater-equal",
-         es="La pérdida falla cuando SUPERA referencia + tolerance (>), no cuando la iguala (>=).",
-         en="The loss fails when it EXCEEDS reference + tolerance (>), not when it equals it "
-            "(>=).")
-def greater_equal(per_position, train_len, *, tolerance, window):
-    return _failure(per_position, train_len, tolerance, window,
-                    crossed=lambda smooth, limit: smooth >= limit)
+greater_equal = mistake(
+    "failure_position", "greater-equal",
+    es="La pérdida falla cuando SUPERA referencia + tolerance (>), no cuando la iguala (>=).",
+    en="The loss fails when it EXCEEDS reference + tolerance (>), not when it equals it "
+       "(>=).")(_failure(crossed=lambda smooth, limit: smooth >= limit))
 
 
-@mistake("failure_position", "window-start",
-         es="Devuelve p, la posición donde la media móvil supera el umbral, no el inicio de su "
-            "ventana (p − window + 1).",
-         en="Return p, the position where the moving mean crosses the threshold, not the start "
-            "of its window (p − window + 1).")
-def window_start(per_position, train_len, *, tolerance, window):
-    return _failure(per_position, train_len, tolerance, window,
-                    answer=lambda p, w: p - w + 1)
+window_start = mistake(
+    "failure_position", "window-start",
+    es="Devuelve p, la posición donde la media móvil supera el umbral, no el inicio de su "
+       "ventana (p − window + 1).",
+    en="Return p, the position where the moving mean crosses the threshold, not the start "
+       "of its window (p − window + 1).")(_failure(answer=lambda p, w: p - w + 1))
 
 
 # --- needle_distance ----------------------------------------------------------------------------

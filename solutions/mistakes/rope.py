@@ -7,12 +7,11 @@ they inherit it. See ``grader/build/mistakes.py``.
 
 import torch
 
-from grader.build.mistakes import mistake
+from grader.build.mistakes import ignoring, mistake
 from minimodel.positional.rope import RotaryEmbedding
 from minimodel.positional.rope import apply_rotary as right_rotary
 from minimodel.positional.rope import rope_cos_sin as right_cos_sin
 
-right_forward = RotaryEmbedding.forward
 OTHER = {"interleaved": "half", "half": "interleaved"}
 
 
@@ -68,12 +67,11 @@ def bf16_angles(positions: torch.Tensor, inv_freq: torch.Tensor, *,
     return angles.cos() * attention_factor, angles.sin() * attention_factor
 
 
-@mistake("rope_cos_sin", "factor-ignored",
-         es="rope_cos_sin ignora attention_factor: multiplica cos y sin por él.",
-         en="rope_cos_sin ignores attention_factor: multiply cos and sin by it.")
-def factor_ignored(positions: torch.Tensor, inv_freq: torch.Tensor, *,
-                   attention_factor: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
-    return right_cos_sin(positions, inv_freq)
+factor_ignored = mistake(
+    "rope_cos_sin", "factor-ignored",
+    es="rope_cos_sin ignora attention_factor: multiplica cos y sin por él.",
+    en="rope_cos_sin ignores attention_factor: multiply cos and sin by it."
+)(ignoring(right_cos_sin, "attention_factor"))
 
 
 @mistake("apply_rotary", "direction",
@@ -108,11 +106,10 @@ def tail(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, *,
     return out
 
 
-@mistake("RotaryEmbedding.forward", "offset-ignored",
-         es="RotaryEmbedding ignora offset: las filas deben girar con las posiciones "
-            "offset … offset+T−1, las de los tokens ya guardados en la caché KV.",
-         en="RotaryEmbedding ignores offset: the rows must rotate with positions "
-            "offset … offset+T−1, those after the tokens already in the KV cache.")
-def offset_ignored(self: RotaryEmbedding, x: torch.Tensor, offset: int = 0, *,
-                   positions: torch.Tensor | None = None) -> torch.Tensor:
-    return right_forward(self, x, positions=positions)
+offset_ignored = mistake(
+    "RotaryEmbedding.forward", "offset-ignored",
+    es="RotaryEmbedding ignora offset: las filas deben girar con las posiciones "
+       "offset … offset+T−1, las de los tokens ya guardados en la caché KV.",
+    en="RotaryEmbedding ignores offset: the rows must rotate with positions "
+       "offset … offset+T−1, those after the tokens already in the KV cache."
+)(ignoring(RotaryEmbedding.forward, "offset"))

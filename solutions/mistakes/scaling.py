@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from grader.build.mistakes import mistake
+from grader.build.mistakes import ignoring, mistake
 from minimodel.positional.rope import rope_frequencies
 from minimodel.positional.scaling import linear_scaling as right_linear
 from minimodel.positional.scaling import ntk_scaling as right_ntk
@@ -44,13 +44,12 @@ def inverted_exponent(rotary_dim, base=10000.0, *, factor, original_max_len=None
     return rope_frequencies(rotary_dim, base * factor ** ((rotary_dim - 2) / rotary_dim)), 1.0
 
 
-@mistake("ntk_scaling", "divided",
-         es="NTK no divide las frecuencias entre s (eso es la interpolación lineal): cambia la "
-            "base y deja intacta la pareja 0.",
-         en="NTK does not divide the frequencies by s (that is linear interpolation): it changes "
-            "the base and leaves pair 0 untouched.")
-def divided(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None):
-    return right_linear(rotary_dim, base, factor=factor)
+divided = mistake(
+    "ntk_scaling", "divided",
+    es="NTK no divide las frecuencias entre s (eso es la interpolación lineal): cambia la "
+       "base y deja intacta la pareja 0.",
+    en="NTK does not divide the frequencies by s (that is linear interpolation): it changes "
+       "the base and leaves pair 0 untouched.")(right_linear)
 
 
 # --- dynamic NTK --------------------------------------------------------------------------------
@@ -82,13 +81,12 @@ def ratio_only(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_l
     return _dynamic(rotary_dim, base, seq_len / original_max_len)
 
 
-@mistake("dynamic_ntk_scaling", "static",
-         es="Eso es NTK estático: en el dinámico la escala depende de la longitud actual "
-            "seq_len, y hasta L0 no cambia nada.",
-         en="That is static NTK: in the dynamic one the scale depends on the current length "
-            "seq_len, and up to L0 nothing changes.")
-def static(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None):
-    return right_ntk(rotary_dim, base, factor=factor)
+static = mistake(
+    "dynamic_ntk_scaling", "static",
+    es="Eso es NTK estático: en el dinámico la escala depende de la longitud actual "
+       "seq_len, y hasta L0 no cambia nada.",
+    en="That is static NTK: in the dynamic one the scale depends on the current length "
+       "seq_len, and up to L0 nothing changes.")(right_ntk)
 
 
 @mistake("dynamic_ntk_scaling", "dynamic-no-exponent",
@@ -104,25 +102,27 @@ def dynamic_no_exponent(rotary_dim, base=10000.0, *, factor, original_max_len=No
 
 # --- YaRN's range -------------------------------------------------------------------------------
 
-def _range(rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate, *,
-           rounding=(math.floor, math.ceil), swap=False, clamp=True,
-           two_pi=True) -> tuple[float, float]:
-    """The reference's steps, one of them done wrong."""
-    def pair_turning(turns: float) -> float:
-        wavelength = original_max_len / turns
-        return rotary_dim * math.log(wavelength / (2 * math.pi if two_pi else 1.0)) / (
-            2 * math.log(base))
+def _range(*, rounding=(math.floor, math.ceil), swap=False, clamp=True, two_pi=True):
+    """``yarn_correction_range`` doing the reference's steps, one of them done wrong."""
+    def yarn_correction_range(rotary_dim, base, original_max_len, beta_fast=32.0, beta_slow=1.0,
+                              *, truncate=True) -> tuple[float, float]:
+        def pair_turning(turns: float) -> float:
+            wavelength = original_max_len / turns
+            return rotary_dim * math.log(wavelength / (2 * math.pi if two_pi else 1.0)) / (
+                2 * math.log(base))
 
-    lo, hi = pair_turning(beta_fast), pair_turning(beta_slow)
-    if swap:
-        lo, hi = hi, lo
-    if truncate:
-        lo, hi = rounding[0](lo), rounding[1](hi)
-    if clamp:
-        lo, hi = max(float(lo), 0.0), min(float(hi), float(rotary_dim - 1))
-    if lo == hi:
-        hi += 0.001
-    return float(lo), float(hi)
+        lo, hi = pair_turning(beta_fast), pair_turning(beta_slow)
+        if swap:
+            lo, hi = hi, lo
+        if truncate:
+            lo, hi = rounding[0](lo), rounding[1](hi)
+        if clamp:
+            lo, hi = max(float(lo), 0.0), min(float(hi), float(rotary_dim - 1))
+        if lo == hi:
+            hi += 0.001
+        return float(lo), float(hi)
+
+    return yarn_correction_range
 
 
 @mistake("yarn_correction_range", "not-rounded",
@@ -135,23 +135,18 @@ def not_rounded(rotary_dim, base, original_max_len, beta_fast=32.0, beta_slow=1.
     return right_range(rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate=False)
 
 
-@mistake("yarn_correction_range", "rounded-in",
-         es="El redondeo es hacia fuera, floor(lo) y ceil(hi), para que la rampa no se "
-            "estreche; tu código redondea hacia dentro.",
-         en="The rounding is outwards, floor(lo) and ceil(hi), so that the ramp does not get "
-            "narrower; your code rounds inwards.")
-def rounded_in(rotary_dim, base, original_max_len, beta_fast=32.0, beta_slow=1.0, *,
-               truncate=True):
-    return _range(rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate,
-                  rounding=(math.ceil, math.floor))
+rounded_in = mistake(
+    "yarn_correction_range", "rounded-in",
+    es="El redondeo es hacia fuera, floor(lo) y ceil(hi), para que la rampa no se "
+       "estreche; tu código redondea hacia dentro.",
+    en="The rounding is outwards, floor(lo) and ceil(hi), so that the ramp does not get "
+       "narrower; your code rounds inwards.")(_range(rounding=(math.ceil, math.floor)))
 
 
-@mistake("yarn_correction_range", "always-rounded",
-         es="Con truncate=False los extremos quedan sin redondear.",
-         en="With truncate=False the ends stay unrounded.")
-def always_rounded(rotary_dim, base, original_max_len, beta_fast=32.0, beta_slow=1.0, *,
-                   truncate=True):
-    return right_range(rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate=True)
+always_rounded = mistake(
+    "yarn_correction_range", "always-rounded",
+    es="Con truncate=False los extremos quedan sin redondear.",
+    en="With truncate=False the ends stay unrounded.")(ignoring(right_range, "truncate"))
 
 
 SWAPPED = ("lo es la pareja que da beta_fast vueltas en L0 (las rápidas, que se conservan) y hi "
@@ -160,10 +155,8 @@ SWAPPED = ("lo es la pareja que da beta_fast vueltas en L0 (las rápidas, que se
            "and hi the one that makes beta_slow; your code swaps them.")
 
 
-@mistake("yarn_correction_range", "swapped", es=SWAPPED[0], en=SWAPPED[1])
-def swapped(rotary_dim, base, original_max_len, beta_fast=32.0, beta_slow=1.0, *,
-            truncate=True):
-    return _range(rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate, swap=True)
+swapped = mistake(
+    "yarn_correction_range", "swapped", es=SWAPPED[0], en=SWAPPED[1])(_range(swap=True))
 
 
 @mistake("yarn_correction_range", "returned-swapped", es=SWAPPED[0], en=SWAPPED[1])
@@ -174,26 +167,20 @@ def returned_swapped(rotary_dim, base, original_max_len, beta_fast=32.0, beta_sl
     return hi, lo
 
 
-@mistake("yarn_correction_range", "not-clamped",
-         es="Los extremos se recortan a [0, r − 1]: lo = max(lo, 0), hi = min(hi, r − 1), y si "
-            "coinciden, hi + 0.001.",
-         en="The ends are clamped to [0, r − 1]: lo = max(lo, 0), hi = min(hi, r − 1), and if "
-            "they meet, hi + 0.001.")
-def not_clamped(rotary_dim, base, original_max_len, beta_fast=32.0, beta_slow=1.0, *,
-                truncate=True):
-    return _range(rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate,
-                  clamp=False)
+not_clamped = mistake(
+    "yarn_correction_range", "not-clamped",
+    es="Los extremos se recortan a [0, r − 1]: lo = max(lo, 0), hi = min(hi, r − 1), y si "
+       "coinciden, hi + 0.001.",
+    en="The ends are clamped to [0, r − 1]: lo = max(lo, 0), hi = min(hi, r − 1), and if "
+       "they meet, hi + 0.001.")(_range(clamp=False))
 
 
-@mistake("yarn_correction_range", "no-two-pi",
-         es="Una pareja de longitud de onda λ da L0/λ vueltas, y λ = 2π/θ: "
-            "i(n) = r·ln(L0/(2π·n)) / (2·ln b); falta el 2π.",
-         en="A pair of wavelength λ makes L0/λ turns, and λ = 2π/θ: "
-            "i(n) = r·ln(L0/(2π·n)) / (2·ln b); the 2π is missing.")
-def no_two_pi(rotary_dim, base, original_max_len, beta_fast=32.0, beta_slow=1.0, *,
-              truncate=True):
-    return _range(rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate,
-                  two_pi=False)
+no_two_pi = mistake(
+    "yarn_correction_range", "no-two-pi",
+    es="Una pareja de longitud de onda λ da L0/λ vueltas, y λ = 2π/θ: "
+       "i(n) = r·ln(L0/(2π·n)) / (2·ln b); falta el 2π.",
+    en="A pair of wavelength λ makes L0/λ turns, and λ = 2π/θ: "
+       "i(n) = r·ln(L0/(2π·n)) / (2·ln b); the 2π is missing.")(_range(two_pi=False))
 
 
 # --- YaRN's frequencies -------------------------------------------------------------------------
@@ -242,107 +229,99 @@ def all_divided(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_
             "extended one, s·L0.")
 def extended_length(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
                     beta_fast=32.0, beta_slow=1.0, truncate=True, attention_factor=None):
-    lo, hi = _range(rotary_dim, base, factor * original_max_len, beta_fast, beta_slow, truncate)
+    lo, hi = _range()(rotary_dim, base, factor * original_max_len, beta_fast, beta_slow,
+                      truncate=truncate)
     scale = _yarn_factor(rotary_dim, base, factor, original_max_len, attention_factor)
     return _blend(rotary_dim, base, factor, lo, hi), scale
 
 
-@mistake("yarn_scaling", "truncate-ignored",
-         es="yarn_scaling debe pasar truncate (y beta_fast, beta_slow) a yarn_correction_range.",
-         en="yarn_scaling must pass truncate (and beta_fast, beta_slow) on to "
-            "yarn_correction_range.")
-def truncate_ignored(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
-                     beta_fast=32.0, beta_slow=1.0, truncate=True, attention_factor=None):
-    lo, hi = right_range(rotary_dim, base, original_max_len, beta_fast, beta_slow)
-    scale = _yarn_factor(rotary_dim, base, factor, original_max_len, attention_factor)
-    return _blend(rotary_dim, base, factor, lo, hi), scale
+truncate_ignored = mistake(
+    "yarn_scaling", "truncate-ignored",
+    es="yarn_scaling debe pasar truncate (y beta_fast, beta_slow) a yarn_correction_range.",
+    en="yarn_scaling must pass truncate (and beta_fast, beta_slow) on to "
+       "yarn_correction_range.")(ignoring(right_yarn, "truncate"))
 
 
 # --- YaRN's attention factor --------------------------------------------------------------------
 
-def _with_factor(wrong, rotary_dim, base, factor, original_max_len, beta_fast, beta_slow,
-                 truncate, attention_factor) -> tuple[torch.Tensor, float]:
-    """The right frequencies with the attention factor ``wrong(0.1·ln s + 1, s)`` (a given
-    ``attention_factor`` is still returned as it is)."""
-    inv_freq, scale = right_yarn(rotary_dim, base, factor=factor,
-                                 original_max_len=original_max_len, beta_fast=beta_fast,
-                                 beta_slow=beta_slow, truncate=truncate)
-    return inv_freq, wrong(scale, factor) if attention_factor is None else float(attention_factor)
+def _with_factor(wrong):
+    """``yarn_scaling`` with the right frequencies and the attention factor
+    ``wrong(0.1·ln s + 1, s)`` (a given ``attention_factor`` is still returned as it is)."""
+    def yarn_scaling(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
+                     beta_fast=32.0, beta_slow=1.0, truncate=True,
+                     attention_factor=None) -> tuple[torch.Tensor, float]:
+        inv_freq, scale = right_yarn(rotary_dim, base, factor=factor,
+                                     original_max_len=original_max_len, beta_fast=beta_fast,
+                                     beta_slow=beta_slow, truncate=truncate)
+        return inv_freq, (wrong(scale, factor) if attention_factor is None
+                          else float(attention_factor))
+
+    return yarn_scaling
 
 
-@mistake("yarn_scaling", "squared",
-         es="Ese es el cuadrado: el factor multiplica cos y sin, y los logits quedan "
-            "multiplicados por su cuadrado. Devuelve 0.1·ln(s) + 1, no (0.1·ln(s) + 1)².",
-         en="That is the square: the factor multiplies cos and sin, and the logits end up "
-            "multiplied by its square. Return 0.1·ln(s) + 1, not (0.1·ln(s) + 1)².")
-def squared(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
-            beta_fast=32.0, beta_slow=1.0, truncate=True, attention_factor=None):
-    return _with_factor(lambda scale, s: scale**2, rotary_dim, base, factor, original_max_len,
-                        beta_fast, beta_slow, truncate, attention_factor)
+squared = mistake(
+    "yarn_scaling", "squared",
+    es="Ese es el cuadrado: el factor multiplica cos y sin, y los logits quedan "
+       "multiplicados por su cuadrado. Devuelve 0.1·ln(s) + 1, no (0.1·ln(s) + 1)².",
+    en="That is the square: the factor multiplies cos and sin, and the logits end up "
+       "multiplied by its square. Return 0.1·ln(s) + 1, not (0.1·ln(s) + 1)²."
+)(_with_factor(lambda scale, s: scale**2))
 
 
-@mistake("yarn_scaling", "sqrt",
-         es="Sobra la raíz: sqrt(1/t) = 0.1·ln(s) + 1 ya es el factor de cos y sin.",
-         en="Drop the square root: sqrt(1/t) = 0.1·ln(s) + 1 already is the factor of cos and "
-            "sin.")
-def sqrt(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
-         beta_fast=32.0, beta_slow=1.0, truncate=True, attention_factor=None):
-    return _with_factor(lambda scale, s: math.sqrt(scale), rotary_dim, base, factor,
-                        original_max_len, beta_fast, beta_slow, truncate, attention_factor)
+sqrt = mistake(
+    "yarn_scaling", "sqrt",
+    es="Sobra la raíz: sqrt(1/t) = 0.1·ln(s) + 1 ya es el factor de cos y sin.",
+    en="Drop the square root: sqrt(1/t) = 0.1·ln(s) + 1 already is the factor of cos and "
+       "sin.")(_with_factor(lambda scale, s: math.sqrt(scale)))
 
 
-@mistake("yarn_scaling", "log10",
-         es="El logaritmo es el natural: 0.1·ln(s) + 1 (math.log), no log10.",
-         en="The logarithm is the natural one: 0.1·ln(s) + 1 (math.log), not log10.")
-def log10(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
-          beta_fast=32.0, beta_slow=1.0, truncate=True, attention_factor=None):
-    return _with_factor(lambda scale, s: 0.1 * math.log10(s) + 1.0 if s > 1 else 1.0,
-                        rotary_dim, base, factor, original_max_len, beta_fast, beta_slow,
-                        truncate, attention_factor)
+log10 = mistake(
+    "yarn_scaling", "log10",
+    es="El logaritmo es el natural: 0.1·ln(s) + 1 (math.log), no log10.",
+    en="The logarithm is the natural one: 0.1·ln(s) + 1 (math.log), not log10."
+)(_with_factor(lambda scale, s: 0.1 * math.log10(s) + 1.0 if s > 1 else 1.0))
 
 
-@mistake("yarn_scaling", "given-ignored",
-         es="Si se pasa attention_factor, ese es el factor que se devuelve.",
-         en="When attention_factor is given, that is the factor returned.")
-def given_ignored(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
-                  beta_fast=32.0, beta_slow=1.0, truncate=True, attention_factor=None):
-    return right_yarn(rotary_dim, base, factor=factor, original_max_len=original_max_len,
-                      beta_fast=beta_fast, beta_slow=beta_slow, truncate=truncate)
+given_ignored = mistake(
+    "yarn_scaling", "given-ignored",
+    es="Si se pasa attention_factor, ese es el factor que se devuelve.",
+    en="When attention_factor is given, that is the factor returned."
+)(ignoring(right_yarn, "attention_factor"))
 
 
 # --- Llama 3 ------------------------------------------------------------------------------------
 
-def _llama3(rotary_dim, base, factor, original_max_len, low, high, *,
-            bands_swapped=False, weights_swapped=False) -> tuple[torch.Tensor, float]:
-    theta = rope_frequencies(rotary_dim, base)
-    wavelength = 2 * math.pi / theta
-    w = (original_max_len / wavelength - low) / (high - low)
-    if weights_swapped:
-        w = 1 - w
-    blended = (1 - w) * theta / factor + w * theta
-    short, long = (theta / factor, theta) if bands_swapped else (theta, theta / factor)
-    scaled = torch.where(wavelength > original_max_len / low, long, blended)
-    return torch.where(wavelength < original_max_len / high, short, scaled), 1.0
+def _llama3(*, bands_swapped=False, weights_swapped=False):
+    """``llama3_scaling`` doing the reference's steps, one of them done wrong."""
+    def llama3_scaling(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
+                       low_freq_factor=1.0, high_freq_factor=4.0) -> tuple[torch.Tensor, float]:
+        low, high = low_freq_factor, high_freq_factor
+        theta = rope_frequencies(rotary_dim, base)
+        wavelength = 2 * math.pi / theta
+        w = (original_max_len / wavelength - low) / (high - low)
+        if weights_swapped:
+            w = 1 - w
+        blended = (1 - w) * theta / factor + w * theta
+        short, long = (theta / factor, theta) if bands_swapped else (theta, theta / factor)
+        scaled = torch.where(wavelength > original_max_len / low, long, blended)
+        return torch.where(wavelength < original_max_len / high, short, scaled), 1.0
+
+    return llama3_scaling
 
 
-@mistake("llama3_scaling", "bands-swapped",
-         es="Las bandas están al revés: se conservan las longitudes de onda CORTAS "
-            "(λ < L0/high_freq_factor, frecuencias altas) y se dividen entre s las LARGAS "
-            "(λ > L0/low_freq_factor).",
-         en="The bands are swapped: the SHORT wavelengths (λ < L0/high_freq_factor, high "
-            "frequencies) are kept and the LONG ones (λ > L0/low_freq_factor) are divided by s.")
-def bands_swapped(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
-                  low_freq_factor=1.0, high_freq_factor=4.0):
-    return _llama3(rotary_dim, base, factor, original_max_len, low_freq_factor,
-                   high_freq_factor, bands_swapped=True)
+bands_swapped = mistake(
+    "llama3_scaling", "bands-swapped",
+    es="Las bandas están al revés: se conservan las longitudes de onda CORTAS "
+       "(λ < L0/high_freq_factor, frecuencias altas) y se dividen entre s las LARGAS "
+       "(λ > L0/low_freq_factor).",
+    en="The bands are swapped: the SHORT wavelengths (λ < L0/high_freq_factor, high "
+       "frequencies) are kept and the LONG ones (λ > L0/low_freq_factor) are divided by s."
+)(_llama3(bands_swapped=True))
 
 
-@mistake("llama3_scaling", "weights-swapped",
-         es="En la banda intermedia los pesos están cambiados: w vale 1 en λ = L0/high (se "
-            "conserva θ) y 0 en λ = L0/low (θ/s), para que no haya saltos.",
-         en="In the middle band the weights are swapped: w is 1 at λ = L0/high (θ is kept) and "
-            "0 at λ = L0/low (θ/s), so that there are no jumps.")
-def weights_swapped(rotary_dim, base=10000.0, *, factor, original_max_len=None, seq_len=None,
-                    low_freq_factor=1.0, high_freq_factor=4.0):
-    return _llama3(rotary_dim, base, factor, original_max_len, low_freq_factor,
-                   high_freq_factor, weights_swapped=True)
+weights_swapped = mistake(
+    "llama3_scaling", "weights-swapped",
+    es="En la banda intermedia los pesos están cambiados: w vale 1 en λ = L0/high (se "
+       "conserva θ) y 0 en λ = L0/low (θ/s), para que no haya saltos.",
+    en="In the middle band the weights are swapped: w is 1 at λ = L0/high (θ is kept) and "
+       "0 at λ = L0/low (θ/s), so that there are no jumps.")(_llama3(weights_swapped=True))

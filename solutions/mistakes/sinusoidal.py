@@ -6,13 +6,10 @@ table with it, and inherits the mistake) or a wrong ``SinusoidalPositionalEncodi
 """
 
 import numpy as np
-import torch
 
-from grader.build.mistakes import mistake
+from grader.build.mistakes import ignoring, mistake
 from minimodel.positional.sinusoidal import SinusoidalPositionalEncoding
 from minimodel.positional.sinusoidal import sinusoidal_pe as right
-
-right_forward = SinusoidalPositionalEncoding.forward
 
 
 def _table(T: int, d: int, base: float, *, exponent: float = 2.0, start: int = 0) -> np.ndarray:
@@ -67,25 +64,22 @@ def from_one(T: int, d: int, base: float = 10000.0) -> np.ndarray:
     return _table(T, d, base, start=1)
 
 
-@mistake("sinusoidal_pe", "base-ignored",
-         es="Tu función no usa el argumento base: con otra base sigue calculando la tabla de "
-            "10000.",
-         en="Your function ignores the base argument: with another base it still builds the table "
-            "for 10000.")
-def base_ignored(T: int, d: int, base: float = 10000.0) -> np.ndarray:
-    return right(T, d)
+base_ignored = mistake(
+    "sinusoidal_pe", "base-ignored",
+    es="Tu función no usa el argumento base: con otra base sigue calculando la tabla de "
+       "10000.",
+    en="Your function ignores the base argument: with another base it still builds the table "
+       "for 10000.")(ignoring(right, "base"))
 
 
-@mistake("SinusoidalPositionalEncoding.forward", "offset-ignored",
-         es="forward ignora offset: suma las filas 0 … T−1 en lugar de offset … offset+T−1. Al "
-            "generar con caché KV, cada trozo nuevo debe continuar en la posición donde acabó el "
-            "anterior.",
-         en="forward ignores offset: it adds rows 0 … T−1 instead of offset … offset+T−1. When "
-            "generating with a KV cache, each new chunk must continue at the position where the "
-            "previous one ended.")
-def offset_ignored(self: SinusoidalPositionalEncoding, x: torch.Tensor,
-                   offset: int = 0) -> torch.Tensor:
-    return right_forward(self, x)
+offset_ignored = mistake(
+    "SinusoidalPositionalEncoding.forward", "offset-ignored",
+    es="forward ignora offset: suma las filas 0 … T−1 en lugar de offset … offset+T−1. Al "
+       "generar con caché KV, cada trozo nuevo debe continuar en la posición donde acabó el "
+       "anterior.",
+    en="forward ignores offset: it adds rows 0 … T−1 instead of offset … offset+T−1. When "
+       "generating with a KV cache, each new chunk must continue at the position where the "
+       "previous one ended.")(ignoring(SinusoidalPositionalEncoding.forward, "offset"))
 
 
 @mistake("SinusoidalPositionalEncoding.forward", "offset-off-by-one",

@@ -55,51 +55,48 @@ def over_d(height: int, width: int, d: int, base: float = 10000.0, *,
     return grid.to(device=device, dtype=torch.float32)
 
 
-def _resize(table: torch.Tensor, new_hw, old_hw, num_prefix_tokens: int, mode: str, *,
-            align_corners: bool = False, read_as_wh: bool = False,
-            permuted: bool = False) -> torch.Tensor:
+def _resize(*, align_corners: bool = False, read_as_wh: bool = False, permuted: bool = False):
     """``interpolate_grid`` computed as the reference does, with one of its mistakes: the
     corners kept, the grid read (and resized) as ``(w, h)``, or ``permute(2, 1, 0)``."""
-    work = table if table.dtype == torch.float64 else table.float()
-    prefix, cells = work[:num_prefix_tokens], work[num_prefix_tokens:]
-    h, w = old_hw if old_hw is not None else (math.isqrt(cells.shape[0]),) * 2
-    new_h, new_w = new_hw
-    if read_as_wh:
-        h, w, new_h, new_w = w, h, new_w, new_h
-    image = cells.reshape(h, w, -1).permute(*((2, 1, 0) if permuted else (2, 0, 1)))[None]
-    resized = F.interpolate(image, size=(new_h, new_w), mode=mode, align_corners=align_corners)
-    resized = resized[0].permute(1, 2, 0).reshape(new_h * new_w, -1)
-    return torch.cat((prefix, resized), dim=0).to(table.dtype)
+    def interpolate_grid(table: torch.Tensor, new_hw, *, old_hw=None, num_prefix_tokens: int = 0,
+                         mode: str = "bicubic") -> torch.Tensor:
+        work = table if table.dtype == torch.float64 else table.float()
+        prefix, cells = work[:num_prefix_tokens], work[num_prefix_tokens:]
+        h, w = old_hw if old_hw is not None else (math.isqrt(cells.shape[0]),) * 2
+        new_h, new_w = new_hw
+        if read_as_wh:
+            h, w, new_h, new_w = w, h, new_w, new_h
+        image = cells.reshape(h, w, -1).permute(*((2, 1, 0) if permuted else (2, 0, 1)))[None]
+        resized = F.interpolate(image, size=(new_h, new_w), mode=mode,
+                                align_corners=align_corners)
+        resized = resized[0].permute(1, 2, 0).reshape(new_h * new_w, -1)
+        return torch.cat((prefix, resized), dim=0).to(table.dtype)
+
+    return interpolate_grid
 
 
-@mistake("interpolate_grid", "align-corners",
-         es="El cambio de tamaño usa align_corners=False (centros de píxel), como DeiT, MAE y "
-            "timm; tu código conserva las esquinas (align_corners=True).",
-         en="The resize uses align_corners=False (pixel centres), as DeiT, MAE and timm do; your "
-            "code keeps the corners (align_corners=True).")
-def align_corners(table: torch.Tensor, new_hw, *, old_hw=None, num_prefix_tokens: int = 0,
-                  mode: str = "bicubic") -> torch.Tensor:
-    return _resize(table, new_hw, old_hw, num_prefix_tokens, mode, align_corners=True)
+align_corners = mistake(
+    "interpolate_grid", "align-corners",
+    es="El cambio de tamaño usa align_corners=False (centros de píxel), como DeiT, MAE y "
+       "timm; tu código conserva las esquinas (align_corners=True).",
+    en="The resize uses align_corners=False (pixel centres), as DeiT, MAE and timm do; your "
+       "code keeps the corners (align_corners=True).")(_resize(align_corners=True))
 
 
-@mistake("interpolate_grid", "transposed",
-         es="Lees la rejilla como (ancho, alto): las filas de la tabla van por filas de la "
-            "imagen, reshape(h, w, D), y new_hw es (alto, ancho).",
-         en="You read the grid as (width, height): the table's rows go row by row of the image, "
-            "reshape(h, w, D), and new_hw is (height, width).")
-def transposed(table: torch.Tensor, new_hw, *, old_hw=None, num_prefix_tokens: int = 0,
-               mode: str = "bicubic") -> torch.Tensor:
-    return _resize(table, new_hw, old_hw, num_prefix_tokens, mode, read_as_wh=True)
+transposed = mistake(
+    "interpolate_grid", "transposed",
+    es="Lees la rejilla como (ancho, alto): las filas de la tabla van por filas de la "
+       "imagen, reshape(h, w, D), y new_hw es (alto, ancho).",
+    en="You read the grid as (width, height): the table's rows go row by row of the image, "
+       "reshape(h, w, D), and new_hw is (height, width).")(_resize(read_as_wh=True))
 
 
-@mistake("interpolate_grid", "permuted",
-         es="Filas y columnas parecen intercambiadas: las celdas van fila a fila, así que "
-            "reshape(h, w, D) y después permute(2, 0, 1), no permute(2, 1, 0).",
-         en="Rows and columns look swapped: the cells go row by row, so reshape(h, w, D) and "
-            "then permute(2, 0, 1), not permute(2, 1, 0).")
-def permuted(table: torch.Tensor, new_hw, *, old_hw=None, num_prefix_tokens: int = 0,
-             mode: str = "bicubic") -> torch.Tensor:
-    return _resize(table, new_hw, old_hw, num_prefix_tokens, mode, permuted=True)
+permuted = mistake(
+    "interpolate_grid", "permuted",
+    es="Filas y columnas parecen intercambiadas: las celdas van fila a fila, así que "
+       "reshape(h, w, D) y después permute(2, 0, 1), no permute(2, 1, 0).",
+    en="Rows and columns look swapped: the cells go row by row, so reshape(h, w, D) and "
+       "then permute(2, 0, 1), not permute(2, 1, 0).")(_resize(permuted=True))
 
 
 @mistake("apply_rope_2d", "swapped",

@@ -39,7 +39,6 @@ class Report:
     def __init__(self, lang: str, out=None) -> None:
         self.lang, self.out = lang, out or sys.stdout
         self.tty = self.out.isatty()
-        self.results: list[Result] = []
         self.target: str | None = None
         self.target_shown = False
         self.waiting: list[Result] = []  # "not implemented" results of the current target
@@ -70,7 +69,6 @@ class Report:
                 self.out.flush()
                 self.running = True
             return
-        self.results.append(result)
         if check.target != self.target:
             self._collapse_waiting()
             self.target, self.target_shown = check.target, False
@@ -120,9 +118,9 @@ class Report:
             self._explain(self.waiting[0])
         self.waiting = []
 
-    def finish(self) -> None:
+    def finish(self, results: list[Result]) -> None:
+        """The summary of ``results`` (every check's): how many passed, failed or did not end."""
         self._collapse_waiting()
-        results = self.results
         counts = {status: sum(r.status == status for r in results) for status in MARKS}
         unfinished = counts["error"] + counts["timeout"] + counts["skipped"]
         self.write()
@@ -143,5 +141,5 @@ def run(args: argparse.Namespace) -> int:
     report = Report(args.lang or language())
     report.header(lab, str(resolve(args.impl)))
     results = run_checks(lab, impl=args.impl, timeout=args.timeout, progress=report)
-    report.finish()
+    report.finish(results)
     return 0 if all(result.status == "pass" for result in results) else 1

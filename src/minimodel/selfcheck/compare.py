@@ -113,7 +113,8 @@ def expect_array(
 
 
 def _contract(es: str, en: str, contract: tuple[str, str] | None) -> tuple[str, str]:
-    """``(es, en)`` followed, on a line of its own, by the broken contract's words, if known."""
+    """``(es, en)`` followed, on a line of its own, by the broken contract's (or the mistake's)
+    words, if known."""
     return (f"{es}\n{contract[0]}", f"{en}\n{contract[1]}") if contract else (es, en)
 
 
@@ -121,10 +122,10 @@ def _explained(got: np.ndarray, es: str, en: str, mistakes: dict | None, atol: f
                rtol: float) -> tuple[str, str]:
     """``(es, en)`` followed, on a line of its own, by the explanation of the first mistake whose
     values ``got`` has (the report says it once, then "the same mistake as above")."""
-    for wrong, why_es, why_en in (mistakes or {}).values():
-        if wrong.shape == got.shape and np.allclose(got, wrong, atol=10 * atol, rtol=rtol):
-            return f"{es}\n{why_es}", f"{en}\n{why_en}"
-    return es, en
+    return _contract(es, en, next(
+        ((why_es, why_en) for wrong, why_es, why_en in (mistakes or {}).values()
+         if wrong.shape == got.shape and np.allclose(got, wrong, atol=10 * atol, rtol=rtol)),
+        None))
 
 
 @dataclass(frozen=True)

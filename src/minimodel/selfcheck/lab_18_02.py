@@ -20,20 +20,17 @@ scaling = StudentModule("scaling")
 snap = Snapshots("18.02")
 
 
-def expect_pair(result: object, name: str) -> tuple[torch.Tensor, float]:
-    """The student's ``(inv_freq, attention_factor)``, or a clear failure."""
+def scaled(method: str, *args, **kwargs) -> tuple[torch.Tensor, float]:
+    """The student's ``(inv_freq, attention_factor)`` from ``scaling.<method>(*args, **kwargs)``,
+    or a clear failure."""
+    result = getattr(scaling, method)(*args, **kwargs)
     if not (isinstance(result, tuple) and len(result) == 2):
-        raise CheckFailure(*broken("scaling", "not-a-pair", name, type(result).__name__))
+        raise CheckFailure(*broken("scaling", "not-a-pair", method, type(result).__name__))
     inv_freq, factor = result
     if isinstance(factor, torch.Tensor) or not isinstance(factor, (int, float)):
         returned = f"(inv_freq, {type(factor).__name__})"
-        raise CheckFailure(*broken("scaling", "factor-type", name, returned))
+        raise CheckFailure(*broken("scaling", "factor-type", method, returned))
     return inv_freq, float(factor)
-
-
-def scaled(method: str, *args, **kwargs) -> tuple[torch.Tensor, float]:
-    """``scaling.<method>(*args, **kwargs)`` as ``expect_pair`` checks it."""
-    return expect_pair(getattr(scaling, method)(*args, **kwargs), method)
 
 
 def expect_factor(actual: float, expected: float, name: str, mistakes: dict | None = None) -> None:

@@ -12,11 +12,10 @@ from __future__ import annotations
 import torch
 
 from minimodel.selfcheck import per_encoding
-from minimodel.selfcheck.compare import CheckFailure, CheckList
+from minimodel.selfcheck.compare import CheckFailure
 from minimodel.selfcheck.per_encoding import FILES, tiny_model, tokens
 
-checks = CheckList()
-
+kinds = per_encoding.Kinds()
 TINY = dict(block_size=32, n_layer=2, n_head=4, n_embd=32)
 ATOL = 2e-5  # float32; cached and full passes differ only in the order of the sums
 OFFSET_HINT = {
@@ -64,6 +63,7 @@ def two_chunk_logits(model, idx: torch.Tensor, prompt_len: int) -> torch.Tensor:
         return torch.cat([first, model(idx[:, prompt_len:], cache=cache)[0]], dim=1)
 
 
+@kinds.add("forward", "una pasada hacia delante", "a forward pass")
 def check_forward(name: str) -> None:
     idx = tokens(24)
     logits = full_logits(tiny_model(name, **TINY), idx)
@@ -87,6 +87,8 @@ def check_forward(name: str) -> None:
         )
 
 
+@kinds.add("changes_output", "la codificación cambia lo que recibe su enganche",
+           "the encoding changes what its hook is given")
 def check_changes_output(name: str) -> None:
     """The encoding's hook must change what it is given (position 0 of a rotation excepted)."""
     hooks, T = tiny_model(name, **TINY).hooks, 12
@@ -110,6 +112,8 @@ def check_changes_output(name: str) -> None:
         )
 
 
+@kinds.add("cache", "con caché KV, los mismos logits que la pasada completa",
+           "with the KV cache, the same logits as the full pass")
 def check_cache(name: str) -> None:
     model, idx, prompt_len = tiny_model(name, **TINY), tokens(24), 10
     full = full_logits(model, idx)
@@ -131,21 +135,5 @@ def check_cache(name: str) -> None:
     raise CheckFailure(es, en)
 
 
-KINDS = (
-    ("forward", "una pasada hacia delante", "a forward pass", check_forward),
-    (
-        "changes_output",
-        "la codificación cambia lo que recibe su enganche",
-        "the encoding changes what its hook is given",
-        check_changes_output,
-    ),
-    (
-        "cache",
-        "con caché KV, los mismos logits que la pasada completa",
-        "with the KV cache, the same logits as the full pass",
-        check_cache,
-    ),
-)
 
-
-per_encoding.register(checks, KINDS)
+checks = kinds.checks()

@@ -13,14 +13,15 @@ from __future__ import annotations
 import torch
 
 from minimodel.selfcheck import per_encoding
-from minimodel.selfcheck.compare import CheckFailure, CheckList
+from minimodel.selfcheck.compare import CheckFailure
 from minimodel.selfcheck.per_encoding import FILES, tiny_model, tokens
 
-checks = CheckList()
-
+kinds = per_encoding.Kinds()
 TINY = dict(block_size=16, n_layer=2, n_head=4, n_embd=32)
 
 
+@kinds.add("learns", "unos pasos de entrenamiento bajan la pérdida",
+           "a few training steps lower the loss")
 def check_learns(name: str) -> None:
     model = tiny_model(name, **TINY).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
@@ -53,6 +54,8 @@ def check_learns(name: str) -> None:
         )
 
 
+@kinds.add("longer", "funciona a 4 veces la longitud de entrenamiento",
+           "runs at 4 times the training length")
 def check_longer(name: str) -> None:
     """Run at 4x the training length; the first positions' logits must not change."""
     from minimodel.evaluate import allow_length
@@ -99,20 +102,5 @@ def check_longer(name: str) -> None:
             )
 
 
-KINDS = (
-    (
-        "learns",
-        "unos pasos de entrenamiento bajan la pérdida",
-        "a few training steps lower the loss",
-        check_learns,
-    ),
-    (
-        "longer",
-        "funciona a 4 veces la longitud de entrenamiento",
-        "runs at 4 times the training length",
-        check_longer,
-    ),
-)
 
-
-per_encoding.register(checks, KINDS)
+checks = kinds.checks()

@@ -1,7 +1,8 @@
 """Checks repeated for each encoding the student wrote (labs 19.01 and 19.02).
 
-Each lab lists its kinds of check as ``(kind, es, en, run)``; ``run(name)`` checks the encoding
-``name`` in a Mini-GPT. One check is registered per kind and encoding, named ``<kind>_<name>``.
+Each lab registers its kinds of check with ``@kinds.add(kind, es, en)`` on ``run(name)``, which
+checks the encoding ``name`` in a Mini-GPT; ``kinds.checks()`` holds one check per kind and
+encoding, named ``<kind>_<name>``.
 """
 
 from __future__ import annotations
@@ -31,13 +32,25 @@ def tokens(T: int) -> torch.Tensor:
     return torch.randint(0, VOCAB, (2, T), generator=torch.Generator().manual_seed(1))
 
 
-def register(checks: CheckList, kinds: tuple[tuple[str, str, str, Callable[[str], None]], ...]):
-    """Add to ``checks`` one check per kind of ``kinds`` and encoding of ``FILES``."""
-    for name, file in FILES.items():
-        for kind, es, en, run in kinds:
+class Kinds(list):
+    """A lab's kinds of check, ``(kind, es, en, run)``, in order."""
 
-            def check(run=run, name=name) -> None:
-                run(name)
+    def add(self, kind: str, es: str, en: str) -> Callable[[Callable[[str], None]], Callable]:
+        def register(run: Callable[[str], None]) -> Callable[[str], None]:
+            self.append((kind, es, en, run))
+            return run
 
-            check.__name__ = f"{kind}_{name}"
-            checks.add(f"GPT(positional={name!r}) · {file}", es, en)(check)
+        return register
+
+    def checks(self) -> CheckList:
+        """One check per kind and encoding of ``FILES``, encoding by encoding."""
+        checks = CheckList()
+        for name, file in FILES.items():
+            for kind, es, en, run in self:
+
+                def check(run=run, name=name) -> None:
+                    run(name)
+
+                check.__name__ = f"{kind}_{name}"
+                checks.add(f"GPT(positional={name!r}) · {file}", es, en)(check)
+        return checks

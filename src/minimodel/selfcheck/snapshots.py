@@ -35,13 +35,6 @@ def files(lab_id: str, folder: Path = FOLDER) -> tuple[Path, Path]:
     return folder / f"{stem}.npz", folder / f"{stem}.json"
 
 
-def restore(array: np.ndarray, described: dict) -> np.ndarray | torch.Tensor:
-    """A stored array as the reference returned it: its kind (tensor or array) and dtype."""
-    if described["kind"] == "torch":
-        return torch.from_numpy(np.array(array)).to(getattr(torch, described["dtype"]))
-    return np.array(array, dtype=described["dtype"])
-
-
 class Snapshots:
     """The stored answers of one lab, loaded on first use."""
 
@@ -68,11 +61,15 @@ class Snapshots:
         return self._meta
 
     def right(self, name: str) -> np.ndarray | torch.Tensor:
-        """What the reference gives for the value ``name``."""
+        """What the reference gives for the value ``name``, as it returned it: its kind (tensor or
+        array) and dtype."""
         described = self._load()["right"].get(name)
         if described is None:
             raise KeyError(f"lab {self.lab_id}: no stored answer named {name!r}")
-        return restore(self._arrays[described["array"]], described)
+        array = self._arrays[described["array"]]
+        if described["kind"] == "torch":
+            return torch.from_numpy(np.array(array)).to(getattr(torch, described["dtype"]))
+        return np.array(array, dtype=described["dtype"])
 
     def mistakes(self, name: str) -> dict[str, tuple[np.ndarray, str, str]]:
         """What each classic mistake gives for the value ``name``, with its explanation; the
