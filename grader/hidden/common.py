@@ -10,6 +10,7 @@ from grader.trusted.verdicts import (
     Finding,
     JudgeContext,
     Tolerance,
+    all_of,
     values_close,
 )
 from minimodel.selfcheck.contracts import CONTRACTS, not_kept
@@ -20,9 +21,8 @@ def whole_case(ctx: JudgeContext, index: int, run=None, **options) -> Check:
     refs = ctx.refs[index] if index < len(ctx.refs) else []
     if not refs:
         return Check(False, "missing")
-    checks = [ctx.compare(index, position, run=run, **options) for position in range(len(refs))]
-    failing = [c for c in checks if not c.ok]
-    return failing[0] if failing else Check(True, max_err=max((c.max_err or 0.0) for c in checks))
+    return all_of([ctx.compare(index, position, run=run, **options)
+                   for position in range(len(refs))])
 
 
 def judged_cases(ctx: JudgeContext, compare=whole_case, cases=None,
