@@ -85,11 +85,16 @@ def student(ctx, index, position: int = 0) -> np.ndarray | None:
     return np.asarray(out["array"], dtype=np.float64)
 
 
+def scalar(ctx, index, position: int = 0) -> float | None:
+    """The student's output as a float when it holds exactly one number (``None`` otherwise)."""
+    value = student(ctx, index, position)
+    return None if value is None or value.size != 1 else float(value.reshape(()))
+
+
 def resembles(actual: np.ndarray | None, candidate: np.ndarray | None,
               tol: Tolerance = MISTAKE_TOLERANCE) -> bool:
     """``actual`` is ``candidate`` (same shape, close values); ``None`` resembles nothing."""
-    return actual is not None and candidate is not None and \
-        actual.shape == candidate.shape and values_close(actual, candidate, tol)[0]
+    return actual is not None and candidate is not None and values_close(actual, candidate, tol)[0]
 
 
 def finite_mask(actual: np.ndarray | None, expected: np.ndarray, **close) -> bool:

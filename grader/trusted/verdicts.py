@@ -252,8 +252,7 @@ class JudgeContext:
                     tuple(np.shape(got["array"])) != tuple(wrong["shape"]):
                 return False
             sample = np.asarray(got["array"]).reshape(-1)[::wrong.get("stride", 1)]
-            if sample.shape != wrong["array"].shape or \
-                    not values_close(sample, wrong["array"], MISTAKE_TOLERANCE)[0]:
+            if not values_close(sample, wrong["array"], MISTAKE_TOLERANCE)[0]:  # or another shape
                 return False
         return True
 
