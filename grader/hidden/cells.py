@@ -15,7 +15,8 @@ the test cell was. Three kinds:
 
 A :class:`Property` is one more check; a :class:`Mistake` names a typical error by the values it
 would record. A diagnosis that cannot be said as "the records hold these wrong values" is a small
-function ``(ctx, ok) -> [Finding]`` (``ok``: check name -> passed).
+function ``(ctx, ok) -> [Finding]`` (``ok``: check name -> passed), :func:`diagnosis` when it
+names one finding on one failing record.
 """
 
 from __future__ import annotations
@@ -223,6 +224,13 @@ def formula_mistakes(record: str, formula: Callable[..., np.ndarray], table: dic
     holds ``formula(**options)``, e.g. the attention of fixed inputs without the scale."""
     return tuple(Mistake(code, lambda get, o=options: {record: formula(**o)}, es, en, tol)
                  for code, (options, (es, en)) in table.items())
+
+
+def diagnosis(record: str, test: Callable[[CellContext], bool], code: str, es: str, en: str):
+    """A diagnosis of one finding, ``es``/``en``, named when ``record``'s check fails and
+    ``test(ctx)`` holds (a test that raises on the student's values, say on a value that is not
+    there, names nothing: :func:`cell_judge`)."""
+    return lambda ctx, ok: [Finding(code, es, en)] if not ok[record] and test(ctx) else []
 
 
 def wrong_text(record: str, code: str, es: str, en: str):
