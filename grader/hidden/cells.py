@@ -94,6 +94,12 @@ def close(a, b, tol: Tolerance = CLOSE) -> bool:
     return bool(np.all(np.isfinite(a))) and values_close(a, b, tol)[0]
 
 
+def below(values: np.ndarray, limit: float) -> bool:
+    """At least one value, and every one finite and below ``limit`` (differences that must be
+    small, such as those of cached decoding from the full pass)."""
+    return bool(values.size) and bool(np.all(np.isfinite(values))) and bool(np.all(values < limit))
+
+
 @dataclass(frozen=True)
 class Property:
     """A check of the student's own values: ``test(*values)`` must be true, one value per name
