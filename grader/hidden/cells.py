@@ -15,7 +15,8 @@ the test cell was. Three kinds:
 
 A :class:`Property` is one more check; a :class:`Mistake` names a typical error by the values it
 would record. A diagnosis that cannot be said as "the records hold these wrong values" is a small
-function ``(ctx, ok) -> [Finding]`` (``ok``: check name -> passed).
+function ``(ctx, ok) -> [Finding]`` (``ok``: check name -> passed), :func:`diagnosis` when it
+names one finding on one failing record.
 """
 
 from __future__ import annotations
@@ -83,14 +84,20 @@ def same(actual, expected, tol: Tolerance = EXACT) -> bool:
     if actual is None or isinstance(actual, str):
         return False
     expected = np.asarray(expected, dtype=np.float64)
-    return actual.shape == expected.shape and values_close(actual, expected, tol)[0]
+    return values_close(actual, expected, tol)[0]  # a shape that differs is not close
 
 
 def close(a, b, tol: Tolerance = CLOSE) -> bool:
     """Two recorded arrays of the same shape, finite and within ``tol`` of each other."""
     if a is None or b is None or isinstance(a, str) or isinstance(b, str):
         return False
-    return a.shape == b.shape and bool(np.all(np.isfinite(a))) and values_close(a, b, tol)[0]
+    return bool(np.all(np.isfinite(a))) and values_close(a, b, tol)[0]
+
+
+def below(values: np.ndarray, limit: float) -> bool:
+    """At least one value, and every one finite and below ``limit`` (differences that must be
+    small, such as those of cached decoding from the full pass)."""
+    return bool(values.size) and bool(np.all(np.isfinite(values))) and bool(np.all(values < limit))
 
 
 @dataclass(frozen=True)
@@ -223,6 +230,13 @@ def formula_mistakes(record: str, formula: Callable[..., np.ndarray], table: dic
     holds ``formula(**options)``, e.g. the attention of fixed inputs without the scale."""
     return tuple(Mistake(code, lambda get, o=options: {record: formula(**o)}, es, en, tol)
                  for code, (options, (es, en)) in table.items())
+
+
+def diagnosis(record: str, test: Callable[[CellContext], bool], code: str, es: str, en: str):
+    """A diagnosis of one finding, ``es``/``en``, named when ``record``'s check fails and
+    ``test(ctx)`` holds (a test that raises on the student's values, say on a value that is not
+    there, names nothing: :func:`cell_judge`)."""
+    return lambda ctx, ok: [Finding(code, es, en)] if not ok[record] and test(ctx) else []
 
 
 def wrong_text(record: str, code: str, es: str, en: str):

@@ -10,6 +10,7 @@ from grader.trusted.verdicts import (
     Finding,
     JudgeContext,
     Tolerance,
+    all_of,
     values_close,
 )
 from minimodel.selfcheck.contracts import CONTRACTS, not_kept
@@ -20,9 +21,8 @@ def whole_case(ctx: JudgeContext, index: int, run=None, **options) -> Check:
     refs = ctx.refs[index] if index < len(ctx.refs) else []
     if not refs:
         return Check(False, "missing")
-    checks = [ctx.compare(index, position, run=run, **options) for position in range(len(refs))]
-    failing = [c for c in checks if not c.ok]
-    return failing[0] if failing else Check(True, max_err=max((c.max_err or 0.0) for c in checks))
+    return all_of([ctx.compare(index, position, run=run, **options)
+                   for position in range(len(refs))])
 
 
 def judged_cases(ctx: JudgeContext, compare=whole_case, cases=None,
@@ -85,11 +85,16 @@ def student(ctx, index, position: int = 0) -> np.ndarray | None:
     return np.asarray(out["array"], dtype=np.float64)
 
 
+def scalar(ctx, index, position: int = 0) -> float | None:
+    """The student's output as a float when it holds exactly one number (``None`` otherwise)."""
+    value = student(ctx, index, position)
+    return None if value is None or value.size != 1 else float(value.reshape(()))
+
+
 def resembles(actual: np.ndarray | None, candidate: np.ndarray | None,
               tol: Tolerance = MISTAKE_TOLERANCE) -> bool:
     """``actual`` is ``candidate`` (same shape, close values); ``None`` resembles nothing."""
-    return actual is not None and candidate is not None and \
-        actual.shape == candidate.shape and values_close(actual, candidate, tol)[0]
+    return actual is not None and candidate is not None and values_close(actual, candidate, tol)[0]
 
 
 def finite_mask(actual: np.ndarray | None, expected: np.ndarray, **close) -> bool:

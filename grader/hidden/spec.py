@@ -33,18 +33,17 @@ from minimodel.course import find_lab
 
 @dataclass(frozen=True)
 class Input:
-    """A hidden input array (by key), as a tensor of ``dtype`` or as a NumPy array.
+    """A hidden input array (by key), as a tensor of ``dtype``.
 
     Tensors are created on the run's device (``cpu``, ``meta`` or ``cuda``) unless ``device``
     pins them (``"cpu"``: e.g. positions left on the CPU while ``x`` lives on the GPU)."""
 
     key: str
     dtype: str = "float32"
-    kind: str = "torch"
     device: str | None = None
 
     def to_json(self) -> dict:
-        data = {"$input": self.key, "dtype": self.dtype, "kind": self.kind}
+        data = {"$input": self.key, "dtype": self.dtype, "kind": "torch"}
         if self.device:
             data["device"] = self.device
         return data
@@ -105,7 +104,7 @@ class Case:
     """One call into the student's module.
 
     ``call="function"``: ``name(*args, **kwargs)``. ``call="module"``: build
-    ``name(*init_args, **init_kwargs)`` and call it (``forward``) or ``method`` on it; ``state``
+    ``name(*init_args, **init_kwargs)`` and call it (``forward``); ``state``
     first copies known values into its parameters or buffers (``{"bias.weight": Input("w")}``),
     e.g. to replace a table that ``__init__`` fills at random.
     """
@@ -116,7 +115,6 @@ class Case:
     kwargs: dict = field(default_factory=dict)
     init_args: tuple = ()
     init_kwargs: dict = field(default_factory=dict)
-    method: str = "forward"
     state: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
@@ -124,7 +122,7 @@ class Case:
                 "kwargs": _json(self.kwargs)}
         if self.call == "module":
             data.update(init_args=_json(list(self.init_args)),
-                        init_kwargs=_json(self.init_kwargs), method=self.method)
+                        init_kwargs=_json(self.init_kwargs), method="forward")
             if self.state:
                 data["state"] = _json(self.state)
         return data

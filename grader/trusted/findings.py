@@ -135,8 +135,8 @@ def blocked_import(error: dict | None) -> str | None:
 
 def import_finding(error: dict, module_file: str) -> Finding:
     kind = error.get("type", "Error")
-    if blocked_import(error):
-        return borrowed_finding(blocked_import(error), module_file)
+    if name := blocked_import(error):
+        return borrowed_finding(name, module_file)
     es_msg, en_msg = from_student(error.get("message", ""))
     # the file at fault: another student module this one imports (two_d.py imports rope.py)
     module_file = from_student(error["file"], 80)[1] if error.get("file") else module_file
@@ -166,8 +166,8 @@ def exception_findings(errors: list[dict], total: int) -> list[Finding]:
         if kind == "KeyboardInterrupt" and not es_msg:
             es_msg, en_msg = ("interrumpido al superar el tiempo límite",
                               "interrupted: it went over the time limit")
-        if blocked_import(first):
-            findings.append(borrowed_finding(blocked_import(first)))
+        if name := blocked_import(first):
+            findings.append(borrowed_finding(name))
             continue
         line = f" (línea {first['lineno']})" if first.get("lineno") else ""
         line_en = f" (line {first['lineno']})" if first.get("lineno") else ""

@@ -99,13 +99,10 @@ class References:
         self._cell_mistakes: dict[str, list[dict]] = {}
 
     def _outputs(self, described: list[dict]) -> list[dict]:
-        outputs = []
-        for entry in described:
-            output = dict(entry)
-            output["shape"] = tuple(entry.get("shape", ()))
-            output["array"] = self.arrays.get(entry["array"]) if "array" in entry else None
-            outputs.append(output)
-        return outputs
+        """Stored outputs as the judges read them: shapes as tuples, arrays loaded."""
+        return [{**entry, "shape": tuple(entry.get("shape", ())),
+                 "array": self.arrays.get(entry["array"]) if "array" in entry else None}
+                for entry in described]
 
     def group(self, key: str) -> list[list[dict]]:
         return [self._outputs(case) for case in self.meta["groups"].get(key, [])]

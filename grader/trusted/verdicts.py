@@ -92,6 +92,12 @@ class Check:
     error: dict | None = None
 
 
+def all_of(checks: list[Check]) -> Check:
+    """One check for several outputs: the first that fails, or a pass with the largest error."""
+    failing = [c for c in checks if not c.ok]
+    return failing[0] if failing else Check(True, max_err=max((c.max_err or 0.0) for c in checks))
+
+
 def _at(items: list, index: int, default=None):
     return items[index] if index < len(items) else default
 
@@ -198,64 +204,6 @@ def errors_of(checks: list[Check]) -> list[dict]:
     return [c.error for c in checks if c.reason == "error" and c.error]
 
 
-def make_verdict(item, *, checks: list[Check], run: GroupOutcome, module_file: str,
-                 diagnoses: list[Finding] = (), notes: list[Finding] = (),
-                 gpu_checks: list[Check] | None = None, gpu_run: GroupOutcome | None = None,
-                 expected_dtype: str | None = None, got_dtypes: list[str] = (),
-                 limits: dict | None = None, gpu_scores: bool = False) -> Verdict:
-    """The usual verdict: score from the fraction of cases passed, findings from what failed.
-
-    Diagnoses (known mistakes, recognised by the item's judge) replace the generic mismatch
-    findings; exceptions and run problems are always reported. The CUDA run is reported in its
-    own column (``gpu``); it changes the score only when ``gpu_scores`` (the whole class graded
-    with ``--device cuda``): then the fraction is the smaller of the two, otherwise what failed on
-    the GPU is a note that costs nothing, so a grade never depends on the machine.
-    """
-    total = len(checks)
-    passed = sum(c.ok for c in checks)
-    fraction = passed / total if total else 0.0
-    findings = run_findings(run, module_file, limits)
-    errors = errors_of(checks)
-    if not run.import_error:
-        findings += exception_findings(errors, total)
-    findings += list(diagnoses)
-    if not diagnoses:
-        findings += mismatch_findings(checks, expected_dtype, got_dtypes)
-    gpu = None
-    if gpu_checks is not None:
-        gpu = "not run"
-        if gpu_run is not None and gpu_run.status != "not-run":
-            gpu_passed = sum(c.ok for c in gpu_checks)
-            gpu = "passed" if gpu_checks and gpu_passed == len(gpu_checks) else "failed"
-            if gpu_scores:
-                fraction = min(fraction, gpu_passed / len(gpu_checks) if gpu_checks else 0.0)
-            if gpu == "failed":
-                where = "En la GPU (CUDA): ", "On the GPU (CUDA): "
-                gpu_findings = run_findings(gpu_run, module_file, limits)
-                gpu_findings += exception_findings(errors_of(gpu_checks), len(gpu_checks))
-                gpu_findings += mismatch_findings(gpu_checks)
-                for finding in gpu_findings:
-                    findings.append(Finding(finding.code, where[0] + finding.es,
-                                            where[1] + finding.en,
-                                            finding.scoring and gpu_scores))
-    findings += list(notes)
-    score = round(item.points * fraction, 2)
-    unique: dict[tuple[str, str], Finding] = {}
-    for finding in findings:
-        unique.setdefault((finding.code, finding.en), finding)
-    return Verdict(
-        key=item.key, title_es=item.title_es, title_en=item.title_en, points=item.points,
-        score=score, status=status_of(score, item.points), findings=list(unique.values()),
-        passed=passed, total=total, gpu=gpu,
-        instructor={"run": run.status, "reasons": [c.reason for c in checks],
-                    "max_err": [c.max_err for c in checks],
-                    "wall_s": run.report.get("wall_s"),
-                    "output_bytes": run.report.get("output_bytes"),
-                    "output_head": (run.report.get("output_head") or "")[:2000],
-                    "gpu_run": gpu_run.status if gpu_run else None},
-    )
-
-
 # --- what a judge receives ----------------------------------------------------------------------
 
 @dataclass
@@ -304,8 +252,7 @@ class JudgeContext:
                     tuple(np.shape(got["array"])) != tuple(wrong["shape"]):
                 return False
             sample = np.asarray(got["array"]).reshape(-1)[::wrong.get("stride", 1)]
-            if sample.shape != wrong["array"].shape or \
-                    not values_close(sample, wrong["array"], MISTAKE_TOLERANCE)[0]:
+            if not values_close(sample, wrong["array"], MISTAKE_TOLERANCE)[0]:  # or another shape
                 return False
         return True
 
@@ -323,9 +270,60 @@ class JudgeContext:
         return compare(self.out(index, position, run), self.ref(index, position),
                        error=self.error(index, run), **options)
 
-    def verdict(self, checks: list[Check], **options) -> Verdict:
-        return make_verdict(self.item, checks=checks, run=self.run, module_file=self.module_file,
-                            limits=self.limits, gpu_scores=self.gpu_scores, **options)
+    def verdict(self, checks: list[Check], *, diagnoses: list[Finding] = (),
+                notes: list[Finding] = (), gpu_checks: list[Check] | None = None,
+                gpu_run: GroupOutcome | None = None, expected_dtype: str | None = None,
+                got_dtypes: list[str] = ()) -> Verdict:
+        """The usual verdict: score from the fraction of cases passed, findings from what failed.
+
+        Diagnoses (known mistakes, recognised by the item's judge) replace the generic mismatch
+        findings; exceptions and run problems are always reported. The CUDA run is reported in
+        its own column (``gpu``); it changes the score only when ``gpu_scores`` (the whole class
+        graded with ``--device cuda``): then the fraction is the smaller of the two, otherwise
+        what failed on the GPU is a note that costs nothing, so a grade never depends on the
+        machine.
+        """
+        run, item = self.run, self.item
+        total = len(checks)
+        passed = sum(c.ok for c in checks)
+        fraction = passed / total if total else 0.0
+        findings = run_findings(run, self.module_file, self.limits)
+        if not run.import_error:
+            findings += exception_findings(errors_of(checks), total)
+        findings += list(diagnoses) or mismatch_findings(checks, expected_dtype, got_dtypes)
+        gpu = None
+        if gpu_checks is not None:
+            gpu = "not run"
+            if gpu_run is not None and gpu_run.status != "not-run":
+                gpu_passed = sum(c.ok for c in gpu_checks)
+                gpu = "passed" if gpu_checks and gpu_passed == len(gpu_checks) else "failed"
+                if self.gpu_scores:
+                    fraction = min(fraction, gpu_passed / len(gpu_checks) if gpu_checks else 0.0)
+                if gpu == "failed":
+                    where = "En la GPU (CUDA): ", "On the GPU (CUDA): "
+                    gpu_findings = run_findings(gpu_run, self.module_file, self.limits)
+                    gpu_findings += exception_findings(errors_of(gpu_checks), len(gpu_checks))
+                    gpu_findings += mismatch_findings(gpu_checks)
+                    for finding in gpu_findings:
+                        findings.append(Finding(finding.code, where[0] + finding.es,
+                                                where[1] + finding.en,
+                                                finding.scoring and self.gpu_scores))
+        findings += list(notes)
+        score = round(item.points * fraction, 2)
+        unique: dict[tuple[str, str], Finding] = {}
+        for finding in findings:
+            unique.setdefault((finding.code, finding.en), finding)
+        return Verdict(
+            key=item.key, title_es=item.title_es, title_en=item.title_en, points=item.points,
+            score=score, status=status_of(score, item.points), findings=list(unique.values()),
+            passed=passed, total=total, gpu=gpu,
+            instructor={"run": run.status, "reasons": [c.reason for c in checks],
+                        "max_err": [c.max_err for c in checks],
+                        "wall_s": run.report.get("wall_s"),
+                        "output_bytes": run.report.get("output_bytes"),
+                        "output_head": (run.report.get("output_head") or "")[:2000],
+                        "gpu_run": gpu_run.status if gpu_run else None},
+        )
 
 
 @dataclass
@@ -353,11 +351,8 @@ class CellContext:
     def compare(self, name: str, **options) -> Check:
         """Compare every recorded output of ``name``: the first that fails, or a pass."""
         count = max(1, len(self.refs.get(name, [])))
-        checks = [compare(self.out(name, p), self.ref(name, p), error=self.error(name),
-                          **options) for p in range(count)]
-        failing = [c for c in checks if not c.ok]
-        return failing[0] if failing else Check(True, max_err=max(
-            (c.max_err or 0.0) for c in checks))
+        return all_of([compare(self.out(name, p), self.ref(name, p), error=self.error(name),
+                               **options) for p in range(count)])
 
     def verdict(self, checks: list[Check], diagnoses: list[Finding] = ()) -> Verdict:
         total = len(checks)
@@ -377,9 +372,7 @@ class CellContext:
                 "falló o el cuaderno se detuvo?).",
                 f"{missing} of {total} values were never computed (did an earlier cell fail, "
                 "or did the notebook stop?)."))
-        findings += list(diagnoses)
-        if not diagnoses:
-            findings += mismatch_findings(checks)
+        findings += list(diagnoses) or mismatch_findings(checks)
         cell = self.cell
         return Verdict(key=f"nb/{cell.grade_id}", title_es=cell.title_es, title_en=cell.title_en,
                        points=self.points, score=score, status=status_of(score, self.points),

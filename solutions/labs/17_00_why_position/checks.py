@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden.cells import CLOSE, Mistake, cell_judge, formula_mistakes, not_a_float, ref
-from grader.hidden.common import cases_judge, contract, resembles, student
+from grader.hidden.common import cases_judge, contract, resembles, scalar, student
 from grader.hidden.spec import Case, CellCheck, Function, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance
 
@@ -87,13 +87,6 @@ GROUPS = (
 )
 
 
-def _value(ctx: JudgeContext, k: int) -> float | None:
-    out = ctx.out(k)
-    if out is None or out.get("array") is None or np.size(out["array"]) != 1:
-        return None
-    return float(np.asarray(out["array"], dtype=np.float64).reshape(()))
-
-
 ITEMS = Items()
 
 
@@ -109,7 +102,7 @@ def judge_contract(ctx: JudgeContext):
     outs = [o for o in (ctx.out(k) for k in range(len(CASES))) if o is not None]
     floats = bool(outs) and all(o.get("kind") == "scalar" and o.get("type") in (
         "float", "float64") for o in outs)  # np.float64 is a float too
-    value = _value(ctx, GRAD_CASE)
+    value = scalar(ctx, GRAD_CASE)
     finite = value is not None and bool(np.isfinite(value))
     checks = [Check(floats, "" if floats else "kind") if outs else
               Check(False, "error", error=ctx.error(0)),

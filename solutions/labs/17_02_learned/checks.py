@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden.cells import cell_judge, outputs, requirement, wrong_text
+from grader.hidden.cells import cell_judge, diagnosis, outputs, requirement, wrong_text
 from grader.hidden.common import cases_judge, dtype_not_kept, judged_cases, resembles, student
 from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks, non_default
 from grader.trusted.verdicts import Finding, JudgeContext, Tolerance
@@ -111,15 +111,14 @@ def _offset_rows(ctx, ok):
     return []
 
 
-def _no_gradient(ctx, ok):
-    if ok["grad"] or (ctx.error("grad") or {}).get("type") not in ("AttributeError",
-                                                                   "RuntimeError"):
-        return []
-    return [("nb-no-gradient",
-             "La tabla no recibe gradiente: forward debe usar self.weight (un nn.Parameter) sin "
-             ".detach() ni copias a NumPy.",
-             "The table receives no gradient: forward must use self.weight (an nn.Parameter) "
-             "with no .detach() and no copy through NumPy.")]
+NO_GRADIENT = diagnosis(
+    "grad", lambda ctx: (ctx.error("grad") or {}).get("type") in ("AttributeError",
+                                                                  "RuntimeError"),
+    "nb-no-gradient",
+    "La tabla no recibe gradiente: forward debe usar self.weight (un nn.Parameter) sin "
+    ".detach() ni copias a NumPy.",
+    "The table receives no gradient: forward must use self.weight (an nn.Parameter) with no "
+    ".detach() and no copy through NumPy.")
 
 
 def _curves(values: list) -> list[np.ndarray]:
@@ -230,7 +229,7 @@ CELLS = (
                   "Con una entrada float64, forward devuelve {got}: convierte las filas al "
                   "dtype de x antes de sumarlas.",
                   "With a float64 input, forward returns {got}: convert the rows to x's dtype "
-                  "before adding them."), _no_gradient))),
+                  "before adding them."), NO_GRADIENT))),
     CellCheck("test-past-lmax", "Cuaderno: más allá de L_max", "Notebook: past L_max", {
                   "_accuracy": "list(accuracy.values())",
                   "grown_head": "(lambda g: g.weight[:T_TRAIN] - trained_table.weight)"

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from grader.hidden.cells import Mistake, cell_judge, formula_mistakes, wrong_dtype
+from grader.hidden.cells import Mistake, cell_judge, diagnosis, formula_mistakes, wrong_dtype
 from grader.hidden.common import cases_judge, device_judge, finite_mask, student
 from grader.hidden.spec import Case, CellCheck, Device, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import Finding, Tolerance
@@ -167,26 +167,17 @@ ROW_MISTAKES = (
 )
 
 
-def _encoder_masked(ctx, ok):
-    encoder = student(ctx, "encoder")
-    if not ok["encoder"] and encoder is not None and np.isinf(encoder).any():
-        return [("nb-row-masked",
-                 "Con causal=False, row_constant_bias no lleva máscara: +m·j en toda la matriz.",
-                 "With causal=False, row_constant_bias has no mask: +m·j over the whole "
-                 "matrix.")]
-    return []
-
-
-def _mass_off_by_one(ctx, ok):
-    mass = student(ctx, "mass_probe")
-    if not ok["mass_probe"] and mass is not None and mass.size == 1 and \
-            float(mass.ravel()[0]) in (0.125, 0.5):
-        return [("nb-mass-off-by-one",
-                 "mass_beyond se desplaza en una columna: la masa a distancia ≥ K empieza en la "
-                 "columna K (weights[:, K:]).",
-                 "mass_beyond is off by one column: the mass at distance ≥ K starts at column K "
-                 "(weights[:, K:]).")]
-    return []
+ENCODER_MASKED = diagnosis(
+    "encoder", lambda ctx: np.isinf(student(ctx, "encoder")).any(), "nb-row-masked",
+    "Con causal=False, row_constant_bias no lleva máscara: +m·j en toda la matriz.",
+    "With causal=False, row_constant_bias has no mask: +m·j over the whole matrix.")
+MASS_OFF_BY_ONE = diagnosis(  # one number, that of the column before or after K
+    "mass_probe", lambda ctx: student(ctx, "mass_probe").item() in (0.125, 0.5),
+    "nb-mass-off-by-one",
+    "mass_beyond se desplaza en una columna: la masa a distancia ≥ K empieza en la columna K "
+    "(weights[:, K:]).",
+    "mass_beyond is off by one column: the mass at distance ≥ K starts at column K "
+    "(weights[:, K:]).")
 
 
 NOT_FLIPPED = Mistake(
@@ -224,7 +215,7 @@ CELLS = (
         "other": "row_constant_bias(7, alibi_slopes(6))",
         "gaps": "[gap_causal.item(), gap_symmetric.item()]",
     }, cell_judge(tol=CELL_TOL, tols={"gaps": Tolerance(1e-4, 1e-5)}, mistakes=ROW_MISTAKES,
-                  diagnoses=(_encoder_masked,))),
+                  diagnoses=(ENCODER_MASKED,))),
     CellCheck("test-profile", "Cuaderno: el perfil de atención",
               "Notebook: the attention profile", {
         "short": "short", "mass": "mass_beyond(long, 10)", "change": "change",
@@ -232,7 +223,7 @@ CELLS = (
         "small_mass": "mass_beyond(attention_profile(torch.tensor([0.3, 1.1]), 5), 2)",
         "mass_probe": "mass_beyond(torch.tensor([[0.5, 0.25, 0.125, 0.125]]), 2)",
     }, cell_judge(tol=Tolerance(1e-5, 1e-6), mistakes=(NOT_FLIPPED,),
-                  diagnoses=(_mass_off_by_one,))),
+                  diagnoses=(MASS_OFF_BY_ONE,))),
 )
 
 CHECKS = LabChecks(

@@ -30,9 +30,9 @@ import numpy as np
 
 from grader.hidden import depends
 from grader.hidden.cells import EXACT, Mistake, cell_judge, not_a_float, requirement, wrong_dtype
-from grader.hidden.common import bf16, dtype_not_kept, judged_cases, student, whole_case
+from grader.hidden.common import bf16, dtype_not_kept, judged_cases, resembles, student, whole_case
 from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks, non_default
-from grader.trusted.verdicts import Finding, JudgeContext, Tolerance, values_close
+from grader.trusted.verdicts import Finding, JudgeContext, Tolerance
 
 MODULE = "two_d"
 # (height, width, d, base)
@@ -163,7 +163,7 @@ def _composed(ctx: JudgeContext, k: int) -> bool:
         composed = np.concatenate((*blocks, tail), axis=-1)
     except ValueError:
         return False
-    return actual.shape == composed.shape and values_close(actual, composed, ROPE_TOL[dtype])[0]
+    return resembles(actual, composed, ROPE_TOL[dtype])
 
 
 @ITEMS.judge("rope", 2, "apply_rope_2d: un bloque por coordenada (usa rope.py)",

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, close
-from grader.hidden.common import cases_judge, contract, judged_cases
+from grader.hidden.common import cases_judge, contract, judged_cases, whole_case
 from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import Check, JudgeContext
 
@@ -121,14 +121,10 @@ def _list_case(ctx: JudgeContext, k: int) -> Check:
     outputs = ctx.run.outputs(k)
     if outputs is None:
         return ctx.compare(k)  # an exception or nothing at all
-    refs = ctx.refs[k] if k < len(ctx.refs) else []
-    if len(outputs) != len(refs):
+    if len(outputs) != len(ctx.refs[k] if k < len(ctx.refs) else []):
         return Check(False, "shape")
-    for position in range(len(refs)):
-        check = ctx.compare(k, position, tol=EXACT, check_dtype=False)
-        if not check.ok:
-            return check
-    return Check(True, max_err=0.0) if _plain_ints(ctx, k) else Check(False, "kind")
+    check = whole_case(ctx, k, tol=EXACT, check_dtype=False)
+    return check if not check.ok or _plain_ints(ctx, k) else Check(False, "kind")
 
 
 # --- doubling_buckets ----------------------------------------------------------------------------

@@ -42,7 +42,7 @@ import numpy as np
 
 from grader.hidden import depends
 from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, value
-from grader.hidden.common import contract, judged_cases, resembles, student, whole_case
+from grader.hidden.common import contract, judged_cases, resembles, scalar, student, whole_case
 from grader.hidden.spec import Case, CellCheck, Group, Items, LabChecks, non_default
 from grader.trusted.verdicts import Check, Finding, JudgeContext, Tolerance
 
@@ -220,12 +220,10 @@ ITEMS.add("dynamic_ntk", 2, "dynamic_ntk_scaling: antes, en y después de L0 (us
 
 
 def _student_range(ctx: JudgeContext, index: int) -> tuple[float, float] | None:
-    outputs = ctx.run.outputs(index)
-    if outputs is None or len(outputs) != 2 or any(
-            o.get("array") is None or np.size(o["array"]) != 1 for o in outputs):
-        return None
-    lo, hi = (float(np.asarray(o["array"], dtype=np.float64).reshape(())) for o in outputs)
-    return lo, hi
+    """The two ends the student's yarn_correction_range returned (``None`` unless it returned
+    exactly two numbers)."""
+    ends = (scalar(ctx, index, 0), scalar(ctx, index, 1))
+    return None if len(ctx.run.outputs(index) or ()) != 2 or None in ends else ends
 
 
 def _range_case(ctx: JudgeContext, k: int) -> Check:
