@@ -279,11 +279,15 @@ def install_audit_guard(deny: list[str], allow: list[str]) -> None:
     sys.addaudithook(hook)
 
 
-def start_server(config_path: str):
+def start_server(config_path: str, load):
     """The start of a long-lived sandbox server (the zygote, the kernel server), as root:
-    ``(its configuration, the protocol channel)``. The channel is the original stdout; anything
-    the libraries print goes to stderr (the log). The server dies with the grader, starts with
-    the scrubbed environment and never writes a core file."""
+    ``(its configuration, the protocol channel, what load(config) returned)``. The channel is
+    the original stdout; anything the libraries print goes to stderr (the log). The server dies
+    with the grader, starts with the scrubbed environment and never writes a core file.
+
+    ``load(config)`` imports what the server serves with (never any course or student code) and
+    sets up what it needs; the channel's first line says how that went: ``{"ready": true}``, or
+    ``{"ready": false, "error": ...}`` and the server exits with status 1."""
     import json
 
     with open(config_path, encoding="utf-8") as handle:
@@ -295,4 +299,10 @@ def start_server(config_path: str):
     os.environ.clear()
     os.environ.update(config["env"])
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    return config, channel
+    try:
+        loaded = load(config)
+    except BaseException as error:  # noqa: BLE001 - told to the grader, which gives up
+        channel.write(json.dumps({"ready": False, "error": repr(error)}) + "\n")
+        sys.exit(1)
+    channel.write(json.dumps({"ready": True}) + "\n")  # the channel is line-buffered
+    return config, channel, loaded
