@@ -76,12 +76,8 @@ class BorrowedImportBlocker:
                 frame = frame.f_back
             if frame is not None and _given_code(frame):
                 return None
-        raise self.refusal(name)
-
-    @staticmethod
-    def refusal(name: str) -> ImportError:
-        return ImportError(f"[es] El corrector no deja importar {name}: el trabajo tiene que ser "
-                           f"tuyo.\n[en] {BLOCKED}{name}: the work must be your own.", name=name)
+        raise ImportError(f"[es] El corrector no deja importar {name}: el trabajo tiene que ser "
+                          f"tuyo.\n[en] {BLOCKED}{name}: the work must be your own.", name=name)
 
 
 def block_borrowed_imports() -> None:
