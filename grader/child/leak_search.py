@@ -29,6 +29,7 @@ notebook's code cells, executed after that notebook's import lines. A request lo
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import json
 import os
@@ -295,28 +296,22 @@ def main(path: str) -> None:
     say(candidates=len(candidates), notebooks=len(notebooks))
     skip = set(request.get("skip", []))
     slow = {name: 0 for name in candidates}
-    inputs_cache: dict[str, dict] = {}
+    inputs_of = functools.cache(probe_runner.load_arrays)  # a lab's targets share its inputs
     for target in request["targets"]:
-        if target["inputs"] not in inputs_cache:
-            with np.load(target["inputs"], allow_pickle=False) as stored:
-                inputs_cache[target["inputs"]] = {k: stored[k] for k in stored.files}
-        with np.load(target["expected"], allow_pickle=False) as stored:
-            arrays = {k: stored[k] for k in stored.files}
+        inputs = inputs_of(target["inputs"])
+        arrays = probe_runner.load_arrays(target["expected"])
         wanted = [expected(outputs, arrays, request["rtol"], request["atol"])
                   for outputs in target["outputs"]]
-        first = _arguments(target["cases"][0], inputs_cache[target["inputs"]])
-        tensors = any(_has_tensor(_arguments(case, inputs_cache[target["inputs"]]))
-                      for case in target["cases"])
+        first = _arguments(target["cases"][0], inputs)
+        tensors = any(_has_tensor(_arguments(case, inputs)) for case in target["cases"])
         for name, function in candidates.items():
-            if slow[name] >= SLOW_CALLS or name in skip or \
-                    not binds(function, *first):
+            if slow[name] >= SLOW_CALLS or name in skip or not binds(function, *first):
                 continue
             say(start=[name, target["id"]])
-            verdict = try_candidate(function, target["cases"], wanted,
-                                    inputs_cache[target["inputs"]], request)
+            verdict = try_candidate(function, target["cases"], wanted, inputs, request)
             if verdict == "differs" and tensors:  # an answer written with NumPy
-                verdict = try_candidate(function, target["cases"], wanted,
-                                        inputs_cache[target["inputs"]], request, as_numpy=True)
+                verdict = try_candidate(function, target["cases"], wanted, inputs, request,
+                                        as_numpy=True)
             if verdict == "match":
                 say(leak=[name, target["id"]])
             elif verdict == "slow":
