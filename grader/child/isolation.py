@@ -20,6 +20,7 @@ import contextlib
 import ctypes
 import errno
 import fcntl
+import functools
 import os
 import resource
 import signal
@@ -45,23 +46,21 @@ SIOCSIFFLAGS = 0x8914
 IFF_UP = 0x1
 STICKY = ("/tmp", "/var/tmp", "/dev/shm")  # covered with world-writable tmpfs, like the originals
 
-_LIBC = None
-
 
 class IsolationError(OSError):
     """A step of the sandbox set-up that the platform refused."""
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL:
-    global _LIBC
-    if _LIBC is None:
-        _LIBC = ctypes.CDLL(None, use_errno=True)
-        _LIBC.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
-                                ctypes.c_ulong, ctypes.c_char_p]
-        _LIBC.unshare.argtypes = [ctypes.c_int]
-        _LIBC.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
-                                ctypes.c_ulong]
-    return _LIBC
+    """The C library, with the argument types of the calls made here (loaded once)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                           ctypes.c_char_p]
+    libc.unshare.argtypes = [ctypes.c_int]
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                           ctypes.c_ulong]
+    return libc
 
 
 def _check(result: int, what: str) -> None:
