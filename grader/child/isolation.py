@@ -20,6 +20,7 @@ import contextlib
 import ctypes
 import errno
 import fcntl
+import functools
 import os
 import resource
 import signal
@@ -45,23 +46,21 @@ SIOCSIFFLAGS = 0x8914
 IFF_UP = 0x1
 STICKY = ("/tmp", "/var/tmp", "/dev/shm")  # covered with world-writable tmpfs, like the originals
 
-_LIBC = None
-
 
 class IsolationError(OSError):
     """A step of the sandbox set-up that the platform refused."""
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL:
-    global _LIBC
-    if _LIBC is None:
-        _LIBC = ctypes.CDLL(None, use_errno=True)
-        _LIBC.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
-                                ctypes.c_ulong, ctypes.c_char_p]
-        _LIBC.unshare.argtypes = [ctypes.c_int]
-        _LIBC.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
-                                ctypes.c_ulong]
-    return _LIBC
+    """The C library, with the argument types of the calls made here (loaded once)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                           ctypes.c_char_p]
+    libc.unshare.argtypes = [ctypes.c_int]
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                           ctypes.c_ulong]
+    return libc
 
 
 def _check(result: int, what: str) -> None:
@@ -279,11 +278,15 @@ def install_audit_guard(deny: list[str], allow: list[str]) -> None:
     sys.addaudithook(hook)
 
 
-def start_server(config_path: str):
+def start_server(config_path: str, load):
     """The start of a long-lived sandbox server (the zygote, the kernel server), as root:
-    ``(its configuration, the protocol channel)``. The channel is the original stdout; anything
-    the libraries print goes to stderr (the log). The server dies with the grader, starts with
-    the scrubbed environment and never writes a core file."""
+    ``(its configuration, the protocol channel, what load(config) returned)``. The channel is
+    the original stdout; anything the libraries print goes to stderr (the log). The server dies
+    with the grader, starts with the scrubbed environment and never writes a core file.
+
+    ``load(config)`` imports what the server serves with (never any course or student code) and
+    sets up what it needs; the channel's first line says how that went: ``{"ready": true}``, or
+    ``{"ready": false, "error": ...}`` and the server exits with status 1."""
     import json
 
     with open(config_path, encoding="utf-8") as handle:
@@ -295,4 +298,10 @@ def start_server(config_path: str):
     os.environ.clear()
     os.environ.update(config["env"])
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    return config, channel
+    try:
+        loaded = load(config)
+    except BaseException as error:  # noqa: BLE001 - told to the grader, which gives up
+        channel.write(json.dumps({"ready": False, "error": repr(error)}) + "\n")
+        sys.exit(1)
+    channel.write(json.dumps({"ready": True}) + "\n")  # the channel is line-buffered
+    return config, channel, loaded

@@ -144,31 +144,31 @@ def _jail(conn: socket.socket) -> int:
     return code
 
 
+def _load(config: dict) -> socket.socket:
+    """The server's libraries, imported once, and the socket it listens on (root only)."""
+    import numpy  # noqa: F401
+    import torch
+
+    torch.set_num_threads(1)
+    import ipykernel.ipkernel  # noqa: F401
+    import ipykernel.kernelapp  # noqa: F401
+    import IPython  # noqa: F401
+    import matplotlib.pyplot  # noqa: F401 - every lab draws (font cache built here, once)
+
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(config["socket"])
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(config["socket"])
+    os.chmod(config["socket"], 0o600)
+    listener.listen(16)
+    return listener
+
+
 def serve(config_path: str) -> int:
     """The server: load the libraries once, then fork a jail for every kernel asked for."""
     import isolation
 
-    config, channel = isolation.start_server(config_path)
-    try:
-        import numpy  # noqa: F401
-        import torch
-
-        torch.set_num_threads(1)
-        import ipykernel.ipkernel  # noqa: F401
-        import ipykernel.kernelapp  # noqa: F401
-        import IPython  # noqa: F401
-        import matplotlib.pyplot  # noqa: F401 - every lab draws (font cache built here, once)
-
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(config["socket"])
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(config["socket"])
-        os.chmod(config["socket"], 0o600)
-        listener.listen(16)
-    except BaseException as error:  # noqa: BLE001
-        channel.write(json.dumps({"ready": False, "error": repr(error)}) + "\n")
-        return 1
-    channel.write(json.dumps({"ready": True}) + "\n")
+    _config, _channel, listener = isolation.start_server(config_path, _load)
     while True:
         ready, _, _ = select.select([listener, sys.stdin], [], [], 1.0)
         with contextlib.suppress(ChildProcessError):

@@ -29,6 +29,7 @@ notebook's code cells, executed after that notebook's import lines. A request lo
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import json
 import os
@@ -164,34 +165,30 @@ def notebook_candidates(labs: str) -> dict[str, object]:
     return found
 
 
-def _values(outputs: list[dict], arrays) -> tuple[np.ndarray, list]:
-    """All numbers of one case's outputs, raveled into one float64 vector (containers and
+def _values(outputs: list[tuple[dict, object]]) -> tuple[np.ndarray, list]:
+    """All numbers of one case's outputs (``(description, array or None)`` pairs, as
+    ``probe_runner.plain_outputs`` gives them), raveled into one float64 vector (containers and
     dtypes do not matter), and the other outputs (strings, ``None``) in order."""
-    numbers, others = [], []
-    for output in outputs:
-        array = output.get("array")
-        if isinstance(array, str):
-            array = arrays[array]
-        if array is not None:
-            numbers.append(np.asarray(array, dtype=np.float64).ravel())
-        else:
-            others.append((output.get("kind"), output.get("value")))
+    numbers = [np.asarray(array, dtype=np.float64).ravel() for _, array in outputs
+               if array is not None]
+    others = [(meta.get("kind"), meta.get("value")) for meta, array in outputs if array is None]
     vector = np.concatenate(numbers) if numbers else np.zeros(0)
     return vector, others
 
 
 def expected(outputs: list[dict], arrays, rtol: float, atol: float) -> tuple:
-    """A case's reference outputs as :func:`_values` gives them, and the tolerance of each
-    number: ``rtol`` and ``atol``, looser where the reference is in half precision."""
-    vector, others = _values(outputs, arrays)
+    """A case's reference outputs (descriptions naming their array in ``arrays``) as
+    :func:`_values` gives them, and the tolerance of each number: ``rtol`` and ``atol``, looser
+    where the reference is in half precision."""
+    pairs = [(output, None if output.get("array") is None else arrays[output["array"]])
+             for output in outputs]
     rtols, atols = [np.zeros(0)], [np.zeros(0)]
-    for output in outputs:
-        if output.get("array") is not None:
+    for output, array in pairs:
+        if array is not None:
             low_r, low_a = LOW_PRECISION.get(output.get("dtype"), (0.0, 0.0))
-            size = np.size(arrays[output["array"]])
-            rtols.append(np.full(size, max(rtol, low_r)))
-            atols.append(np.full(size, max(atol, low_a)))
-    return vector, others, np.concatenate(rtols), np.concatenate(atols)
+            rtols.append(np.full(np.size(array), max(rtol, low_r)))
+            atols.append(np.full(np.size(array), max(atol, low_a)))
+    return *_values(pairs), np.concatenate(rtols), np.concatenate(atols)
 
 
 def same(got: tuple, want: tuple) -> bool:
@@ -203,11 +200,6 @@ def same(got: tuple, want: tuple) -> bool:
         close = np.abs(numbers - reference) <= atols + rtols * np.abs(reference)
     close |= (numbers == reference) | (np.isnan(numbers) & np.isnan(reference))  # inf, NaN
     return bool(close.all())
-
-
-def plain_outputs(value) -> list[dict]:
-    """``probe_runner``'s description of a result, with the arrays kept in memory."""
-    return [{**meta, "array": array} for meta, array in probe_runner.plain_outputs(value)]
 
 
 def _reset(folder: str) -> None:
@@ -271,7 +263,7 @@ def try_candidate(function, cases: list[dict], wanted: list[tuple], inputs, requ
             return "differs"
         try:
             value = timed(request["time_limit_s"], function, *args, **kwargs)
-            got = _values(plain_outputs(value), {})
+            got = _values(probe_runner.plain_outputs(value))
         except OutOfTime:
             return "slow"
         except BaseException:
@@ -304,28 +296,22 @@ def main(path: str) -> None:
     say(candidates=len(candidates), notebooks=len(notebooks))
     skip = set(request.get("skip", []))
     slow = {name: 0 for name in candidates}
-    inputs_cache: dict[str, dict] = {}
+    inputs_of = functools.cache(probe_runner.load_arrays)  # a lab's targets share its inputs
     for target in request["targets"]:
-        if target["inputs"] not in inputs_cache:
-            with np.load(target["inputs"], allow_pickle=False) as stored:
-                inputs_cache[target["inputs"]] = {k: stored[k] for k in stored.files}
-        with np.load(target["expected"], allow_pickle=False) as stored:
-            arrays = {k: stored[k] for k in stored.files}
+        inputs = inputs_of(target["inputs"])
+        arrays = probe_runner.load_arrays(target["expected"])
         wanted = [expected(outputs, arrays, request["rtol"], request["atol"])
                   for outputs in target["outputs"]]
-        first = _arguments(target["cases"][0], inputs_cache[target["inputs"]])
-        tensors = any(_has_tensor(_arguments(case, inputs_cache[target["inputs"]]))
-                      for case in target["cases"])
+        first = _arguments(target["cases"][0], inputs)
+        tensors = any(_has_tensor(_arguments(case, inputs)) for case in target["cases"])
         for name, function in candidates.items():
-            if slow[name] >= SLOW_CALLS or name in skip or \
-                    not binds(function, *first):
+            if slow[name] >= SLOW_CALLS or name in skip or not binds(function, *first):
                 continue
             say(start=[name, target["id"]])
-            verdict = try_candidate(function, target["cases"], wanted,
-                                    inputs_cache[target["inputs"]], request)
+            verdict = try_candidate(function, target["cases"], wanted, inputs, request)
             if verdict == "differs" and tensors:  # an answer written with NumPy
-                verdict = try_candidate(function, target["cases"], wanted,
-                                        inputs_cache[target["inputs"]], request, as_numpy=True)
+                verdict = try_candidate(function, target["cases"], wanted, inputs, request,
+                                        as_numpy=True)
             if verdict == "match":
                 say(leak=[name, target["id"]])
             elif verdict == "slow":

@@ -76,12 +76,8 @@ class BorrowedImportBlocker:
                 frame = frame.f_back
             if frame is not None and _given_code(frame):
                 return None
-        raise self.refusal(name)
-
-    @staticmethod
-    def refusal(name: str) -> ImportError:
-        return ImportError(f"[es] El corrector no deja importar {name}: el trabajo tiene que ser "
-                           f"tuyo.\n[en] {BLOCKED}{name}: the work must be your own.", name=name)
+        raise ImportError(f"[es] El corrector no deja importar {name}: el trabajo tiene que ser "
+                          f"tuyo.\n[en] {BLOCKED}{name}: the work must be your own.", name=name)
 
 
 def block_borrowed_imports() -> None:
@@ -219,6 +215,14 @@ def save_outputs(value, prefix: str) -> list[dict]:
     return metas
 
 
+def load_arrays(path: str) -> dict:
+    """The arrays of an ``.npz`` file by name (never a pickle)."""
+    import numpy as np
+
+    with np.load(path, allow_pickle=False) as stored:
+        return {key: stored[key] for key in stored.files}
+
+
 def call_case(module, case: dict, inputs, device: str):
     """Run one case against the imported student module and return its raw result."""
     import torch
@@ -242,10 +246,7 @@ def call_case(module, case: dict, inputs, device: str):
 
 def run(request: dict, out_dir: str, package: str = "minimodel.positional") -> None:
     """Import the student's module and run every case of ``request``, saving as it goes."""
-    import numpy as np
-
-    with np.load(request["inputs"], allow_pickle=False) as stored:
-        inputs = {key: stored[key] for key in stored.files}
+    inputs = load_arrays(request["inputs"])
     student_dir = None  # where the student's files are: the package's folder, then the module's
     try:
         student_dir = os.path.realpath(list(importlib.import_module(package).__path__)[0])

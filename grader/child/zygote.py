@@ -172,21 +172,20 @@ def run_group(request: dict) -> dict:
     return report
 
 
-def main() -> int:
-    config, channel = isolation.start_server(sys.argv[1])
-    try:
-        import numpy  # noqa: F401
-        import torch
+def _load(config: dict) -> None:
+    """What every probe group uses, imported (and warmed up) once."""
+    import numpy  # noqa: F401
+    import torch
 
-        torch.set_num_threads(1)
-        # Warm up what every worker would otherwise load on first use (meta-device kernels).
-        (torch.zeros(2, device="meta") + torch.zeros(2, device="meta")).sum()
-        (torch.zeros(2, dtype=torch.bfloat16) + torch.zeros(2)).sum()
-        import probe_runner  # noqa: F401
-    except BaseException as error:  # noqa: BLE001
-        channel.write(json.dumps({"ready": False, "error": repr(error)}) + "\n")
-        return 1
-    channel.write(json.dumps({"ready": True}) + "\n")  # the channel is line-buffered
+    torch.set_num_threads(1)
+    # Warm up what every worker would otherwise load on first use (meta-device kernels).
+    (torch.zeros(2, device="meta") + torch.zeros(2, device="meta")).sum()
+    (torch.zeros(2, dtype=torch.bfloat16) + torch.zeros(2)).sum()
+    import probe_runner  # noqa: F401
+
+
+def main() -> int:
+    _config, channel, _ = isolation.start_server(sys.argv[1], _load)
     for line in sys.stdin:
         if not line.strip():
             continue

@@ -69,9 +69,9 @@ def read_bytes(path: Path, limit: int) -> bytes | None:
         os.close(fd)
 
 
-def read_json(path: Path, limit: int = MAX_JSON_BYTES):
-    """Parsed JSON from a child's file, or ``None`` when absent."""
-    data = read_bytes(path, limit)
+def read_json(path: Path):
+    """Parsed JSON from a child's file (at most ``MAX_JSON_BYTES``), or ``None`` when absent."""
+    data = read_bytes(path, MAX_JSON_BYTES)
     if data is None:
         return None
     try:
@@ -80,10 +80,11 @@ def read_json(path: Path, limit: int = MAX_JSON_BYTES):
         raise UnsafeData(f"{path.name}: not valid JSON ({error})") from None
 
 
-def load_array(path: Path, limit: int = MAX_ARRAY_BYTES) -> np.ndarray | None:
-    """A plain numeric ndarray from a child's ``.npy`` file, or ``None`` when absent: a
-    base-class ndarray of plain numbers, ``UnsafeData`` for anything else."""
-    data = read_bytes(path, limit)
+def load_array(path: Path) -> np.ndarray | None:
+    """A plain numeric ndarray from a child's ``.npy`` file (at most ``MAX_ARRAY_BYTES``), or
+    ``None`` when absent: a base-class ndarray of plain numbers, ``UnsafeData`` for anything
+    else."""
+    data = read_bytes(path, MAX_ARRAY_BYTES)
     if data is None:
         return None
     try:

@@ -249,11 +249,8 @@ def _probe() -> Capabilities:
         except (subprocess.SubprocessError, ValueError, IndexError) as error:
             caps.notes.append(f"isolation probe failed: {error!r}")
             return caps
-    caps.namespaces = result["namespaces"]
-    caps.pid_namespace = result["pid_namespace"] and caps.namespaces
-    caps.drop_privileges = result["drop_privileges"]
-    caps.rlimits = result["rlimits"]
-    caps.notes += result["notes"]
+    result["pid_namespace"] = result["pid_namespace"] and result["namespaces"]
+    caps = Capabilities(**result)  # the probe's fields are the capabilities' own
     if not root:
         caps.notes.append("not running as root: no namespaces and no user switch "
                           "(run the grader as root in a container for full isolation)")
