@@ -371,15 +371,13 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream, log) -
     gradebook.write_run(out, {"settings": run_settings,
                               "config": config, "shard": list(options.shard or ()) or None,
                               "students": [student_id for student_id, _ in entries]})
-    todo, skipped = [], 0
+    todo = []  # not graded yet, or graded from another submission or configuration
     for student_id, path in entries:
-        previous = gradebook.load_record(out, student_id)
-        if not options.force and previous and previous.get("complete") and \
-                previous.get("config") == config and \
-                previous.get("fingerprint") == unpack(student_id, path).fingerprint():
-            skipped += 1
-        else:
+        previous = gradebook.load_record(out, student_id) or {}
+        if options.force or not previous.get("complete") or previous.get("config") != config \
+                or previous.get("fingerprint") != unpack(student_id, path).fingerprint():
             todo.append((student_id, path))
+    skipped = len(entries) - len(todo)
     workers = options.workers or len(os.sched_getaffinity(0))
     fit = workers_that_fit(options.limits)
     if workers > fit:
