@@ -77,14 +77,12 @@ def build_sample(sample: str, dest: Path) -> Path:
     labs.mkdir(parents=True, exist_ok=True)
     parts = snippets(sample) if sample in ("buggy", "hostile") else {}
     for module in encoding_modules():
-        if sample == "reference":
-            source = REFERENCE_DIR / f"{module}.py"
-            if source.exists():
-                shutil.copy2(source, positional / f"{module}.py")
-            continue
-        stub = STUBS_DIR / f"{module}.py"
         if not (REFERENCE_DIR / f"{module}.py").exists():
             continue
+        if sample == "reference":
+            shutil.copy2(REFERENCE_DIR / f"{module}.py", positional / f"{module}.py")
+            continue
+        stub = STUBS_DIR / f"{module}.py"
         prefix = f"{module}."
         bodies = {k[len(prefix):]: v for k, v in parts.items() if k.startswith(prefix)}
         module_code = bodies.pop("__module__", "")
@@ -93,11 +91,10 @@ def build_sample(sample: str, dest: Path) -> Path:
         (positional / f"{module}.py").write_text(
             fill_stub(released_text(stub), bodies, module_code), encoding="utf-8")
     for lab in LABS:
-        if sample == "reference":
-            if nbexec.source_path(lab.slug).exists():
-                nbformat.write(nbexec.source_notebook(lab.slug), labs / f"{lab.slug}.ipynb")
-            continue
         if not nbexec.source_path(lab.slug).exists():
+            continue
+        if sample == "reference":
+            nbformat.write(nbexec.source_notebook(lab.slug), labs / f"{lab.slug}.ipynb")
             continue
         notebook = nbformat.reads(released_text(REPO_ROOT / "labs" / f"{lab.slug}.ipynb"),
                                   as_version=4)

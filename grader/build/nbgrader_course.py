@@ -34,7 +34,7 @@ import nbformat
 from grader.build import notebooks
 from grader.hidden import registry
 from grader.trusted import nbexec
-from grader.trusted.gradebook import load_records, rebuild, recompute_totals, record_path
+from grader.trusted.gradebook import load_records, rebuild, record_path
 from grader.trusted.safe_io import atomic_write_json
 from minimodel.messages import bilingual
 
@@ -193,7 +193,8 @@ def write_scores(course: Path, out: Path, submissions: Path | None = None) -> in
 
 
 def merge_manual(out: Path, db: Path) -> int:
-    """Put the formgrader scores into the records; rebuild. Returns how many were taken.
+    """Put the formgrader scores into the records; rebuild (totals and feedback). Returns how
+    many were taken.
 
     ``db`` is nbgrader's ``gradebook.db``. The nbgrader student id must be the submission's
     ``student_id``; the assignment and notebook are the lab's slug. A written answer takes its
@@ -222,7 +223,6 @@ def merge_manual(out: Path, db: Path) -> int:
                     verdict["score"] = float(grade.manual_score)
                     verdict["status"] = "graded"
                     taken += 1
-            recompute_totals(record)
             atomic_write_json(record_path(out, record["student_id"]), record)
     rebuild(out, rewrite_feedback=True)
     return taken

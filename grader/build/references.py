@@ -78,7 +78,7 @@ def compute(checks: LabChecks, work: Path, log_path: Path) -> tuple[dict, dict]:
                                      f"{case and case['error']}")
             described.append(_store(arrays, f"g/{group.key}/{index}", case["outputs"]))
         meta["groups"][group.key] = described
-    meta["mistakes"], cells = _mistakes(checks, run.inputs, arrays, work)
+    meta["mistakes"], cells = _mistakes(checks, run.inputs, arrays, meta["groups"], work)
     if checks.notebook:
         kernels = KernelServer(work / "zygote", log_path)
         try:
@@ -120,11 +120,13 @@ def _store(arrays: dict, prefix: str, outputs: list[dict]) -> list[dict]:
     return described
 
 
-def _mistakes(checks: LabChecks, inputs: Path, arrays: dict, work: Path) -> tuple[dict, dict]:
+def _mistakes(checks: LabChecks, inputs: Path, arrays: dict, described: dict,
+              work: Path) -> tuple[dict, dict]:
     """What each classic mistake of the lab's modules (``grader.build.mistakes``) gives on the
     hidden inputs, where it differs from the reference: key -> texts and group -> {case: outputs, or
     ``{"error": type}`` where the mistake raises}; and, for the notebook cells that name a
-    catalogue, mistake key (``""``: the reference) -> grade id -> record -> value."""
+    catalogue, mistake key (``""``: the reference) -> grade id -> record -> value. ``described``:
+    the reference's outputs as :func:`_store` described them, group -> case -> outputs."""
     from grader.build.mistakes import hidden_outputs, lab_mistakes
 
     found: dict = {}
@@ -135,7 +137,9 @@ def _mistakes(checks: LabChecks, inputs: Path, arrays: dict, work: Path) -> tupl
     for item in mistakes:
         groups = {}
         for group in checks.groups:
-            right = meta_arrays(arrays, f"g/{group.key}")
+            right = {index: [arrays[o["array"]] for o in case if "array" in o]  # its arrays
+                     for index, case in enumerate(described[group.key])
+                     if any("array" in o for o in case)}
             cases = {}
             for index, case in enumerate(outcomes[item.key]["groups"][group.key]["cpu"].cases):
                 if case is None or not case["ok"]:
@@ -206,16 +210,6 @@ def _sample(output: dict) -> dict:
         return output
     stride = max(1, -(-array.size // MISTAKE_SAMPLE))
     return {**output, "array": array.reshape(-1)[::stride].copy(), "stride": stride}
-
-
-def meta_arrays(arrays: dict, prefix: str) -> dict[int, list[np.ndarray]]:
-    """case index -> the stored output arrays of ``prefix/<index>/<position>``."""
-    cases: dict[int, list] = {}
-    for key in sorted(arrays):
-        if key.startswith(prefix + "/"):
-            index, position = key[len(prefix) + 1:].split("/")
-            cases.setdefault(int(index), []).append((int(position), arrays[key]))
-    return {i: [a for _, a in sorted(v)] for i, v in cases.items()}
 
 
 def _same(outputs: list[np.ndarray], right: list[np.ndarray] | None) -> bool:

@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from grader.build import sync
 from minimodel.implementation import REPO_ROOT
 from minimodel.messages import bilingual
 
@@ -190,14 +191,6 @@ def export_commit(root: Path, dest: Path) -> Path:
     return dest
 
 
-def drift(tree: Path) -> list[str]:
-    """Generated files of ``tree`` that differ from what its ``solutions/`` generate."""
-    from grader.build import sync
-
-    return [f"{path.relative_to(tree)}: out of date (make sync, then commit)"
-            for path in sync.drifted(sync.generated_files(tree))]
-
-
 def keep_previous(out: Path) -> Path:
     """Move an earlier release in ``out`` aside (``<out>-saved-<date-time>``); return where."""
     saved = out.with_name(f"{out.name}-saved-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -225,7 +218,9 @@ def release(out: Path, *, force: bool = False, root: Path = REPO_ROOT,
                                   "deletes it)"))
     with tempfile.TemporaryDirectory() as scratch:
         tree = export_commit(root, Path(scratch))
-        problems = drift(tree)
+        # generated files of the commit that differ from what its solutions/ generate
+        problems = [f"{path.relative_to(tree)}: out of date (make sync, then commit)"
+                    for path in sync.drifted(sync.generated_files(tree))]
         if problems:
             raise LeakError("refusing to release:\n" + "\n".join(problems))
         if out.exists() and any(out.iterdir()):

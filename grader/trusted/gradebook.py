@@ -67,16 +67,9 @@ def load_record(out: Path, student_id: str) -> dict | None:
 
 
 def load_records(out: Path) -> list[dict]:
-    records = []
-    folder = out / "records"
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError:
-            continue
-        if record.get("complete"):
-            records.append(record)
-    return sorted(records, key=lambda r: r["student_id"])
+    """Every complete record in ``out``, by student id (unreadable ones left out)."""
+    records = [_read_json(path) for path in sorted((out / "records").glob("*.json"))]
+    return sorted((r for r in records if r and r.get("complete")), key=lambda r: r["student_id"])
 
 
 def save(out: Path, record: dict) -> None:

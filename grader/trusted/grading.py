@@ -72,7 +72,9 @@ class RunContext:
     extra_hide: list[Path]
     mpl_cache: Path
     labs: list[str] | None
-    gpu_scores: bool = False  # --device cuda: the CUDA runs count for the whole class
+    # cpu; cuda (--device cuda: the CUDA runs count for the whole class); cuda-report (they
+    # run, in their own column)
+    device: str = "cpu"
 
 
 class GradingError(RuntimeError):
@@ -90,11 +92,6 @@ def code_version(root: Path = REPO_ROOT) -> str:
     for path in [*grader, *labs, *sorted((root / "solutions" / "mistakes").glob("*.py"))]:
         digest.update(str(path.relative_to(root)).encode() + path.read_bytes())
     return digest.hexdigest()[:16]
-
-
-def device_mode(cuda: bool, gpu_scores: bool) -> str:
-    """``cpu``; ``cuda`` (the CUDA runs count); ``cuda-report`` (they run, in their own column)."""
-    return "cuda" if gpu_scores else "cuda-report" if cuda else "cpu"
 
 
 def settings(limits: Limits, device: str, labs: list[str] | None) -> dict:
@@ -142,7 +139,7 @@ def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
     scratch = Scratch(scratch_dir, files)
     record = {"student_id": student_id, "safe_id": safe, "complete": False,
               "fingerprint": submission.fingerprint(), "config": ctx.config,
-              "device": device_mode(ctx.cuda, ctx.gpu_scores),
+              "device": ctx.device,
               "messages": [m.to_json() for m in [*submission.flags, *submission.messages]],
               "labs": {}, "found": submission.found,
               "instructor": {"groups": {}, "notebooks": {}}}
@@ -209,8 +206,8 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
             gpu = runs.get("cuda") or GroupOutcome.absent("cuda", "not-run", n)
             meta = runs.get("meta") or GroupOutcome.absent("meta", runs["cpu"].status, n)
         judge_ctx = JudgeContext(item, group, runs["cpu"], gpu, refs.group(item.group), arrays,
-                                 f"{group.module}.py", ctx.limits.group(), meta, ctx.gpu_scores,
-                                 refs.mistakes(item.group))
+                                 f"{group.module}.py", ctx.limits.group(), meta,
+                                 ctx.device == "cuda", refs.mistakes(item.group))
         items.append(_judged(item.judge, judge_ctx, item.key, item.title_es, item.title_en,
                              item.points, problems))
     notebook_info: dict = {}
@@ -365,7 +362,7 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream, log) -
     entries = discover(submissions)
     if options.shard:
         entries = [e for e in entries if in_shard(e[0], options.shard)]
-    device = device_mode(cuda, options.device == "cuda")
+    device = "cuda" if options.device == "cuda" else "cuda-report" if cuda else "cpu"
     if device == "cuda-report":
         say("  GPU found: CUDA results go to the gpu_checks column and change no points "
             "(use --device cuda for the whole class to make them count)")
@@ -374,15 +371,13 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream, log) -
     gradebook.write_run(out, {"settings": run_settings,
                               "config": config, "shard": list(options.shard or ()) or None,
                               "students": [student_id for student_id, _ in entries]})
-    todo, skipped = [], 0
+    todo = []  # not graded yet, or graded from another submission or configuration
     for student_id, path in entries:
-        previous = gradebook.load_record(out, student_id)
-        if not options.force and previous and previous.get("complete") and \
-                previous.get("config") == config and \
-                previous.get("fingerprint") == unpack(student_id, path).fingerprint():
-            skipped += 1
-        else:
+        previous = gradebook.load_record(out, student_id) or {}
+        if options.force or not previous.get("complete") or previous.get("config") != config \
+                or previous.get("fingerprint") != unpack(student_id, path).fingerprint():
             todo.append((student_id, path))
+    skipped = len(entries) - len(todo)
     workers = options.workers or len(os.sched_getaffinity(0))
     fit = workers_that_fit(options.limits)
     if workers > fit:
@@ -403,7 +398,7 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream, log) -
     ctx = RunContext(out=out, scratch_root=scratch_root, caps=caps, cuda=cuda,
                      limits=options.limits, config=config, extra_hide=[submissions, out],
                      mpl_cache=out / ".cache" / "matplotlib", labs=options.labs,
-                     gpu_scores=device == "cuda")
+                     device=device)
     progress = Progress(len(todo), stream, options.progress)
     failures: list[str] = []
     start = time.monotonic()

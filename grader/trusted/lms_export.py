@@ -35,8 +35,8 @@ from grader.trusted.feedback import number
 from grader.trusted.gradebook import csv_text, load_records
 from grader.trusted.safe_io import atomic_write_text
 
-FORMATS = ("canvas", "moodle", "gradescope")
 ROSTER_COLUMNS = ("submission", "name", "email", "sis_id", "canvas_id", "login_id", "section")
+# each LMS an export is written for, and the roster columns it needs (one of them at least)
 NEEDS = {"canvas": ("canvas_id", "sis_id"), "moodle": ("email", "sis_id"),
          "gradescope": ("email", "sis_id")}
 
@@ -110,7 +110,7 @@ def _table(lms: str, assignment: str, assignment_id: str, points: float | None,
 def export(out: Path, lms: str, roster_path: Path, assignment: str = "Positional encodings",
            assignment_id: str = "") -> Export:
     """Write ``out/export/<lms>.csv`` from the records in ``out`` and the roster."""
-    if lms not in FORMATS:
+    if lms not in NEEDS:
         raise ExportError(f"--export: {lms}? (canvas, moodle, gradescope)")
     roster = read_roster(roster_path)
     missing = [r["submission"] for r in roster if not any(r[c] for c in NEEDS[lms])]

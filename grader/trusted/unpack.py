@@ -286,9 +286,8 @@ def _take_renamed_notebooks(submission: Submission, entries: list[Entry],
         except Unreadable:
             continue
         ids = _grade_ids(data) or frozenset()
-        best = max(missing, key=lambda t: len(ids & t.names), default=None)
-        if best is not None and len(ids & best.names) * 2 > len(best.names) and \
-                best.path not in submission.files:
+        best = max(missing, key=lambda t: len(ids & t.names))
+        if len(ids & best.names) * 2 > len(best.names) and best.path not in submission.files:
             submission.files[best.path] = data
             taken_from[best] = entry
 
