@@ -6,6 +6,7 @@ table with it, and inherits the mistake) or a wrong ``SinusoidalPositionalEncodi
 """
 
 import numpy as np
+import torch
 
 from grader.build.mistakes import ignoring, mistake
 from minimodel.positional.sinusoidal import SinusoidalPositionalEncoding
