@@ -16,9 +16,8 @@ A request (JSON, written by the trusted parent) looks like::
 A module case may also carry ``"state": {"bias.weight": {"$input": "w0"}}``: values copied into
 the new module's parameters or buffers before it is called (a random table made known).
 ``{"$input": key}`` is an array from the inputs file, turned into a tensor of the given dtype on
-the variant's device (or on ``"device"`` when given; or kept as a NumPy array with
-``"kind": "numpy"``). ``{"$device": true}`` is the variant's device as a string, and
-``{"$dtype": "bfloat16"}`` that PyTorch dtype (``torch.bfloat16``).
+the variant's device (or on ``"device"`` when given). ``{"$device": true}`` is the variant's
+device as a string, and ``{"$dtype": "bfloat16"}`` that PyTorch dtype (``torch.bfloat16``).
 ``{"$function": "lambda z: z @ w", "env": {"w": {"$input": "w0"}}}`` is a callable built here
 from source the parent wrote, with ``torch`` and the resolved ``env`` as its globals (a layer for
 code that takes one, e.g. ``permutation_equivariance_gap``).
@@ -115,7 +114,8 @@ def describe_error(error: BaseException, student_dir: str | None = None) -> dict
 
 
 def _resolve(value, inputs, device: str):
-    """Turn ``{"$input": ...}`` markers into arrays or tensors; leave plain JSON values alone."""
+    """Turn the markers (``$input``, ``$device``, ``$dtype``, ``$function``) into the values
+    they stand for; leave plain JSON values alone."""
     import torch
 
     if isinstance(value, list):
@@ -132,8 +132,6 @@ def _resolve(value, inputs, device: str):
         return eval(str(value["$function"]), namespace)  # noqa: S307 - the parent's source
     if isinstance(value, dict) and "$input" in value:
         array = inputs[value["$input"]]
-        if value.get("kind") == "numpy":
-            return array.astype(value.get("dtype", str(array.dtype)), copy=True)
         dtype = getattr(torch, value.get("dtype", "float32"))
         tensor = torch.from_numpy(array.copy())
         where = value.get("device") or device

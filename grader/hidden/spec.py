@@ -43,7 +43,7 @@ class Input:
     device: str | None = None
 
     def to_json(self) -> dict:
-        data = {"$input": self.key, "dtype": self.dtype, "kind": "torch"}
+        data = {"$input": self.key, "dtype": self.dtype}
         if self.device:
             data["device"] = self.device
         return data
