@@ -41,6 +41,7 @@ from grader.trusted.findings import (
     mismatch_findings,
     run_findings,
 )
+from minimodel.selfcheck.contracts import MISTAKE_ATOL, MISTAKE_RTOL
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ TOLERANCES: dict[str, Tolerance] = {
 DEFAULT_TOLERANCE = TOLERANCES["float32"]
 
 
-MISTAKE_TOLERANCE = Tolerance(rtol=1e-3, atol=2e-3)  # to recognise a known mistake, not to grade
+MISTAKE_TOLERANCE = Tolerance(rtol=MISTAKE_RTOL, atol=MISTAKE_ATOL)  # as the self-check's
 
 
 @dataclass

@@ -28,8 +28,9 @@ from grader.hidden import registry
 from grader.hidden.spec import NotebookChecks
 from grader.trusted.nbexec import read_records
 from grader.trusted.references import References
-from grader.trusted.verdicts import CellContext
+from grader.trusted.verdicts import MISTAKE_TOLERANCE, CellContext, values_close
 from minimodel.course import find_lab
+from minimodel.selfcheck.compare import CheckFailure, expect_array
 from minimodel.selfcheck.contracts import CONTRACTS
 from minimodel.selfcheck.runner import run_checks
 
@@ -53,6 +54,27 @@ def test_the_self_check_and_the_grader_name_it_alike(lab_id, item, tmp_path):
     named = [f for v in verdicts.values() for f in v.findings if f.code == item.code]
     assert named, f"the grader does not name {item.code}"
     assert all(f.es == item.es and f.en == item.en for f in named)
+
+
+@pytest.mark.parametrize(("distance", "named"), [(5e-4, True), (1e-9, True), (1e-2, False)])
+def test_a_mistake_is_recognised_within_one_tolerance(distance, named):
+    """make check names a mistake for the values the grader names it for: a value off the
+    mistake's by more than a check's tolerance but within the grader's, NaN where it has NaN."""
+    wrong = np.array([0.0, 0.25, np.nan, 1.0, -3.0])
+    got = wrong + distance
+    with pytest.raises(CheckFailure) as failure:
+        expect_array(got, wrong + 1.0, name="v", mistakes={"m": (wrong, "por esto", "for this")})
+    assert failure.value.en.endswith("\nfor this") is named
+    assert failure.value.es.endswith("\npor esto") is named
+    assert values_close(got, wrong, MISTAKE_TOLERANCE)[0] is named
+
+
+def test_of_two_mistakes_that_fit_the_closest_is_named():
+    got = np.array([0.001, 0.002])
+    mistakes = {"near": (got + 5e-6, "cerca", "near"), "same": (got.copy(), "igual", "same")}
+    with pytest.raises(CheckFailure) as failure:
+        expect_array(got, got + 1.0, name="v", mistakes=mistakes)
+    assert failure.value.en.endswith("\nsame") and failure.value.es.endswith("\nigual")
 
 
 # A student's file that breaks one return contract (minimodel.selfcheck.contracts): lab, module,

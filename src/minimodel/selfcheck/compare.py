@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from minimodel.messages import bilingual
-from minimodel.selfcheck.contracts import not_kept, seen
+from minimodel.selfcheck.contracts import MISTAKE_ATOL, MISTAKE_RTOL, not_kept, seen
 
 
 class _Bilingual:
@@ -81,7 +81,7 @@ def expect_array(
             _as_numpy(actual),
             f"{name}: forma {tuple(actual.shape)}, se esperaba {tuple(expected.shape)}.",
             f"{name}: shape {tuple(actual.shape)}, expected {tuple(expected.shape)}.",
-            mistakes, atol, rtol,
+            mistakes,
         ))
     if check_dtype and actual.dtype != expected.dtype:
         dtype, asked = (str(a.dtype).removeprefix("torch.") for a in (actual, expected))
@@ -109,7 +109,7 @@ def expect_array(
             f"{name}: {int((~close).sum())} of {close.size} values differ; the first at "
             f"{index}: {got[index]:.6g} instead of {want[index]:.6g} (tolerance {atol:g})."
         )
-    raise CheckFailure(*_explained(got, es, en, mistakes, atol, rtol))
+    raise CheckFailure(*_explained(got, es, en, mistakes))
 
 
 def _contract(es: str, en: str, contract: tuple[str, str] | None) -> tuple[str, str]:
@@ -118,14 +118,16 @@ def _contract(es: str, en: str, contract: tuple[str, str] | None) -> tuple[str, 
     return (f"{es}\n{contract[0]}", f"{en}\n{contract[1]}") if contract else (es, en)
 
 
-def _explained(got: np.ndarray, es: str, en: str, mistakes: dict | None, atol: float,
-               rtol: float) -> tuple[str, str]:
-    """``(es, en)`` followed, on a line of its own, by the explanation of the first mistake whose
-    values ``got`` has (the report says it once, then "the same mistake as above")."""
-    return _contract(es, en, next(
-        ((why_es, why_en) for wrong, why_es, why_en in (mistakes or {}).values()
-         if wrong.shape == got.shape and np.allclose(got, wrong, atol=10 * atol, rtol=rtol)),
-        None))
+def _explained(got: np.ndarray, es: str, en: str, mistakes: dict | None) -> tuple[str, str]:
+    """``(es, en)`` followed, on a line of its own, by the explanation of the mistake whose values
+    ``got`` has: within the tolerance the grader names mistakes with, the closest (the first of
+    those as close; the report says it once, then "the same mistake as above")."""
+    fitting = [(np.max(np.abs(np.nan_to_num(got - wrong)), initial=0.0), why_es, why_en)
+               for wrong, why_es, why_en in (mistakes or {}).values()
+               if wrong.shape == got.shape and np.allclose(got, wrong, rtol=MISTAKE_RTOL,
+                                                           atol=MISTAKE_ATOL, equal_nan=True)]
+    closest = min(fitting, key=lambda fit: fit[0], default=None)
+    return _contract(es, en, closest[1:] if closest else None)
 
 
 @dataclass(frozen=True)

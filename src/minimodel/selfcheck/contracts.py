@@ -6,9 +6,15 @@ table. A contract is keyed by the function it is about (scaling.py's methods sha
 by the module) and by the code the feedback shows; a ``dtype-not-kept`` text names the dtypes
 asked for and returned in its ``{dtypes}`` (:func:`not_kept`). Plain text only: the grader reads
 it without loading PyTorch.
+
+Both also recognise a classic mistake alike: a value is named after a mistake when it lies within
+``MISTAKE_RTOL`` and ``MISTAKE_ATOL`` of what the mistake gives (``numpy.isclose``'s sense, NaN
+only where the mistake gives NaN).
 """
 
 from __future__ import annotations
+
+MISTAKE_RTOL, MISTAKE_ATOL = 1e-3, 2e-3  # to recognise a known mistake, not to grade
 
 CONTRACTS: dict[tuple[str, str], tuple[str, str]] = {
     ("sinusoidal_pe", "returns-tensor"): (
