@@ -120,14 +120,21 @@ def _contract(es: str, en: str, contract: tuple[str, str] | None) -> tuple[str, 
 
 def _explained(got: np.ndarray, es: str, en: str, mistakes: dict | None) -> tuple[str, str]:
     """``(es, en)`` followed, on a line of its own, by the explanation of the mistake whose values
-    ``got`` has: within the tolerance the grader names mistakes with, the closest (the first of
-    those as close; the report says it once, then "the same mistake as above")."""
+    ``got`` has (:func:`closest_mistake`; the report says it once, then "the same mistake as
+    above")."""
+    return _contract(es, en, closest_mistake(got, mistakes))
+
+
+def closest_mistake(got: np.ndarray, mistakes: dict | None) -> tuple[str, str] | None:
+    """The explanation ``(es, en)`` of the mistake whose values ``got`` has: of those within the
+    tolerance the grader names mistakes with, the closest (the first of those as close)."""
+    got = np.asarray(got, dtype=np.float64)
     fitting = [(np.max(np.abs(np.nan_to_num(got - wrong)), initial=0.0), why_es, why_en)
                for wrong, why_es, why_en in (mistakes or {}).values()
                if wrong.shape == got.shape and np.allclose(got, wrong, rtol=MISTAKE_RTOL,
                                                            atol=MISTAKE_ATOL, equal_nan=True)]
     closest = min(fitting, key=lambda fit: fit[0], default=None)
-    return _contract(es, en, closest[1:] if closest else None)
+    return closest[1:] if closest else None
 
 
 @dataclass(frozen=True)

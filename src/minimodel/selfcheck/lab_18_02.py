@@ -11,7 +11,7 @@ import math
 import numpy as np
 import torch
 
-from minimodel.selfcheck.compare import CheckFailure, CheckList, StudentModule
+from minimodel.selfcheck.compare import CheckFailure, CheckList, StudentModule, closest_mistake
 from minimodel.selfcheck.contracts import broken
 from minimodel.selfcheck.snapshots import Snapshots
 
@@ -40,10 +40,8 @@ def expect_factor(actual: float, expected: float, name: str, mistakes: dict | No
         return
     es = f"{name}: attention_factor = {actual:.6g}, se esperaba {expected:.6g}."
     en = f"{name}: attention_factor = {actual:.6g}, expected {expected:.6g}."
-    for wrong, why_es, why_en in (mistakes or {}).values():
-        if math.isclose(actual, float(wrong), rel_tol=1e-6):
-            es, en = f"{es} {why_es}", f"{en} {why_en}"
-            break
+    if why := closest_mistake(np.array(actual), mistakes):
+        es, en = f"{es} {why[0]}", f"{en} {why[1]}"
     raise CheckFailure(es, en)
 
 
@@ -115,8 +113,7 @@ def expect_range(got: object, name: str, hint: tuple[str, str] = ("", "")) -> No
     want = ", ".join(f"{float(v):g}" for v in expected)
     es = f"{name} = ({lo:g}, {hi:g}); se esperaba ({want})."
     en = f"{name} = ({lo:g}, {hi:g}); expected ({want})."
-    why = next(((why_es, why_en) for wrong, why_es, why_en in mistakes.values()
-                if np.allclose([lo, hi], wrong, rtol=1e-5, atol=1e-5)), hint)
+    why = closest_mistake(np.array([lo, hi]), mistakes) or hint
     raise CheckFailure(f"{es} {why[0]}".strip(), f"{en} {why[1]}".strip())
 
 
