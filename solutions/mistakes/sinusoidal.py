@@ -90,5 +90,5 @@ offset_ignored = mistake(
             "offset … offset+T−1.")
 def offset_off_by_one(self: SinusoidalPositionalEncoding, x: torch.Tensor,
                       offset: int = 0) -> torch.Tensor:
-    rows = self.pe[offset - 1 : offset - 1 + x.shape[-2]]
+    rows = self.pe[offset + 1 : offset + 1 + x.shape[-2]]
     return x + rows.to(device=x.device, dtype=x.dtype)

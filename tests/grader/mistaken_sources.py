@@ -25,7 +25,7 @@ LAB_17_01 = {
     "base-ignored": ("inv_freq = base ** (", "inv_freq = 10000.0 ** ("),
     "offset-ignored": ("rows = self.pe[offset : offset + T]", "rows = self.pe[:T]"),
     "offset-off-by-one": ("rows = self.pe[offset : offset + T]",
-                          "rows = self.pe[offset - 1 : offset - 1 + T]"),
+                          "rows = self.pe[offset + 1 : offset + 1 + T]"),
 }
 LAB_17_00 = {
     "not-permuted": ("permuted_after = layer(x)[:, perm]", "permuted_after = layer(x)"),

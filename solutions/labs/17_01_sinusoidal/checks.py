@@ -12,8 +12,9 @@ tolerance would reject them. A note (no points) tells students whose angles look
 Known mistakes diagnosed (each tested in ``tests/grader``): from the catalogue
 ``solutions/mistakes/sinusoidal.py``, the table's (concatenated layout ``[sin | cos]``, exponent
 ``i/d`` instead of ``2i/d``, sine and cosine swapped, ``base`` ignored, positions from 1) and
-forward's (``offset`` ignored, ``offset`` off by one: the catalogue writes ``offset − 1``, the
-judge also recognises ``offset + 1`` and says it in the catalogue's words); float64 (or a tensor)
+forward's (``offset`` ignored, ``offset`` off by one: the catalogue reads rows from ``offset + 1``;
+the judge also recognises a shift either way where every failing case has an offset, and says it
+in the catalogue's words); float64 (or a tensor)
 returned (``minimodel.selfcheck.contracts``), ``x``'s dtype not kept, rows not moved to ``x``'s
 device (caught on the ``meta`` device without a GPU).
 """
@@ -220,7 +221,7 @@ def judge_module_values(ctx: JudgeContext):
     own = {m["code"].split(".", 1)[1] for m in ctx.mistakes if m["target"].endswith(".forward")}
     if diagnoses := [f for f in named if f.code in own]:
         return ctx.verdict(checks, diagnoses=diagnoses)
-    if failing and all(_off_by_one(ctx, k) for k in failing):  # either way: offset ∓ 1
+    if failing and all(_off_by_one(ctx, k) for k in failing):  # either way: offset ± 1
         return ctx.verdict(checks, diagnoses=ctx.catalogue_finding("sinusoidal.offset-off-by-one"))
     return ctx.verdict(checks, diagnoses=[Finding(
         f"module-{f.code}", "Las filas que suma forward heredan un error de la tabla. " + f.es,

@@ -127,14 +127,18 @@ def _explained(got: np.ndarray, es: str, en: str, mistakes: dict | None) -> tupl
 
 def closest_mistake(got: np.ndarray, mistakes: dict | None) -> tuple[str, str] | None:
     """The explanation ``(es, en)`` of the mistake whose values ``got`` has: of those within the
-    tolerance the grader names mistakes with, the closest (the first of those as close)."""
+    tolerance the grader names mistakes with, the closest; all of them, joined by "O bien:" /
+    "Or:", when several are as close (one value that two mistakes give alike, such as a table
+    from 1 and a forward off by one; or a short list of integers)."""
     got = np.asarray(got, dtype=np.float64)
     fitting = [(np.max(np.abs(np.nan_to_num(got - wrong)), initial=0.0), why_es, why_en)
                for wrong, why_es, why_en in (mistakes or {}).values()
                if wrong.shape == got.shape and np.allclose(got, wrong, rtol=MISTAKE_RTOL,
                                                            atol=MISTAKE_ATOL, equal_nan=True)]
-    closest = min(fitting, key=lambda fit: fit[0], default=None)
-    return closest[1:] if closest else None
+    closest = [(es, en) for distance, es, en in fitting
+               if distance == min(fit[0] for fit in fitting)]
+    return (" O bien: ".join(es for es, _ in closest), " Or: ".join(en for _, en in closest)) \
+        if closest else None
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from minimodel.selfcheck.compare import CheckFailure, CheckList, StudentModule, expect_array
+from minimodel.selfcheck.compare import (
+    CheckFailure,
+    CheckList,
+    StudentModule,
+    closest_mistake,
+    expect_array,
+)
 from minimodel.selfcheck.contracts import broken
 from minimodel.selfcheck.snapshots import Snapshots
 
@@ -56,11 +62,8 @@ def _expect_exact(value: object, actual: np.ndarray, name: str) -> None:
         return
     es = f"{name} devolvió {value!r}; se esperaba {_shown(np.asarray(expected))!r}."
     en = f"{name} returned {value!r}; expected {_shown(np.asarray(expected))!r}."
-    fitting = [(why_es, why_en) for wrong, why_es, why_en in mistakes.values()
-               if wrong.shape == actual.shape and np.array_equal(actual, wrong, equal_nan=True)]
-    for number, (why_es, why_en) in enumerate(fitting):
-        es, en = (f"{es} {why_es}", f"{en} {why_en}") if number == 0 else \
-            (f"{es} O bien: {why_es}", f"{en} Or: {why_en}")
+    if why := closest_mistake(actual, mistakes):
+        es, en = f"{es} {why[0]}", f"{en} {why[1]}"
     raise CheckFailure(es, en)
 
 
