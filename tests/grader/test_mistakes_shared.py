@@ -77,6 +77,16 @@ def test_of_two_mistakes_that_fit_the_closest_is_named():
     assert failure.value.en.endswith("\nsame") and failure.value.es.endswith("\nigual")
 
 
+def test_two_mistakes_that_give_the_same_values_are_both_named():
+    """One value cannot tell them apart (a table from 1, a forward off by one): both are named."""
+    got = np.array([0.001, 0.002])
+    mistakes = {"a": (got.copy(), "una", "one"), "b": (got.copy(), "otra", "other")}
+    with pytest.raises(CheckFailure) as failure:
+        expect_array(got, got + 1.0, name="v", mistakes=mistakes)
+    assert failure.value.en.endswith("\none Or: other")
+    assert failure.value.es.endswith("\nuna O bien: otra")
+
+
 # A student's file that breaks one return contract (minimodel.selfcheck.contracts): lab, module,
 # contract and the edit that breaks it.
 BROKEN_CONTRACTS = [
