@@ -66,7 +66,6 @@ class RunContext:
     out: Path
     scratch_root: Path
     caps: Capabilities
-    cuda: bool
     limits: Limits
     config: str
     extra_hide: list[Path]
@@ -75,6 +74,11 @@ class RunContext:
     # cpu; cuda (--device cuda: the CUDA runs count for the whole class); cuda-report (they
     # run, in their own column)
     device: str = "cpu"
+
+    @property
+    def cuda(self) -> bool:
+        """Whether the probe groups also run on the GPU (``cuda`` and ``cuda-report``)."""
+        return self.device != "cpu"
 
 
 class GradingError(RuntimeError):
@@ -395,7 +399,7 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream, log) -
     scratch_root = Path(tempfile.mkdtemp(prefix="mmg-run-"))
     os.chmod(scratch_root, 0o711)
     (scratch_root / "pid").write_text(str(os.getpid()))
-    ctx = RunContext(out=out, scratch_root=scratch_root, caps=caps, cuda=cuda,
+    ctx = RunContext(out=out, scratch_root=scratch_root, caps=caps,
                      limits=options.limits, config=config, extra_hide=[submissions, out],
                      mpl_cache=out / ".cache" / "matplotlib", labs=options.labs,
                      device=device)

@@ -135,10 +135,11 @@ def closest_mistake(got: np.ndarray, mistakes: dict | None) -> tuple[str, str] |
                for wrong, why_es, why_en in (mistakes or {}).values()
                if wrong.shape == got.shape and np.allclose(got, wrong, rtol=MISTAKE_RTOL,
                                                            atol=MISTAKE_ATOL, equal_nan=True)]
-    closest = [(es, en) for distance, es, en in fitting
-               if distance == min(fit[0] for fit in fitting)]
-    return (" O bien: ".join(es for es, _ in closest), " Or: ".join(en for _, en in closest)) \
-        if closest else None
+    if not fitting:
+        return None
+    best = min(distance for distance, _, _ in fitting)
+    closest = [(es, en) for distance, es, en in fitting if distance == best]
+    return " O bien: ".join(es for es, _ in closest), " Or: ".join(en for _, en in closest)
 
 
 @dataclass(frozen=True)

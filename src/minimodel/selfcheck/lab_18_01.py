@@ -56,7 +56,8 @@ def _shown(array: np.ndarray) -> object:
 
 def _expect_exact(value: object, actual: np.ndarray, name: str) -> None:
     """Fail unless ``actual`` (``value`` as an array) is the stored answer ``name`` exactly;
-    name every classic mistake that gives the same (a short list of numbers often fits several)."""
+    name every classic mistake that gives the same (a short list of numbers often fits several;
+    ``compare.closest_mistake``)."""
     expected, mistakes = snap.answer(actual, name)
     if actual.shape == expected.shape and np.array_equal(actual, expected, equal_nan=True):
         return

@@ -74,7 +74,8 @@ class Snapshots:
     def mistakes(self, name: str) -> dict[str, tuple[np.ndarray, str, str]]:
         """What each classic mistake gives for the value ``name``, with its explanation; the
         mistakes of the function the value is named after (``"f(...)"``) first, so that where a
-        mistake in a function it calls gives the same value, the function's own is named."""
+        mistake in a function it calls gives the same value, the function's own is named first
+        (``compare.closest_mistake`` names both)."""
         meta = self._load()
         wrong = meta["wrong"].get(name, {})
         own = [code for code in wrong if name.startswith(meta["mistakes"][code]["target"] + "(")]
