@@ -94,12 +94,6 @@ def close(a, b, tol: Tolerance = CLOSE) -> bool:
     return bool(np.all(np.isfinite(a))) and values_close(a, b, tol)[0]
 
 
-def below(values: np.ndarray, limit: float) -> bool:
-    """At least one value, and every one finite and below ``limit`` (differences that must be
-    small, such as those of cached decoding from the full pass)."""
-    return bool(values.size) and bool(np.all(np.isfinite(values))) and bool(np.all(values < limit))
-
-
 @dataclass(frozen=True)
 class Property:
     """A check of the student's own values: ``test(*values)`` must be true, one value per name
@@ -138,6 +132,16 @@ class Property:
         except Exception:  # noqa: BLE001 - a value of the wrong kind or shape fails the check
             ok = False
         return Check(ok, "" if ok else "property")
+
+
+def differences_below(code: str, name: str, limit: float, es: str, en: str) -> Property:
+    """A property of differences that must be small (cached decoding against the full pass): the
+    record ``name`` holds at least one, and every one is finite and below ``limit``."""
+    def test(values: np.ndarray) -> bool:
+        return bool(values.size) and bool(np.all(np.isfinite(values))) and \
+            bool(np.all(values < limit))
+
+    return Property(code, (name,), test, es, en)
 
 
 def requirement(names: tuple[str, ...], test: Callable[..., bool], es: str, en: str) -> Property:

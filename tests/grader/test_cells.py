@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden.cells import Mistake, Property, cell_judge, requirement, wrong_text
+from grader.hidden.cells import (
+    Mistake,
+    Property,
+    cell_judge,
+    differences_below,
+    requirement,
+    wrong_text,
+)
 from grader.hidden.spec import CellCheck
 from grader.trusted.verdicts import CellContext, Tolerance
 
@@ -61,6 +68,17 @@ def test_findings_come_in_order_mistakes_properties_diagnoses_then_requirements(
     assert verdict.findings[2].en == "returns torch.float64"
     assert verdict.findings[3].en == "Not met: positive"
     assert verdict.total == 5 and verdict.passed == 1
+
+
+def test_differences_below_wants_each_one_finite_and_under_the_limit():
+    judge = cell_judge(properties=(differences_below("nb-far", "loss", 1e-4, "es", "en"),))
+    small = _judge(judge, loss=[0.0, 9e-5])
+    assert (small.passed, small.total, small.findings) == (4, 4, [])
+    for differences in ([0.0, 1e-4], [np.nan, 0.0], [np.inf, 0.0]):
+        verdict = _judge(judge, loss=differences)
+        assert verdict.passed == 3 and [f.code for f in verdict.findings] == ["nb-far"], \
+            differences
+    assert _judge(judge, loss=[0.0, 0.0, 0.0]).passed == 3  # the reference's shape first
 
 
 def test_an_unmet_requirement_alone_keeps_the_generic_findings():

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden.cells import EXACT, Mistake, Property, below, cell_judge, value
+from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, differences_below, value
 from grader.hidden.common import cases_judge, device_judge, finite_mask, judged_cases, student
 from grader.hidden.spec import Case, CellCheck, Device, DType, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import Finding, JudgeContext
@@ -179,22 +179,24 @@ BIAS_PROPERTIES = (
 
 
 EXACT_PROPERTIES = (
-    Property("nb-cache-not-exact", ("exact",), lambda g: g.shape == (6,) and below(g, 1e-4),
-             "Con la caché, los logits no coinciden con la pasada entera (diferencia de 1e-4 o "
-             "más).",
-             "With the cache, the logits do not match the full pass (a difference of 1e-4 or "
-             "more)."),
-    Property("nb-cache-not-exact-hidden", ("hidden",),
-             lambda g: g.shape == (6, 2) and below(g, 1e-4),
-             "Con otros textos, otro prefill y otros trozos, los logits con caché no coinciden "
-             "con la pasada entera.",
-             "With other texts, another prefill and other chunks, the cached logits do not match "
-             "the full pass."),
-    Property("nb-raw-keys", ("raw",), lambda g: g.size == 1 and below(g, 1e-4),
-             "Con RoPE y las claves guardadas sin girar (keys=\"raw\"), los logits con caché no "
-             "coinciden con la pasada entera.",
-             "With RoPE and the keys cached unrotated (keys=\"raw\"), the cached logits do not "
-             "match the full pass."),
+    differences_below(
+        "nb-cache-not-exact", "exact", 1e-4,
+        "Con la caché, los logits no coinciden con la pasada entera (diferencia de 1e-4 o "
+        "más).",
+        "With the cache, the logits do not match the full pass (a difference of 1e-4 or "
+        "more)."),
+    differences_below(
+        "nb-cache-not-exact-hidden", "hidden", 1e-4,
+        "Con otros textos, otro prefill y otros trozos, los logits con caché no coinciden "
+        "con la pasada entera.",
+        "With other texts, another prefill and other chunks, the cached logits do not match "
+        "the full pass."),
+    differences_below(
+        "nb-raw-keys", "raw", 1e-4,
+        "Con RoPE y las claves guardadas sin girar (keys=\"raw\"), los logits con caché no "
+        "coinciden con la pasada entera.",
+        "With RoPE and the keys cached unrotated (keys=\"raw\"), the cached logits do not "
+        "match the full pass."),
 )
 
 

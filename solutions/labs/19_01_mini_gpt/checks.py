@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden.cells import EXACT, Mistake, Property, below, cell_judge, value
+from grader.hidden.cells import EXACT, Mistake, cell_judge, differences_below, value
 from grader.hidden.spec import CellCheck, LabChecks
 from grader.trusted.verdicts import Finding
 from minimodel.encodings import NAMES as ENCODINGS
@@ -72,17 +72,18 @@ PARAMETER_MISTAKES = (
 
 
 CACHED_PROPERTIES = (  # differences below 2e-5, the test cell's limit
-    Property("nb-cached-differs", ("differences",), lambda d: d.shape == (6,) and below(d, 2e-5),
-             "Los logits con caché no coinciden con los de la pasada entera (diferencia de 2e-5 "
-             "o más) con alguna codificación.",
-             "The cached logits do not match the full pass (a difference of 2e-5 or more) with "
-             "some encoding."),
-    Property("nb-cached-differs-hidden", ("hidden",),
-             lambda d: d.shape == (3, 3) and below(d, 2e-5),
-             "Con otros modelos y otros prefill (de 1 token a la secuencia entera), los logits "
-             "con caché no coinciden con la pasada entera.",
-             "With other models and other prefills (from 1 token to the whole sequence), the "
-             "cached logits do not match the full pass."),
+    differences_below(
+        "nb-cached-differs", "differences", 2e-5,
+        "Los logits con caché no coinciden con los de la pasada entera (diferencia de 2e-5 "
+        "o más) con alguna codificación.",
+        "The cached logits do not match the full pass (a difference of 2e-5 or more) with "
+        "some encoding."),
+    differences_below(
+        "nb-cached-differs-hidden", "hidden", 2e-5,
+        "Con otros modelos y otros prefill (de 1 token a la secuencia entera), los logits "
+        "con caché no coinciden con la pasada entera.",
+        "With other models and other prefills (from 1 token to the whole sequence), the "
+        "cached logits do not match the full pass."),
 )
 
 
