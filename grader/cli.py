@@ -39,6 +39,8 @@ from pathlib import Path
 
 from grader.trusted.sandbox import Limits
 
+LAB_HELP = "only this lab: its id (17.01) or slug (17_01_sinusoidal); repeatable"
+
 
 def _shard(text: str) -> tuple[int, int]:
     try:
@@ -98,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
 
     refs = sub.add_parser("references", help="regenerate the hidden reference outputs")
     refs.add_argument("--check", action="store_true", help="report drift, write nothing")
-    refs.add_argument("--lab", action="append", help="only this lab (repeatable)")
+    refs.add_argument("--lab", action="append", help=LAB_HELP)
 
     release = sub.add_parser("release", help="write the student repository")
     release.add_argument("out", type=Path)
@@ -113,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
                             "auto (default): a GPU, if any, fills the gpu_checks column only")
     grade.add_argument("--force", action="store_true", help="regrade finished students too")
     grade.add_argument("--shard", type=_shard, default=None, help="i/n: grade one shard")
-    grade.add_argument("--lab", action="append", help="only this lab (repeatable)")
+    grade.add_argument("--lab", action="append", help=LAB_HELP)
     grade.add_argument("--no-progress", action="store_true")
     _add_limits(grade)
     _add_export(grade)
@@ -127,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     course = sub.add_parser("nbgrader-course",
                             help="write the nbgrader course, or bring scores into it")
     course.add_argument("course", type=Path, help="the nbgrader course folder")
-    course.add_argument("--lab", action="append", help="only this lab (repeatable)")
+    course.add_argument("--lab", action="append", help=LAB_HELP)
     course.add_argument("--scores", type=Path, metavar="OUT",
                         help="put the scores graded into OUT into the course's gradebook.db")
     course.add_argument("--submissions", type=Path,
@@ -143,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(args) -> int:
     from grader.build.nbgrader_course import CourseError
+    from grader.hidden import LabChoiceError
     from grader.trusted.grading import GradingError
     from grader.trusted.lms_export import ExportError
     from grader.trusted.merging import MergeError
@@ -197,7 +200,7 @@ def _dispatch(args) -> int:
             from grader.build.demo import run_demo
 
             return run_demo(out=args.out, workers=args.workers)
-    except (GradingError, MergeError, CourseError, ExportError) as error:
+    except (GradingError, MergeError, CourseError, ExportError, LabChoiceError) as error:
         print(f"minimodel-grader: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

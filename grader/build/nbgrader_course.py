@@ -32,7 +32,7 @@ from pathlib import Path
 import nbformat
 
 from grader.build import notebooks
-from grader.hidden import registry
+from grader.hidden import chosen
 from grader.trusted import nbexec
 from grader.trusted.gradebook import load_records, rebuild, record_path
 from grader.trusted.safe_io import atomic_write_json
@@ -55,9 +55,9 @@ class CourseError(ValueError):
 
 def _labs(labs: list[str] | None) -> dict[str, str]:
     """lab id -> notebook slug, for the labs with an auto-graded notebook."""
-    found = {lab_id: checks.notebook.slug for lab_id, checks in registry().items()
-             if checks.notebook and (not labs or lab_id in labs)}
-    unknown = sorted(set(labs or ()) - set(found))
+    picked = chosen(labs)
+    found = {lab_id: checks.notebook.slug for lab_id, checks in picked.items() if checks.notebook}
+    unknown = sorted(set(picked) - set(found)) if labs else []
     if unknown:
         raise CourseError(bilingual(f"No hay cuaderno calificado para: {', '.join(unknown)}.",
                                     f"No graded notebook for: {', '.join(unknown)}."))

@@ -176,7 +176,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="compare with the stored snapshots instead of writing them")
     parser.add_argument("--write-to", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    labs = [find_lab(lab_id) for lab_id in args.labs] or labs_with_snapshots()
+    try:
+        labs = [find_lab(lab_id) for lab_id in args.labs] or labs_with_snapshots()
+    except KeyError as error:
+        parser.error(error.args[0])
     if args.write_to:  # the child: minimodel.positional is the reference here
         args.write_to.mkdir(parents=True, exist_ok=True)
         for lab in labs:

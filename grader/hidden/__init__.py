@@ -17,8 +17,9 @@ import sys
 from functools import cache
 
 from grader.hidden.spec import LabChecks
-from minimodel.course import LABS
+from minimodel.course import LABS, find_lab
 from minimodel.implementation import REPO_ROOT
+from minimodel.messages import bilingual
 
 
 def module_name(lab_id: str) -> str:
@@ -52,3 +53,35 @@ def registry() -> dict[str, LabChecks]:
             if isinstance(checks, LabChecks) and checks.lab_id == lab.id:
                 found[lab.id] = checks
     return found
+
+
+class LabChoiceError(ValueError):
+    """A lab asked for (``--lab``) has no hidden checks, or no lab has any here."""
+
+
+def chosen(labs: list[str] | None = None) -> dict[str, LabChecks]:
+    """The hidden checks of ``labs`` (ids, slugs or the start of a slug; default: every lab that
+    has them), in course order. A run that would grade nothing is refused: an unknown lab (a
+    typo), or no hidden checks at all (``minimodel`` imported from a student's repository, which
+    has no ``solutions/``)."""
+    found = registry()
+    if not found:
+        folder = REPO_ROOT / "solutions" / "labs"
+        raise LabChoiceError(bilingual(
+            f"No hay comprobaciones ocultas en {folder}: el calificador se ejecuta con el paquete "
+            "minimodel del repositorio del curso (el del profesor), no con el de un estudiante.",
+            f"There are no hidden checks in {folder}: the grader runs with the minimodel package "
+            "of the course repository (the instructor's), not a student's."))
+    try:  # an id, a slug or the start of one, as everywhere in the course
+        wanted = {find_lab(key).id for key in labs or ()}
+    except KeyError as error:
+        raise LabChoiceError(error.args[0]) from None
+    unknown = sorted(wanted - set(found))
+    if unknown:
+        listed = ", ".join(found)
+        raise LabChoiceError(bilingual(
+            f"No hay comprobaciones ocultas para: {', '.join(unknown)}. Laboratorios que las "
+            f"tienen: {listed}.",
+            f"There are no hidden checks for: {', '.join(unknown)}. Labs that have them: "
+            f"{listed}."))
+    return {lab_id: checks for lab_id, checks in found.items() if not wanted or lab_id in wanted}

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import nbformat
 
-from grader.hidden import module_name, registry
+from grader.hidden import chosen, module_name, registry
 from grader.trusted import gradebook, nbexec
 from grader.trusted.borrowed import borrowed_modules
 from grader.trusted.budget import StudentBudget
@@ -101,7 +101,7 @@ def code_version(root: Path = REPO_ROOT) -> str:
 def settings(limits: Limits, device: str, labs: list[str] | None) -> dict:
     """What decides a grade besides the submission; shards merge only when theirs are equal."""
     return {"code": code_version(), "limits": dict(sorted(asdict(limits).items())),
-            "device": device, "labs": sorted(labs) if labs else sorted(registry())}
+            "device": device, "labs": sorted(chosen(labs))}
 
 
 def in_shard(student_id: str, shard: tuple[int, int]) -> bool:
@@ -150,9 +150,7 @@ def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
     problems: list[str] = []
     budget = StudentBudget(ctx.limits.student_cpu_s)
     try:
-        for lab_id, checks in registry().items():
-            if ctx.labs and lab_id not in ctx.labs:
-                continue
+        for lab_id, checks in chosen(ctx.labs).items():
             record["labs"][lab_id] = _grade_lab(lab_id, checks, submission, scratch, ctx,
                                                 log_path, record, problems, budget, borrowed)
     finally:
@@ -328,6 +326,7 @@ def grade(submissions: Path, out: Path, options: Options, stream=sys.stderr) -> 
         raise GradingError(f"{submissions} is not a folder of submissions")
     if options.device not in ("cpu", "cuda", "auto"):
         raise GradingError("--device must be cpu, cuda or auto")
+    chosen(options.labs)  # before anything is written: a lab id with no hidden checks is refused
     out.mkdir(parents=True, exist_ok=True)
     with open(out / ".lock", "w") as lock:  # closing it releases the lock
         try:

@@ -159,6 +159,29 @@ def test_usage_errors_exit_2(tmp_path):
         assert process.returncode == 2 and "no GPU" in output
 
 
+def test_a_lab_with_no_hidden_checks_is_refused_before_anything_is_written(tmp_path):
+    (tmp_path / "subs").mkdir()
+    for command in (["grade", tmp_path / "subs", "--out", tmp_path / "out", "--lab", "17.30"],
+                    ["references", "--check", "--lab", "17.03", "--lab", "17.30"],
+                    ["nbgrader-course", tmp_path / "course", "--lab", "17.30"]):
+        process = grader(*command)
+        output, _ = process.communicate(timeout=120)
+        assert process.returncode == 2 and "[es] No hay un laboratorio '17.30'" in output, output
+        assert "[en] There is no lab '17.30'" in output and "17.00, 17.01" in output
+    assert not (tmp_path / "out").exists() and not (tmp_path / "course").exists()
+
+
+def test_labs_are_chosen_by_id_or_slug_and_a_run_without_checks_is_refused(monkeypatch):
+    import grader.hidden
+
+    assert list(grader.hidden.chosen(["17_03_rope", "17.01"])) == ["17.01", "17.03"]
+    assert len(grader.hidden.chosen()) == len(grader.hidden.registry()) >= 12
+    monkeypatch.setattr(grader.hidden, "registry", dict)  # minimodel from a student's repository
+    with pytest.raises(grader.hidden.LabChoiceError, match=r"(?s)No hay comprobaciones.*"
+                       r"There are no hidden checks in .*solutions/labs"):
+        grader.hidden.chosen(["17.01"])
+
+
 @pytest.mark.filterwarnings("ignore:.*not in session")  # nbgrader's own set-up of a submission
 def test_manual_grades_from_formgrader_are_merged(full_run, tmp_path, monkeypatch):
     from nbgrader.api import Gradebook
