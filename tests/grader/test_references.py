@@ -39,3 +39,14 @@ def test_committed_references_match_the_solutions():
     """Fails when solutions, lab sources or hidden checks changed without
     ``minimodel-grader references`` (``make sync``) being run."""
     assert references.drift() == []
+
+
+def test_committed_references_name_the_sources_they_came_from():
+    """A grading run warns about every lab whose sources changed after its references were
+    computed, even where the outputs did not change: the committed hashes must be current, so
+    that the warning means what it says."""
+    from grader.trusted.references import References
+
+    for lab_id, checks in registry().items():
+        assert References(lab_id).stale(checks) == [], \
+            f"{lab_id}: run minimodel-grader references --lab {lab_id}"
