@@ -145,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(args) -> int:
     from grader.build.nbgrader_course import CourseError
+    from grader.build.release import LeakError
     from grader.hidden import LabChoiceError
     from grader.trusted.grading import GradingError
     from grader.trusted.lms_export import ExportError
@@ -200,7 +201,8 @@ def _dispatch(args) -> int:
             from grader.build.demo import run_demo
 
             return run_demo(out=args.out, workers=args.workers)
-    except (GradingError, MergeError, CourseError, ExportError, LabChoiceError) as error:
+    except (GradingError, MergeError, CourseError, ExportError, LabChoiceError,
+            LeakError) as error:
         print(f"minimodel-grader: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

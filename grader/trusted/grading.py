@@ -46,6 +46,7 @@ from grader.trusted.unpack import POSITIONAL, Submission, discover, flag_reason,
 from grader.trusted.verdicts import CellContext, Finding, GroupOutcome, JudgeContext, Verdict
 from minimodel.course import LABS, find_lab
 from minimodel.implementation import REPO_ROOT, STUBS_DIR
+from minimodel.messages import bilingual
 
 
 @dataclass
@@ -324,6 +325,12 @@ def grade(submissions: Path, out: Path, options: Options, stream=sys.stderr) -> 
     submissions, out = submissions.resolve(), out.resolve()
     if not submissions.is_dir():
         raise GradingError(f"{submissions} is not a folder of submissions")
+    if (submissions / POSITIONAL).is_dir() or any(submissions.glob("labs/*.ipynb")):
+        raise GradingError(bilingual(
+            f"{submissions} parece la entrega de un solo estudiante (tiene {POSITIONAL} o "
+            "labs/): pasa la carpeta que contiene una carpeta o un .zip por estudiante.",
+            f"{submissions} looks like one student's submission (it has {POSITIONAL} or labs/): "
+            "pass the folder that holds one folder or .zip per student."))
     if options.device not in ("cpu", "cuda", "auto"):
         raise GradingError("--device must be cpu, cuda or auto")
     chosen(options.labs)  # before anything is written: a lab id with no hidden checks is refused

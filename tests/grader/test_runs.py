@@ -159,6 +159,21 @@ def test_usage_errors_exit_2(tmp_path):
         assert process.returncode == 2 and "no GPU" in output
 
 
+def test_one_repository_for_a_class_and_a_release_into_a_full_folder_are_refused(tmp_path):
+    one = tmp_path / "ana"
+    (one / "src" / "minimodel" / "positional").mkdir(parents=True)
+    (tmp_path / "full" / "notes.txt").parent.mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("mine")
+    for command, said in (
+            (["grade", one, "--out", tmp_path / "out"], "looks like one student's submission"),
+            (["release", tmp_path / "full"], "is not empty")):
+        process = grader(*command)
+        output, _ = process.communicate(timeout=300)
+        assert process.returncode == 2 and said in output and "Traceback" not in output, output
+    assert not (tmp_path / "out").exists()
+    assert (tmp_path / "full" / "notes.txt").read_text() == "mine"
+
+
 def test_a_lab_with_no_hidden_checks_is_refused_before_anything_is_written(tmp_path):
     (tmp_path / "subs").mkdir()
     for command in (["grade", tmp_path / "subs", "--out", tmp_path / "out", "--lab", "17.30"],
