@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from grader.trusted.sandbox import Limits
@@ -52,13 +53,25 @@ def _shard(text: str) -> tuple[int, int]:
     return index, count
 
 
+def _positive(kind: type) -> Callable[[str], float]:
+    """An argparse type: a number of ``kind`` above 0."""
+    def parse(text: str) -> float:
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse says "invalid float value" for a typo
+    return parse
+
+
 def _add_limits(parser: argparse.ArgumentParser) -> None:
     defaults = Limits()
-    parser.add_argument("--timeout", type=float, default=defaults.wall_s,
+    parser.add_argument("--timeout", type=_positive(float), default=defaults.wall_s,
                         help=f"seconds per probe group (default {defaults.wall_s:g})")
-    parser.add_argument("--memory", type=int, default=defaults.memory_mb,
+    parser.add_argument("--memory", type=_positive(int), default=defaults.memory_mb,
                         help=f"MiB per probe group (default {defaults.memory_mb})")
-    parser.add_argument("--cell-timeout", type=int, default=defaults.cell_timeout_s,
+    parser.add_argument("--cell-timeout", type=_positive(int), default=defaults.cell_timeout_s,
                         help=f"seconds per notebook cell (default {defaults.cell_timeout_s})")
     parser.add_argument("--student-cpu", type=float, default=defaults.student_cpu_s,
                         help="CPU seconds one student may use over all items; then the items "
@@ -80,8 +93,6 @@ def _export(args, out: Path) -> None:
     from grader.trusted import lms_export
 
     for lms in args.export or []:
-        if args.roster is None:
-            raise lms_export.ExportError("--export necesita --roster / --export needs --roster")
         result = lms_export.export(out, lms, args.roster, args.assignment, args.assignment_id)
         print("\n".join(lms_export.report(result)))
 
@@ -140,7 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--out", type=Path, default=None)
     demo.add_argument("--workers", type=int, default=0)
 
-    return _dispatch(parser.parse_args(argv))
+    args = parser.parse_args(argv)
+    if getattr(args, "export", None) and args.roster is None:  # before an hour of grading
+        parser.error("--export necesita --roster / --export needs --roster")
+    return _dispatch(args)
 
 
 def _dispatch(args) -> int:

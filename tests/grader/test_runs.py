@@ -149,10 +149,17 @@ def test_usage_errors_exit_2(tmp_path):
     process = grader("grade", tmp_path / "nowhere", "--out", tmp_path / "out")
     process.communicate(timeout=120)
     assert process.returncode == 2
+    (tmp_path / "subs").mkdir()
+    for wrong, said in ((["--export", "canvas"], "--export needs --roster"),
+                        (["--timeout", "0"], "must be above 0"),
+                        (["--memory", "-5"], "must be above 0")):
+        process = grader("grade", tmp_path / "subs", "--out", tmp_path / "out", *wrong)
+        output, _ = process.communicate(timeout=120)
+        assert process.returncode == 2 and said in output, output
+    assert not (tmp_path / "out").exists()  # refused before a single student is graded
     from grader.trusted.sandbox import cuda_available
 
     if not cuda_available():
-        (tmp_path / "subs").mkdir()
         process = grader("grade", tmp_path / "subs", "--out", tmp_path / "out2", "--device",
                          "cuda")
         output, _ = process.communicate(timeout=120)
