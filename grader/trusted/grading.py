@@ -377,6 +377,15 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream, log) -
         say("  GPU found: CUDA results go to the gpu_checks column and change no points "
             "(use --device cuda for the whole class to make them count)")
     run_settings = settings(options.limits, device, options.labs)
+    before = (gradebook.load_run(out) or {}).get("settings", {}).get("labs")
+    if before and before != run_settings["labs"] and not options.force:
+        raise GradingError(bilingual(
+            f"{out} guarda las notas de los laboratorios {', '.join(before)}; calificar aquí "
+            f"{', '.join(run_settings['labs'])} las sustituiría (con las notas a mano que se "
+            "añadieron). Elige otra --out, o --force para sustituirlas.",
+            f"{out} holds the grades of labs {', '.join(before)}; grading "
+            f"{', '.join(run_settings['labs'])} here would replace them (with any manual grades "
+            "merged in). Choose another --out, or --force to replace them."))
     config = hashlib.sha256(repr(sorted(run_settings.items())).encode()).hexdigest()[:16]
     gradebook.write_run(out, {"settings": run_settings,
                               "config": config, "shard": list(options.shard or ()) or None,

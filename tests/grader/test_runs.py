@@ -181,6 +181,18 @@ def test_one_repository_for_a_class_and_a_release_into_a_full_folder_are_refused
     assert (tmp_path / "full" / "notes.txt").read_text() == "mine"
 
 
+def test_grading_other_labs_into_a_folder_replaces_its_grades_only_with_force(tmp_path):
+    (tmp_path / "subs").mkdir()
+    out = ["--out", tmp_path / "out", *FAST]
+    finish(grader("grade", tmp_path / "subs", *out, "--lab", "17.01"))
+    process = grader("grade", tmp_path / "subs", *out, "--lab", "17.04")
+    output, _ = process.communicate(timeout=300)
+    assert process.returncode == 2 and "holds the grades of labs 17.01" in output, output
+    assert gradebook.load_run(tmp_path / "out")["settings"]["labs"] == ["17.01"]
+    finish(grader("grade", tmp_path / "subs", *out, "--lab", "17.04", "--force"))
+    assert gradebook.load_run(tmp_path / "out")["settings"]["labs"] == ["17.04"]
+
+
 def test_a_lab_with_no_hidden_checks_is_refused_before_anything_is_written(tmp_path):
     (tmp_path / "subs").mkdir()
     for command in (["grade", tmp_path / "subs", "--out", tmp_path / "out", "--lab", "17.30"],
