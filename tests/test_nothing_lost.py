@@ -137,3 +137,21 @@ def test_released_copy_ignores_the_students_work_without_git(course):
     files = sync.generated_files(course)
     assert sync.released_text(stub(course), course) == files[stub(course)]
     assert sync.released_text(notebook(course), course) == files[notebook(course)]
+
+
+def test_the_demo_never_replaces_a_folder_it_did_not_make(tmp_path):
+    """``minimodel-grader demo --out X`` replaces X/submissions and X/grades: a folder of one's
+    own (a class's submissions, say) is refused, untouched."""
+    from grader.build.demo import DEMO_MARK, demo_folder
+    from grader.trusted.grading import GradingError
+
+    mine = tmp_path / "class" / "submissions" / "ana" / "notes.txt"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("mine")
+    with pytest.raises(GradingError, match="no demo made it"):
+        demo_folder(tmp_path / "class")
+    assert mine.read_text() == "mine" and not (tmp_path / "class" / DEMO_MARK).exists()
+    for _ in range(2):  # a new folder, then one the demo made
+        assert demo_folder(tmp_path / "new") == tmp_path / "new"
+    (tmp_path / "empty").mkdir()
+    assert demo_folder(tmp_path / "empty") == tmp_path / "empty"

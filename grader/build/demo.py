@@ -4,7 +4,8 @@ Four samples are assembled into ``build/demo/submissions`` (see ``grader/samples
 ``reference`` (the solutions and the solved notebooks), ``stubs`` (the untouched student repo),
 ``buggy`` (typical mistakes) and ``hostile`` (attacks on the grader). They are graded with
 ``--force`` into ``build/demo/grades`` with short limits, and the table shows each one's automatic
-points per lab and the findings that explain them.
+points per lab and the findings that explain them. ``--out`` puts both elsewhere: in a new or empty
+folder, or one an earlier demo made.
 """
 
 from __future__ import annotations
@@ -18,14 +19,16 @@ import nbformat
 from grader.build.stubs import END_MARK, START_MARK
 from grader.build.sync import released_text
 from grader.trusted import nbexec
-from grader.trusted.grading import Options, grade
+from grader.trusted.grading import GradingError, Options, grade
 from grader.trusted.sandbox import Limits
 from minimodel.course import LABS, encoding_modules
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT, STUBS_DIR
+from minimodel.messages import bilingual
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
 SAMPLES = ("reference", "stubs", "buggy", "hostile")
 EXPECTED = {"reference": "full marks", "stubs": "zero", "buggy": "partial", "hostile": "zero"}
+DEMO_MARK = ".minimodel-demo"  # in a folder given with --out: the demo made it
 
 
 def snippets(sample: str) -> dict[str, str]:
@@ -139,8 +142,24 @@ def table(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def demo_folder(out: Path | None) -> Path:
+    """Where the demo writes (``build/demo`` by default). A folder of one's own is used only when
+    it is empty or a demo made it: the demo replaces its ``submissions/`` and ``grades/``."""
+    if out is None:
+        return REPO_ROOT / "build" / "demo"
+    if out.exists() and any(out.iterdir()) and not (out / DEMO_MARK).exists():
+        raise GradingError(bilingual(
+            f"{out} no está vacía y no la creó la demo, que sustituye sus carpetas submissions/ "
+            "y grades/: elige una carpeta nueva o vacía.",
+            f"{out} is not empty and no demo made it; the demo replaces its submissions/ and "
+            "grades/ folders: choose a new or empty folder."))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / DEMO_MARK).write_text("minimodel-grader demo\n", encoding="utf-8")
+    return out
+
+
 def run_demo(out: Path | None = None, workers: int = 0) -> int:
-    base = out or REPO_ROOT / "build" / "demo"
+    base = demo_folder(out)
     submissions = build_samples(base / "submissions")
     limits = Limits(wall_s=6, cpu_s=7, cell_timeout_s=60)
     summary = grade(submissions, base / "grades", Options(workers=workers, force=True,
