@@ -181,7 +181,10 @@ def _dispatch(args) -> int:
             print(f"student repository: {len(written)} files in {args.out}")
         elif args.command == "grade":
             from grader.trusted.grading import Options, grade
+            from grader.trusted.lms_export import read_roster
 
+            if args.export:  # a roster it cannot read is said now, not after the whole class
+                read_roster(args.roster)
             options = Options(workers=args.workers, device=args.device, force=args.force,
                               shard=args.shard, limits=_limits(args),
                               progress=not args.no_progress, labs=args.lab)

@@ -151,6 +151,8 @@ def test_usage_errors_exit_2(tmp_path):
     assert process.returncode == 2
     (tmp_path / "subs").mkdir()
     for wrong, said in ((["--export", "canvas"], "--export needs --roster"),
+                        (["--export", "canvas", "--roster", tmp_path / "none.csv"],
+                         "cannot read the roster"),
                         (["--timeout", "0"], "must be above 0"),
                         (["--memory", "-5"], "must be above 0")):
         process = grader("grade", tmp_path / "subs", "--out", tmp_path / "out", *wrong)
