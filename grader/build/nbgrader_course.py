@@ -34,7 +34,7 @@ import nbformat
 from grader.build import notebooks
 from grader.hidden import chosen
 from grader.trusted import nbexec
-from grader.trusted.gradebook import load_records, rebuild, record_path
+from grader.trusted.gradebook import load_records, load_run, rebuild, record_path
 from grader.trusted.safe_io import atomic_write_json
 from minimodel.messages import bilingual
 
@@ -154,6 +154,15 @@ def write_scores(course: Path, out: Path, submissions: Path | None = None) -> in
             "`minimodel-grader nbgrader-course`.",
             f"{course} is not an nbgrader course (no gradebook.db); write it with "
             "`minimodel-grader nbgrader-course`."))
+    if load_run(out) is None:
+        raise CourseError(bilingual(
+            f"{out} no es una carpeta de corrección (falta run.json): califica antes en ella con "
+            "`minimodel-grader grade`.",
+            f"{out} is not a grading folder (no run.json): grade into it first with "
+            "`minimodel-grader grade`."))
+    if submissions is not None and not submissions.is_dir():
+        raise CourseError(bilingual(f"{submissions} no es una carpeta de entregas.",
+                                    f"{submissions} is not a folder of submissions."))
     notebooks.nbgrader_on_path()
     coursedir = CourseDirectory(root=str(course))
     labs = _labs(None)

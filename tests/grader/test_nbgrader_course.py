@@ -181,3 +181,14 @@ def test_repository_submissions_give_formgrader_their_notebooks(term, tmp_path):
     assert nbformat.read(placed / f"{SLUG}.ipynb", as_version=4).cells == notebook.cells
     assert (placed / "timestamp.txt").read_text().strip().endswith("UTC")
     assert (course / "submitted" / "ana" / SLUG / f"{SLUG}.ipynb").read_bytes() == ana_before
+
+
+def test_scores_from_a_folder_that_was_not_graded_are_refused(term, tmp_path):
+    from grader.build.nbgrader_course import CourseError, write_scores
+
+    before = (term["course"] / "gradebook.db").read_bytes()
+    with pytest.raises(CourseError, match="is not a grading folder"):
+        write_scores(term["course"], tmp_path / "not-graded")
+    with pytest.raises(CourseError, match="is not a folder of submissions"):
+        write_scores(term["course"], term["out"], tmp_path / "nowhere")
+    assert (term["course"] / "gradebook.db").read_bytes() == before
