@@ -82,6 +82,13 @@ def test_command_reports_in_the_students_language(lang, word, tmp_path):
     assert out.returncode == 1 and word in out.stdout and "sinusoidal_pe" in out.stdout
 
 
+def test_command_without_a_lab_says_how_and_lists_the_labs():
+    out = subprocess.run([sys.executable, "-m", "minimodel.cli", "check", "--lang", "en"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "make check LAB=17.01" in out.stdout
+    assert "17.03  RoPE" in out.stdout and "19.02" in out.stdout
+
+
 def test_command_exits_zero_when_all_pass():
     out = subprocess.run(
         [sys.executable, "-m", "minimodel.cli", "check", "17.01", "--impl", "reference"],

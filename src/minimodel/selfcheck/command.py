@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from minimodel.course import Lab, find_lab
+from minimodel.course import LABS, Lab, find_lab
 from minimodel.implementation import resolve
 from minimodel.messages import LANGUAGES, language, pick
 from minimodel.selfcheck.compare import Check
@@ -21,7 +21,7 @@ MARKS = {"pass": "✔", "fail": "✘", "todo": "…", "error": "✘", "timeout":
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("lab", help="17.01 | 17_01_sinusoidal")
+    parser.add_argument("lab", nargs="?", help="17.01 | 17_01_sinusoidal")
     parser.add_argument("--impl", default="src",
                         help="src (default) | reference | <folder with your files>")
     parser.add_argument("--lang", choices=LANGUAGES, default=None,
@@ -137,8 +137,14 @@ class Report:
 
 
 def run(args: argparse.Namespace) -> int:
-    lab = find_lab(args.lab)
     report = Report(args.lang or language())
+    if args.lab is None:  # `make check` without LAB=
+        report.write(report.say("¿Qué laboratorio? make check LAB=17.01 (o minimodel check 17.01):",
+                                "Which lab? make check LAB=17.01 (or minimodel check 17.01):"))
+        for lab in LABS:
+            report.write(f"  {lab.id}  {report.say(lab.title_es, lab.title_en)}")
+        return 2
+    lab = find_lab(args.lab)
     report.header(lab, str(resolve(args.impl)))
     results = run_checks(lab, impl=args.impl, timeout=args.timeout, progress=report)
     report.finish(results)
