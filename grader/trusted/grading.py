@@ -334,6 +334,10 @@ def grade(submissions: Path, out: Path, options: Options, stream=sys.stderr) -> 
     if options.device not in ("cpu", "cuda", "auto"):
         raise GradingError("--device must be cpu, cuda or auto")
     chosen(options.labs)  # before anything is written: a lab id with no hidden checks is refused
+    if out == submissions:
+        raise GradingError(bilingual(
+            "--out no puede ser la carpeta de las entregas: sus carpetas se tomarían por entregas.",
+            "--out cannot be the submissions folder: its folders would be taken for submissions."))
     out.mkdir(parents=True, exist_ok=True)
     with open(out / ".lock", "w") as lock:  # closing it releases the lock
         try:
@@ -369,7 +373,7 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream, log) -
         if stale:
             say(f"  WARNING: reference outputs of lab {lab_id} are older than "
                 f"{', '.join(stale)}; run `minimodel-grader references`")
-    entries = discover(submissions)
+    entries = [e for e in discover(submissions) if e[1] != out]  # OUT may lie among them
     if options.shard:
         entries = [e for e in entries if in_shard(e[0], options.shard)]
     device = "cuda" if options.device == "cuda" else "cuda-report" if cuda else "cpu"

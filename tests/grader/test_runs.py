@@ -195,6 +195,17 @@ def test_grading_other_labs_into_a_folder_replaces_its_grades_only_with_force(tm
     assert gradebook.load_run(tmp_path / "out")["settings"]["labs"] == ["17.04"]
 
 
+def test_an_output_folder_among_the_submissions_is_not_a_student(tmp_path):
+    (tmp_path / "subs").mkdir()
+    for _ in range(2):  # the second run finds OUT there, full
+        finish(grader("grade", tmp_path / "subs", "--out", tmp_path / "subs" / "results", *FAST,
+                      "--lab", "17.01"))
+        assert gradebook.load_run(tmp_path / "subs" / "results")["students"] == []
+    process = grader("grade", tmp_path / "subs", "--out", tmp_path / "subs", *FAST)
+    output, _ = process.communicate(timeout=300)
+    assert process.returncode == 2 and "cannot be the submissions folder" in output, output
+
+
 def test_a_lab_with_no_hidden_checks_is_refused_before_anything_is_written(tmp_path):
     (tmp_path / "subs").mkdir()
     for command in (["grade", tmp_path / "subs", "--out", tmp_path / "out", "--lab", "17.30"],
