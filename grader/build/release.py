@@ -40,6 +40,9 @@ LEAK_MARKERS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "grader.hidden",
                 "grader/samples")
 
 
+REFUSED = "No publico / refusing to release:\n"
+
+
 class LeakError(RuntimeError):
     """Something instructor-only would reach students."""
 
@@ -209,9 +212,11 @@ def release(out: Path, *, force: bool = False, root: Path = REPO_ROOT,
     deleted: without ``force`` the release refuses, with it the old folder is moved aside.
     """
     out = out.resolve()
-    if out == root or root in out.parents and not str(out.relative_to(root)).startswith(
-            ("build/", "build")):
-        raise LeakError(f"{out}: choose a folder outside the course repository (or in build/)")
+    if out == root or root in out.parents and out.relative_to(root).parts[0] != "build":
+        raise LeakError(bilingual(
+            f"{out} está dentro del repositorio del curso: elige una carpeta fuera de él (o en "
+            "build/).",
+            f"{out} is inside the course repository: choose a folder outside it (or in build/)."))
     if out.exists() and any(out.iterdir()) and not force:
         raise LeakError(bilingual(f"{out} no está vacía (con --force se aparta antes, no se borra)",
                                   f"{out} is not empty (--force moves it aside first, never "
@@ -222,7 +227,7 @@ def release(out: Path, *, force: bool = False, root: Path = REPO_ROOT,
         problems = [f"{path.relative_to(tree)}: out of date (make sync, then commit)"
                     for path in sync.drifted(sync.generated_files(tree))]
         if problems:
-            raise LeakError("refusing to release:\n" + "\n".join(problems))
+            raise LeakError(REFUSED + "\n".join(problems))
         if out.exists() and any(out.iterdir()):
             saved = keep_previous(out)
             say(bilingual(f"La publicación anterior está en {saved}",
@@ -231,7 +236,7 @@ def release(out: Path, *, force: bool = False, root: Path = REPO_ROOT,
     problems = leaks(out, root) or answers(out, say)
     if problems:
         shutil.rmtree(out)
-        raise LeakError("refusing to release:\n" + "\n".join(problems))
+        raise LeakError(REFUSED + "\n".join(problems))
     return written
 
 

@@ -180,3 +180,10 @@ def test_a_second_release_keeps_the_first_and_says_where(released, tmp_path):
     saved = [p for p in tmp_path.iterdir() if p.name.startswith("student-saved-")]
     assert len(saved) == 1 and (saved[0] / "labs" / "my-notes.md").read_text() == "mine"
     assert str(saved[0]) in said[0] and not (out / "labs" / "my-notes.md").exists()
+
+
+def test_a_release_inside_the_course_repository_goes_in_build_only(tmp_path):
+    for name in ("release", "buildings", "."):
+        with pytest.raises(LeakError, match=r"(?s)\[es\].*is inside the course repository"):
+            release(tmp_path / name, root=tmp_path)
+    assert list(tmp_path.iterdir()) == []
