@@ -324,7 +324,8 @@ def grade(submissions: Path, out: Path, options: Options, stream=sys.stderr) -> 
     """Grade every submission in ``submissions`` into ``out``; return a summary."""
     submissions, out = submissions.resolve(), out.resolve()
     if not submissions.is_dir():
-        raise GradingError(f"{submissions} is not a folder of submissions")
+        raise GradingError(bilingual(f"{submissions} no es una carpeta de entregas.",
+                                     f"{submissions} is not a folder of submissions."))
     if (submissions / POSITIONAL).is_dir() or any(submissions.glob("labs/*.ipynb")):
         raise GradingError(bilingual(
             f"{submissions} parece la entrega de un solo estudiante (tiene {POSITIONAL} o "
@@ -332,7 +333,8 @@ def grade(submissions: Path, out: Path, options: Options, stream=sys.stderr) -> 
             f"{submissions} looks like one student's submission (it has {POSITIONAL} or labs/): "
             "pass the folder that holds one folder or .zip per student."))
     if options.device not in ("cpu", "cuda", "auto"):
-        raise GradingError("--device must be cpu, cuda or auto")
+        raise GradingError(bilingual("--device es cpu, cuda o auto.",
+                                     "--device must be cpu, cuda or auto."))
     chosen(options.labs)  # before anything is written: a lab id with no hidden checks is refused
     if out == submissions:
         raise GradingError(bilingual(
@@ -343,7 +345,8 @@ def grade(submissions: Path, out: Path, options: Options, stream=sys.stderr) -> 
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise GradingError(f"another grader is writing to {out}") from None
+            raise GradingError(bilingual(f"Otro calificador está escribiendo en {out}.",
+                                         f"Another grader is writing to {out}.")) from None
         with open(out / "grading.log", "a", encoding="utf-8") as log:
             return _grade_locked(submissions, out, options, stream, log)
 
@@ -352,7 +355,8 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream, log) -
     caps = probe_capabilities(check_cuda=options.device != "cpu")
     cuda = bool(caps.cuda) and options.device != "cpu"
     if options.device == "cuda" and not cuda:
-        raise GradingError("--device cuda: no GPU is available here")
+        raise GradingError(bilingual("--device cuda: aquí no hay GPU.",
+                                     "--device cuda: no GPU is available here."))
 
     def say(text: str, *, screen: bool = True) -> None:
         log.write(text + "\n")
