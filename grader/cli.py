@@ -78,6 +78,12 @@ def _add_limits(parser: argparse.ArgumentParser) -> None:
                              f"not yet run score 0 (default {defaults.student_cpu_s:g}; 0: none)")
 
 
+def _add_device(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", choices=("cpu", "cuda", "auto"), default="auto",
+                        help="cuda: the CUDA runs count for points (grade the whole class so); "
+                             "auto (default): a GPU, if any, fills the gpu_checks column only")
+
+
 def _add_export(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--export", action="append", choices=("canvas", "moodle", "gradescope"),
                         help="also write OUT/export/<lms>.csv for that LMS's grade import "
@@ -121,9 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("submissions", type=Path)
     grade.add_argument("--out", type=Path, required=True)
     grade.add_argument("--workers", type=int, default=0, help="default: every core")
-    grade.add_argument("--device", choices=("cpu", "cuda", "auto"), default="auto",
-                       help="cuda: the CUDA runs count for points (grade the whole class so); "
-                            "auto (default): a GPU, if any, fills the gpu_checks column only")
+    _add_device(grade)
     grade.add_argument("--force", action="store_true", help="regrade finished students too")
     grade.add_argument("--shard", type=_shard, default=None, help="i/n: grade one shard")
     grade.add_argument("--lab", action="append", help=LAB_HELP)
@@ -150,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     demo = sub.add_parser("demo", help="grade the bundled samples and print the table")
     demo.add_argument("--out", type=Path, default=None)
     demo.add_argument("--workers", type=int, default=0)
+    _add_device(demo)
 
     args = parser.parse_args(argv)
     if getattr(args, "export", None) and args.roster is None:  # before an hour of grading
@@ -217,7 +222,7 @@ def _dispatch(args) -> int:
         else:  # demo
             from grader.build.demo import run_demo
 
-            return run_demo(out=args.out, workers=args.workers)
+            return run_demo(out=args.out, workers=args.workers, device=args.device)
     except (GradingError, MergeError, CourseError, ExportError, LabChoiceError,
             LeakError) as error:
         print(f"minimodel-grader: {error}", file=sys.stderr)

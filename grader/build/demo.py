@@ -158,12 +158,12 @@ def demo_folder(out: Path | None) -> Path:
     return out
 
 
-def run_demo(out: Path | None = None, workers: int = 0) -> int:
+def run_demo(out: Path | None = None, workers: int = 0, device: str = "auto") -> int:
     base = demo_folder(out)
     submissions = build_samples(base / "submissions")
     limits = Limits(wall_s=6, cpu_s=7, cell_timeout_s=60)
     summary = grade(submissions, base / "grades", Options(workers=workers, force=True,
-                                                          limits=limits))
+                                                          limits=limits, device=device))
     print("\nSamples / muestras (automatic points; written answers are graded by hand):")
     print(table(summary["records"]))
     print(f"Feedback: {base / 'grades' / 'feedback'}/<sample>/feedback.{{es,en}}.html")
