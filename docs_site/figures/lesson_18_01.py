@@ -59,7 +59,7 @@ def loss_by_window(fig, t):
     "18-01-loss-by-length",
     title=(
         "Pérdida media de cada codificación según la longitud de evaluación, de 1 × a 8 × la "
-        "de entrenamiento (128), con su error estándar (resultados registrados).",
+        "de entrenamiento (128), con su error típico (resultados registrados).",
         "Mean loss of each encoding against evaluation length, from 1 × to 8 × the training "
         "length (128), with its standard error (recorded results).",
     ),

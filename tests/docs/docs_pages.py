@@ -38,6 +38,12 @@ class Page:
     tables: list[list[list[str]]] = field(default_factory=list)  # rows of raw cell text
     admonitions: list[str] = field(default_factory=list)  # kinds, in order
 
+    @property
+    def lang(self) -> str:
+        """``"es"`` or ``"en"``: the language folder the page is in."""
+        [lang] = [lang for lang in LANGS if DOCS[lang] in self.path.parents]
+        return lang
+
     def section(self, anchor: str, own: bool = False) -> str:
         """Markdown text from the heading ``{#anchor}`` up to the next heading of its level.
 
@@ -56,6 +62,13 @@ class Page:
         if start is None:
             raise KeyError(f"{self.path}: no heading with {{#{anchor}}}")
         return "\n".join(lines[start:])
+
+    def paragraph(self, anchor: str, containing: str) -> str:
+        """The one paragraph (or admonition) of section ``anchor`` that contains ``containing``,
+        with its whitespace collapsed."""
+        [found] = [" ".join(block.split()) for block in self.section(anchor).split("\n\n")
+                   if containing in block]  # fmt: skip
+        return found
 
     def part(self, anchor: str, own: bool = False) -> Page:
         """The section ``{#anchor}``, parsed by itself (see ``section``)."""

@@ -302,6 +302,18 @@ def test_bfloat16_and_float32_table(page):
     assert torch.finfo(torch.float32).eps * 4096 / 2 == 2**-12  # half the float32 gap at 4096
 
 
+def test_bfloat16_rounds_the_frequencies_by_up_to_2_to_the_minus_8(page):
+    # bfloat16 keeps 8 significant bits: rounding to nearest errs by up to half a step, 2^-8
+    # relative. For d = 128, 21 of the 64 frequencies are off by more than 2^-9.
+    warning = page.paragraph("float32-angles", "!!! warning")
+    exact = theta(128)
+    relative = (rope_frequencies(128).to(torch.bfloat16).double() - exact).abs() / exact
+    beyond_half = int((relative > 2**-9).sum())
+    assert beyond_half == 21 and relative.max().item() <= 2**-8
+    assert "$2^{-8} \\approx 0.0039$" in warning and "2^{-9} \\approx" not in warning
+    assert f"${beyond_half}$" in warning and f"${len(exact)}$" in warning and "$2^{-9}$" in warning
+
+
 def test_why_float32_angles_are_accepted_here(page):
     # An angle off by 2^-12 moves cos and sin by at most 2^-12: 16 times less than rounding them
     # to bfloat16 (relative error up to 2^-8); the reference computes its angles in float32.

@@ -338,6 +338,13 @@ def test_formulas_match_the_reference(r, base, s):
     assert np.allclose(got, want, rtol=1e-5)
 
 
+def test_linear_interpolation_credits_both_sources(page):
+    # kaiokendev published it with SuperHOT and Chen et al. studied it at the same time.
+    opening = page.section("linear").split("$$")[0]
+    assert "(#ref-kaiokendev-2023)" in opening and "SuperHOT" in opening
+    assert "(#ref-chen-2023)" in opening
+
+
 def test_summary_repeats_the_formulas(page):
     summary = page.part("summary").math
     for formula in (

@@ -46,6 +46,19 @@ def pmatrix(tex: str, name: str) -> torch.Tensor:
     return torch.tensor([[-math.inf if c == "-\\infty" else float(c) for c in row] for row in rows])
 
 
+# The reports the page cites by number: each is a link to its own thread.
+REPORTS = {
+    "103082": "https://github.com/pytorch/pytorch/issues/103082",  # is_causal is top-left
+    "93": "https://github.com/ml-explore/mlx-lm/pull/93",  # GPT-2 positions restarted at 0
+    "25104": "https://github.com/huggingface/transformers/issues/25104",  # dynamic NTK + cache
+}
+
+
+def test_the_reports_it_cites_are_links(page):
+    links = re.findall(r"\[([^\]]+)\]\((https://[^)\s]+)\)", page.text)
+    assert {re.search(r"\d+", text).group(): url for text, url in links} == REPORTS
+
+
 def test_numeric_formulas(page):
     assert check_all_statements(page.math, NOT_NUMERIC) >= 8
 

@@ -103,3 +103,15 @@ def test_rendered_questions_explain_every_option(lang):
         assert html.count('class="quiz-feedback"') == options
         assert html.count('class="quiz-input"') == len(numeric(page))
         assert quiz.WORDS[lang]["right"] in html and "$" not in html, "math left as $...$"
+
+
+def test_the_12_head_explanation_names_the_positions_the_reference_takes():
+    """17.04: the 4 slopes added to those of 8 heads are positions 0, 2, 4, 6 of 16 heads'."""
+    from minimodel.positional.alibi import alibi_slopes
+
+    added = [s for s in alibi_slopes(12).tolist() if s not in alibi_slopes(8).tolist()]
+    positions = [alibi_slopes(16).tolist().index(s) for s in added]
+    assert positions == [0, 2, 4, 6]
+    [question] = [q for q in numeric("17/04-alibi.md") if "12" in q["prompt"]["en"]]
+    for lang in LANGS:
+        assert "$0, 2, 4, 6$" in question["wrong"][lang], lang

@@ -59,6 +59,30 @@ def test_numbers_of_the_reference_pages(lang):
         assert number in mistakes.math
 
 
+WHICH_COLUMNS = {
+    "es": ("con $d = 4$, en las columnas $1$ y $2$ (contando desde $0$); las únicas que coinciden "
+           "siempre son la primera y la última"),
+    "en": ("with $d = 4$, in columns $1$ and $2$ (counting from $0$); the only ones that always "
+           "agree are the first and the last"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_other_layout_differs_where_the_page_says(lang):
+    # [sin, cos, sin, cos, ...] against [sin ... | cos ...] with the same frequencies: only the
+    # first column (sin of pair 0) and the last (cos of the last pair) always agree. (At small
+    # positions the cosines of the slowest pairs are close to 1 in both layouts.)
+    for d in (4, 8, 64):
+        table = sinusoidal_pe(100, d).astype(np.float64)
+        concatenated = np.concatenate([table[:, 0::2], table[:, 1::2]], axis=1)
+        agree = np.isclose(table, concatenated, rtol=1e-5, atol=1e-6)
+        assert np.flatnonzero(agree.all(axis=0)).tolist() == [0, d - 1], d
+        if d == 4:
+            assert np.flatnonzero(~agree[1]).tolist() == [1, 2], "PE(1) with d = 4"
+    text = " ".join(pages("common-mistakes.md")[lang].section("layout").split())
+    assert WHICH_COLUMNS[lang] in text
+
+
 def test_reproduced_symptoms():
     # A learned table past its end: IndexError "index out of range in self".
     table = torch.nn.Embedding(8, 4)

@@ -75,6 +75,20 @@ def test_pages_use_the_glossary_forms(lang, page):
     assert offences(text, RULES[lang]) == []
 
 
+def test_quizzes_figures_and_labs_name_the_standard_error_as_the_lessons_do():
+    """One Spanish term for the standard error wherever a student reads it, not only in pages."""
+    [rule] = [r for r in RULES["es"] if r["avoid"] == "error estándar"]
+    sources = [
+        *(ROOT / "docs_site" / "quizzes").glob("*.yml"),
+        *(ROOT / "docs_site" / "figures").glob("*.py"),
+        *(ROOT / "solutions" / "labs").rglob("*.py"),
+        *(ROOT / "src" / "minimodel").rglob("*.py"),
+    ]
+    assert len(sources) > 40
+    used = [path.name for path in sources if re.search(rule["pattern"], path.read_text("utf-8"))]
+    assert used == []
+
+
 def test_spanish_italics_of_loanwords_are_recognised():
     rules = [r for r in RULES["es"] if "logits" in r["use"]]
     assert offences("los logits de la atención", rules)
