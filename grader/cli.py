@@ -10,10 +10,12 @@
   nbgrader course of the labs (config, ``source/``, ``release/``, ``gradebook.db``), or put the
   scores graded into ``OUT`` into its ``gradebook.db`` (and the notebooks of ``SUBMISSIONS``
   into its ``submitted/``, for formgrader).
+- ``slurm SUBMISSIONS --out GRADES --shards N [--gpu] [--submit]``: write a Slurm job array (one
+  task per shard) and the merge job that waits for it (``GRADES/slurm/``); submit both.
 - ``demo``: grade the bundled sample submissions and print the table.
 
 Splitting a class across machines: each job grades one shard into its own folder, then one
-``merge`` joins them. With a Slurm array::
+``merge`` joins them. ``slurm`` writes this for a Slurm cluster; by hand, with a Slurm array::
 
     #SBATCH --array=0-3
     minimodel-grader grade subs/ --out out/shard-$SLURM_ARRAY_TASK_ID \\
@@ -39,6 +41,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from grader.trusted.sandbox import Limits
+from minimodel.messages import bilingual
 
 LAB_HELP = "only this lab: its id (17.01) or slug (17_01_sinusoidal); repeatable"
 
@@ -109,6 +112,30 @@ def _limits(args) -> Limits:
                   notebook_wall_s=max(Limits().notebook_wall_s, 4 * args.cell_timeout))
 
 
+def _slurm(args) -> int:
+    from grader.trusted.grading import Options, check_class
+    from grader.trusted.slurm import SlurmJobs
+
+    gpu = args.gpu or args.device == "cuda"
+    check_class(args.submissions, args.out, Options(device=args.device, labs=args.lab))
+    grade_args = ["--device", "cuda" if gpu else args.device,
+                  "--timeout", f"{args.timeout:g}", "--memory", str(args.memory),
+                  "--cell-timeout", str(args.cell_timeout),
+                  "--student-cpu", f"{args.student_cpu:g}",
+                  *(arg for lab in args.lab or [] for arg in ("--lab", lab))]
+    jobs = SlurmJobs(args.submissions.resolve(), args.out.resolve(), args.shards, gpu=gpu,
+                     partition=args.partition, time=args.time, cpus=args.cpus_per_task)
+    written = jobs.write(grade_args)
+    print("\n".join(jobs.report(written)))
+    if args.submit:
+        array, merge = jobs.submit()
+        print(bilingual(f"enviados: array {array} ({args.shards} tareas), fusión {merge} "
+                        f"(después de {array})",
+                        f"submitted: array {array} ({args.shards} tasks), merge {merge} "
+                        f"(after {array})"))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="minimodel-grader", description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -134,6 +161,23 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--no-progress", action="store_true")
     _add_limits(grade)
     _add_export(grade)
+
+    slurm = sub.add_parser("slurm", help="write (and submit) a Slurm job array and its merge")
+    slurm.add_argument("submissions", type=Path)
+    slurm.add_argument("--out", type=Path, required=True, help="the merged grades")
+    slurm.add_argument("--shards", type=_positive(int), required=True,
+                       help="array tasks, one shard each")
+    slurm.add_argument("--gpu", action="store_true",
+                       help="one GPU per task (--gres=gpu:1) and --device cuda")
+    slurm.add_argument("--partition", help="#SBATCH --partition")
+    slurm.add_argument("--time", help="#SBATCH --time of each task, e.g. 2:00:00")
+    slurm.add_argument("--cpus-per-task", type=_positive(int), default=4,
+                       help="cores per task, all used as grading workers (default 4)")
+    slurm.add_argument("--submit", action="store_true",
+                       help="submit the array and the merge (sbatch --parsable)")
+    slurm.add_argument("--lab", action="append", help=LAB_HELP)
+    _add_device(slurm)
+    _add_limits(slurm)
 
     merge = sub.add_parser("merge", help="join shard folders and/or manual grades")
     merge.add_argument("sources", type=Path, nargs="*")
@@ -169,6 +213,7 @@ def _dispatch(args) -> int:
     from grader.trusted.grading import GradingError
     from grader.trusted.lms_export import ExportError
     from grader.trusted.merging import MergeError
+    from grader.trusted.slurm import SlurmError
 
     try:
         if args.command == "references":
@@ -195,6 +240,8 @@ def _dispatch(args) -> int:
                               progress=not args.no_progress, labs=args.lab)
             grade(args.submissions, args.out, options)
             _export(args, args.out)
+        elif args.command == "slurm":
+            return _slurm(args)
         elif args.command == "merge":
             from grader.build import nbgrader_course
             from grader.trusted import gradebook, merging
@@ -224,7 +271,7 @@ def _dispatch(args) -> int:
 
             return run_demo(out=args.out, workers=args.workers, device=args.device)
     except (GradingError, MergeError, CourseError, ExportError, LabChoiceError,
-            LeakError) as error:
+            LeakError, SlurmError) as error:
         print(f"minimodel-grader: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

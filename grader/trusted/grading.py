@@ -320,8 +320,9 @@ def _clean_stale_scratch() -> None:
             continue
 
 
-def grade(submissions: Path, out: Path, options: Options, stream=sys.stderr) -> dict:
-    """Grade every submission in ``submissions`` into ``out``; return a summary."""
+def check_class(submissions: Path, out: Path, options: Options) -> None:
+    """Refuse, before anything is written, what cannot be graded: ``submissions`` not a folder
+    of submissions, an unknown ``--device`` or lab, ``out`` equal to ``submissions``."""
     submissions, out = submissions.resolve(), out.resolve()
     if not submissions.is_dir():
         raise GradingError(bilingual(f"{submissions} no es una carpeta de entregas.",
@@ -340,6 +341,12 @@ def grade(submissions: Path, out: Path, options: Options, stream=sys.stderr) -> 
         raise GradingError(bilingual(
             "--out no puede ser la carpeta de las entregas: sus carpetas se tomarían por entregas.",
             "--out cannot be the submissions folder: its folders would be taken for submissions."))
+
+
+def grade(submissions: Path, out: Path, options: Options, stream=sys.stderr) -> dict:
+    """Grade every submission in ``submissions`` into ``out``; return a summary."""
+    submissions, out = submissions.resolve(), out.resolve()
+    check_class(submissions, out, options)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / ".lock", "w") as lock:  # closing it releases the lock
         try:
