@@ -5,7 +5,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 JOBS ?= 2
-LAB ?= 17.01
+# The lab `make check` checks: LAB=17.03, lab=17.03 or `make check 17.03`. No default, so that a
+# typo never checks another lab; the words after `check` are labs, not commands to make.
+ifeq (check,$(firstword $(MAKECMDGOALS)))
+CHECK_GOALS := $(wordlist 2,$(words $(MAKECMDGOALS)),$(MAKECMDGOALS))
+ifneq (,$(CHECK_GOALS))
+$(eval $(CHECK_GOALS):;@:)
+endif
+endif
 
 .PHONY: help install demo demo-full test test-quick lint sync lab docs check submit clean
 
@@ -16,7 +23,7 @@ help:
 	@echo "make test   - instala y ejecuta todas las pruebas (referencia, labs, copias, docs, estilo)"
 	@echo "make test-quick - las pruebas rápidas, mientras desarrollas (menos de un minuto)"
 	@echo "make lab    - abre JupyterLab en la carpeta del curso (labs/, src/ y un terminal)"
-	@echo "make check LAB=17.01 - autocomprueba tu implementación de un laboratorio"
+	@echo "make check LAB=17.01 - autocomprueba tu implementación de un laboratorio (o make check 17.01)"
 	@echo "make submit - prepara el archivo que entregas"
 	@echo "make docs   - construye los sitios en español e inglés en site/"
 	@echo "make sync   - regenera plantillas, cuadernos, salidas de referencia y respuestas guardadas desde solutions/"
@@ -27,7 +34,7 @@ help:
 	@echo "make test   - install, then run all tests (reference, labs, drift, docs, lint)"
 	@echo "make test-quick - the fast tests, while you develop (under a minute)"
 	@echo "make lab    - open JupyterLab on the course folder (labs/, src/ and a terminal)"
-	@echo "make check LAB=17.01 - self-check your implementation for one lab"
+	@echo "make check LAB=17.01 - self-check your implementation for one lab (or make check 17.01)"
 	@echo "make submit - build the archive you hand in"
 	@echo "make docs   - build the Spanish and English sites into site/"
 	@echo "make sync   - regenerate stubs, notebooks, reference outputs and stored answers from solutions/"
@@ -78,7 +85,7 @@ submit: install
 	$(BIN)/python -m minimodel.submit
 
 check: install
-	@$(BIN)/minimodel check $(LAB)
+	@$(BIN)/minimodel check $(LAB) $(lab) $(CHECK_GOALS)
 
 clean:
 	rm -rf build site .pytest_cache
