@@ -16,12 +16,12 @@ from pathlib import Path
 
 import nbformat
 
-from grader.build.stubs import END_MARK, START_MARK
 from grader.build.sync import released_text
 from grader.trusted import nbexec
 from grader.trusted.grading import GradingError, Options, grade
 from grader.trusted.sandbox import Limits
 from minimodel.course import LABS, encoding_modules
+from minimodel.generated import END_MARK, START_MARK
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT, STUBS_DIR
 from minimodel.messages import bilingual
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from minimodel import generated
 from minimodel.course import LABS
+from minimodel.generated import END_MARK, START_MARK
 
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
@@ -32,8 +33,6 @@ HEADER = """\
 # {stamp}
 # ---------------------------------------------------------------------------------------------
 """
-START_MARK = "# ====== INICIO DE TU CÓDIGO / START OF YOUR CODE ======"
-END_MARK = "# ====== FIN DE TU CÓDIGO / END OF YOUR CODE ======"
 
 
 class StubError(ValueError):

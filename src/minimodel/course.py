@@ -25,6 +25,8 @@ class Lab:
         full_run_s: seconds the whole lab takes at full size against the reference on 2 quiet
             cores, from scratch (``benchmarks/labs.py`` measures it); progress lines announce it,
             and the demo runs at full size only the labs that take under ``DEMO_FULL_S``.
+        needs: labs whose files this lab's notebook runs (it trains or decodes with those
+            encodings): they must be done first. The self-check says which are not.
     """
 
     id: str
@@ -34,6 +36,7 @@ class Lab:
     page: str
     modules: tuple[str, ...]
     full_run_s: float
+    needs: tuple[str, ...] = ()
 
     @property
     def folder(self) -> Path:
@@ -82,6 +85,7 @@ LABS: tuple[Lab, ...] = (
         page="17/02-learned-vs-sinusoidal.md",
         modules=("learned",),
         full_run_s=25.1,
+        needs=("17.01",),
     ),
     Lab(
         id="17.03",
@@ -127,6 +131,7 @@ LABS: tuple[Lab, ...] = (
         page="18/01-extrapolation.md",
         modules=("extrapolation",),
         full_run_s=443.6,
+        needs=("17.01", "17.02", "17.03", "17.04", "17.05"),
     ),
     Lab(
         id="18.02",
@@ -136,6 +141,7 @@ LABS: tuple[Lab, ...] = (
         page="18/02-rope-scaling.md",
         modules=("scaling",),
         full_run_s=162.7,
+        needs=("17.03",),
     ),
     Lab(
         id="18.03",
@@ -145,6 +151,7 @@ LABS: tuple[Lab, ...] = (
         page="18/03-kv-cache.md",
         modules=("cache_positions",),
         full_run_s=49.5,
+        needs=("17.01", "17.02", "17.03", "17.04", "17.05"),
     ),
     Lab(
         id="19.01",
@@ -154,6 +161,7 @@ LABS: tuple[Lab, ...] = (
         page="19/01-mini-gpt.md",
         modules=(),  # plugs in the encodings of 17.01-17.05; no new file to complete
         full_run_s=240.1,
+        needs=("17.01", "17.02", "17.03", "17.04", "17.05"),
     ),
     Lab(
         id="19.02",
@@ -163,6 +171,7 @@ LABS: tuple[Lab, ...] = (
         page="19/02-experiments.md",
         modules=(),  # trains and compares the encodings of 17.01-17.05
         full_run_s=366.2,
+        needs=("17.01", "17.02", "17.03", "17.04", "17.05"),
     ),
 )
 

@@ -20,6 +20,10 @@ from pathlib import Path
 
 STAMP = re.compile(r"minimodel-generated:([0-9a-f]{12})")
 BLANK = "minimodel-generated:" + "0" * 12
+# A stub's block for the student, which starts by raising NotImplementedError until it is done.
+START_MARK = "# ====== INICIO DE TU CÓDIGO / START OF YOUR CODE ======"
+END_MARK = "# ====== FIN DE TU CÓDIGO / END OF YOUR CODE ======"
+UNFINISHED = re.compile(rf"^[ \t]*{re.escape(START_MARK)}\n[ \t]*raise NotImplementedError\b", re.M)
 
 
 def _content(text: str, suffix: str) -> str:
@@ -46,6 +50,15 @@ def stamped(text: str, suffix: str) -> str:
     if text.count(BLANK) != 1:
         raise ValueError(f"a generated {suffix} file must hold {BLANK!r} exactly once")
     return text.replace(BLANK, BLANK[: -12] + fingerprint(text, suffix))
+
+
+def unfinished(path: Path) -> int:
+    """How many blocks of the stub at ``path`` still raise ``NotImplementedError`` (0 for a file
+    that is done, or that is missing or cannot be read: that is for the checks to say)."""
+    try:
+        return len(UNFINISHED.findall(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError):
+        return 0
 
 
 def is_pristine(path: Path) -> bool:

@@ -26,6 +26,11 @@ def pick(es: str, en: str, lang: str | None = None) -> str:
     return en if (lang or language()) == "en" else es
 
 
+def plural(count: int, one: str, many: str) -> str:
+    """``"1 check"``, ``"2 checks"``: the count and the word that agrees with it."""
+    return f"{count} {one if count == 1 else many}"
+
+
 def split_bilingual(text: str) -> tuple[str, str]:
     """Undo ``bilingual``: the Spanish and English parts of a message (both = text if plain)."""
     es, en, current = [], [], None

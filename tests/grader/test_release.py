@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mistaken_sources import LAB_17_03
 
 from grader.build.release import (
     SOLUTION_RUN,
@@ -21,6 +22,7 @@ from grader.build.release import (
     student_makefile,
 )
 from grader.build.sync import committed_text
+from minimodel.course import LABS
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
 
 
@@ -56,7 +58,48 @@ def test_the_released_makefile_needs_no_grader():
     assert "--impl reference" not in makefile
     assert "demo:" in makefile and "test:" in makefile
     test_recipe = makefile.split("\ntest:", 1)[1].split("\n\n", 1)[0]
-    assert "pytest" in test_recipe and "ruff" not in test_recipe, "style stays in make lint"
+    assert "minimodel check --all" in test_recipe and "ruff" not in test_recipe, \
+        "one line per lab; style stays in make lint"
+    for course_words in ("referencia, labs, copias", "reference, labs, drift"):
+        assert course_words not in makefile
+
+
+def make_test(repo: Path, tmp_path: Path, lang: str) -> subprocess.CompletedProcess:
+    """``make test`` in the student's repository ``repo``, with this environment's packages."""
+    stamp = tmp_path / "installed"
+    stamp.touch()  # newer than pyproject.toml: make installs nothing
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MINIMODEL_", "PYTEST_"))}
+    env.update(PYTHONPATH=str(repo / "src"), MINIMODEL_LANG=lang)
+    return subprocess.run(["make", "-s", "test", f"STAMP={stamp}",
+                           f"BIN={Path(sys.executable).parent}"],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_test_halfway_through_the_course_says_one_line_per_lab(released, tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(released, repo)
+    positional = repo / "src" / "minimodel" / "positional"
+    shutil.copy2(REFERENCE_DIR / "sinusoidal.py", positional)
+    old, new = LAB_17_03["direction"]
+    rope = (REFERENCE_DIR / "rope.py").read_text(encoding="utf-8")
+    (positional / "rope.py").write_text(rope.replace(old, new), encoding="utf-8")
+    halfway = make_test(repo, tmp_path, "es")
+    said = halfway.stdout
+    assert "Error 1" in halfway.stderr and "Traceback" not in said + halfway.stderr, said
+    assert len([line for line in said.splitlines() if line.startswith("  ")
+                and line[4:9] in {lab.id for lab in LABS}]) == len(LABS), said
+    assert "✔ 17.01 Codificación posicional sinusoidal: hecho" in said
+    assert "✘ 17.03 RoPE: embeddings posicionales rotatorios: con fallos, en apply_rotary" in said
+    assert "La rotación va en sentido contrario" in said  # the self-check's diagnosis
+    assert "· 17.04 ALiBi: sesgos lineales en la atención: sin empezar" in said
+    assert "1 laboratorio hecho de 12 · 1 con fallos · quedan 11." in said
+    (positional / "rope.py").write_text(rope, encoding="utf-8")
+    fixed = make_test(repo, tmp_path, "en")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "✔ 17.03 RoPE: rotary position embeddings: done" in fixed.stdout
+    assert "· 17.04 ALiBi: attention with linear biases: not started" in fixed.stdout
+    assert "2 labs of 12 done · 0 failing · 10 left." in fixed.stdout
 
 
 def test_it_installs_without_the_grader(released, tmp_path):

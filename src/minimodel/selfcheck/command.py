@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from minimodel.course import LABS, Lab, find_lab
+from minimodel.generated import unfinished
 from minimodel.implementation import resolve
-from minimodel.messages import LANGUAGES, language, pick
+from minimodel.messages import LANGUAGES, language, pick, plural
 from minimodel.selfcheck.compare import Check
 from minimodel.selfcheck.runner import Result, run_checks
 
@@ -21,12 +24,15 @@ MARKS = {"pass": "✔", "fail": "✘", "todo": "…", "error": "✘", "timeout":
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("lab", nargs="?", help="17.01 | 17_01_sinusoidal")
+    parser.add_argument("lab", nargs="*", help="17.01 | 17_01_sinusoidal")
     parser.add_argument("--impl", default="src",
                         help="src (default) | reference | <folder with your files>")
     parser.add_argument("--lang", choices=LANGUAGES, default=None,
                         help="es | en (default: $MINIMODEL_LANG)")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per check")
+    parser.add_argument("--all", action="store_true",
+                        help="every lab, one line each (make test in your repository)")
+    parser.add_argument("--jobs", type=int, default=2, help="labs checked at once with --all")
 
 
 class Report:
@@ -60,6 +66,20 @@ class Report:
                             f"Lab {lab.id} · {lab.title_en}"))
         self.write(self.say(f"Implementación: {folder}", f"Implementation: {folder}"))
         self.write()
+
+    def needs(self, lab: Lab, folder: Path) -> list[str]:
+        """Say which labs ``lab`` needs that are not done in ``folder`` yet; return their ids."""
+        missing = unfinished_needs(lab, folder)
+        if missing:
+            self.write(self.say(
+                f"Este laboratorio usa también tu trabajo de {', '.join(missing)}, aún sin "
+                "terminar: su cuaderno no correrá entero hasta que lo completes "
+                f"(make check LAB={missing[0]}).",
+                f"This lab also uses your work from {', '.join(missing)}, not finished yet: its "
+                f"notebook will not run through until you complete it (make check "
+                f"LAB={missing[0]})."))
+            self.write()
+        return missing
 
     def __call__(self, check: Check, result: Result | None) -> None:
         """``progress`` for ``run_checks``: a check starts (``result`` None) or ends."""
@@ -126,26 +146,105 @@ class Report:
         self.write()
         self.write(self.say(
             f"{counts['pass']}/{len(results)} comprobaciones superadas · {counts['todo']} sin "
-            f"implementar · {counts['fail']} fallidas · {unfinished} con errores o sin "
-            "terminar.",
+            f"implementar · {plural(counts['fail'], 'fallida', 'fallidas')} · {unfinished} con "
+            "errores o sin terminar.",
             f"{counts['pass']}/{len(results)} checks passed · {counts['todo']} not "
-            f"implemented · {counts['fail']} failed · {unfinished} errors or timeouts."))
+            f"implemented · {counts['fail']} failed · "
+            f"{plural(unfinished, 'error or timeout', 'errors or timeouts')}."))
         if results and counts["pass"] == len(results):
             self.write(self.say(
                 "Todo correcto. El corrector usará otras entradas: prueba también el cuaderno.",
                 "All good. The grader uses other inputs: run the notebook too."))
 
 
+def unfinished_needs(lab: Lab, folder: Path) -> list[str]:
+    """The labs ``lab`` needs (``Lab.needs``) whose files in ``folder`` still hold a block that
+    raises ``NotImplementedError``."""
+    return [need for need in lab.needs
+            if any(unfinished(folder / f"{module}.py") for module in find_lab(need).modules)]
+
+
+def lab_state(results: list[Result]) -> tuple[str, Result | None]:
+    """``("done" | "failing" | "started" | "todo", the first result that is wrong)``."""
+    wrong = next((r for r in results if r.status not in ("pass", "todo")), None)
+    if wrong is not None:
+        return "failing", wrong
+    if all(r.status == "pass" for r in results):
+        return "done", None
+    return ("started" if any(r.status == "pass" for r in results) else "todo"), None
+
+
+LAB_MARKS = {"done": "✔", "failing": "✘", "started": "◐", "todo": "·"}
+
+
+def lab_line(report: Report, lab: Lab, results: list[Result], folder: Path) -> str:
+    """Write the line of ``lab`` in the summary of every lab (and, when a check is wrong, the
+    self-check's diagnosis under it); return the lab's state (``lab_state``)."""
+    state, wrong = lab_state(results)
+    passed = sum(r.status == "pass" for r in results)
+    if state == "failing":
+        words = report.say(f"con fallos, en {wrong.check.target}: {wrong.check.es}",
+                           f"failing, in {wrong.check.target}: {wrong.check.en}")
+    else:
+        words = {"done": report.say("hecho", "done"),
+                 "started": report.say(
+                     f"empezado, {passed} de {len(results)} comprobaciones superadas",
+                     f"started, {passed} of {len(results)} checks passed"),
+                 "todo": report.say("sin empezar", "not started")}[state]
+    missing = unfinished_needs(lab, folder) if state != "done" else []
+    if missing:
+        words += report.say(f" (necesita antes {', '.join(missing)})",
+                            f" (needs {', '.join(missing)} first)")
+    report.write(f"  {LAB_MARKS[state]} {lab.id} {report.say(lab.title_es, lab.title_en)}: {words}")
+    if wrong is not None:
+        for line in report.say(wrong.detail_es, wrong.detail_en).splitlines():
+            report.write(f"      {line}")
+    return state
+
+
+def run_all(report: Report, impl: str, timeout: float, jobs: int) -> int:
+    """Every lab, one line each: done, started, not started, or failing with the self-check's
+    diagnosis. Exit status 0 when no started lab is wrong."""
+    folder = resolve(impl)
+    report.write(report.say(f"Tus laboratorios · implementación: {folder}",
+                            f"Your labs · implementation: {folder}"))
+    with ThreadPoolExecutor(max(1, jobs)) as pool:  # each lab runs in child processes
+        runs = pool.map(lambda lab: run_checks(lab, impl=impl, timeout=timeout), LABS)
+        states = [lab_line(report, lab, results, folder)
+                  for lab, results in zip(LABS, runs, strict=True)]
+    done, failing = states.count("done"), states.count("failing")
+    report.write()
+    report.write(report.say(
+        f"{plural(done, 'laboratorio hecho', 'laboratorios hechos')} de {len(LABS)} · "
+        f"{failing} con fallos · quedan {len(LABS) - done}.",
+        f"{plural(done, 'lab', 'labs')} of {len(LABS)} done · {failing} failing · "
+        f"{len(LABS) - done} left."))
+    if failing:
+        first = LABS[states.index("failing")].id
+        report.write(report.say(f"Los detalles: make check LAB={first}",
+                                f"The details: make check LAB={first}"))
+    return 1 if failing else 0
+
+
 def run(args: argparse.Namespace) -> int:
     report = Report(args.lang or language())
-    if args.lab is None:  # `make check` without LAB=
+    if args.all:
+        return run_all(report, args.impl, args.timeout, args.jobs)
+    named = list(dict.fromkeys(args.lab))  # `make check LAB=17.03 lab=17.03` names one lab
+    if len(named) != 1:  # none (`make check` alone), or two different ones
+        if named:
+            report.write(report.say(
+                f"Has nombrado {len(named)} laboratorios ({', '.join(named)}): compruebo uno "
+                "cada vez.", f"You named {len(named)} labs ({', '.join(named)}): I check one at "
+                "a time."))
         report.write(report.say("¿Qué laboratorio? make check LAB=17.01 (o minimodel check 17.01):",
                                 "Which lab? make check LAB=17.01 (or minimodel check 17.01):"))
         for lab in LABS:
             report.write(f"  {lab.id}  {report.say(lab.title_es, lab.title_en)}")
         return 2
-    lab = find_lab(args.lab)
+    lab = find_lab(named[0])
     report.header(lab, str(resolve(args.impl)))
+    report.needs(lab, resolve(args.impl))
     results = run_checks(lab, impl=args.impl, timeout=args.timeout, progress=report)
     report.finish(results)
     return 0 if all(result.status == "pass" for result in results) else 1
