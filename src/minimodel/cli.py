@@ -11,7 +11,7 @@ import importlib
 import os
 import sys
 
-from minimodel.messages import bilingual
+from minimodel.messages import LANGUAGES, bilingual, pick, split_bilingual
 
 # name -> (module, help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -41,6 +41,14 @@ def show_defaults(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # also while the subcommands import torch, before anything runs
+        print("\n" + bilingual("Interrumpido (Ctrl-C).", "Interrupted (Ctrl-C)."), file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="minimodel", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (module_name, help_text) in SUBCOMMANDS.items():
@@ -49,22 +57,23 @@ def main(argv: list[str] | None = None) -> int:
             name, help=help_text, description=help_text, formatter_class=HelpWithDefaults
         )
         module.add_arguments(command)
+        if "--lang" not in command._option_string_actions:  # every command speaks either one
+            command.add_argument("--lang", choices=LANGUAGES, default=None, help="es | en")
         show_defaults(command)
         command.set_defaults(_run=module.run)
     args = parser.parse_args(argv)
-    if getattr(args, "lang", None):  # --lang: every message of this run, child processes too
-        os.environ["MINIMODEL_LANG"] = args.lang
+    lang = getattr(args, "lang", None)
+    if lang:  # --lang: every message of this run, child processes too
+        os.environ["MINIMODEL_LANG"] = lang
     try:
         return args._run(args)
-    except KeyboardInterrupt:
-        print("\n" + bilingual("Interrumpido (Ctrl-C).", "Interrupted (Ctrl-C)."), file=sys.stderr)
-        return 130
     except Exception as error:
         # KeyError's str() is the repr of its message: the message is its first argument
-        message = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
-        if not str(message).startswith("[es] "):  # not one of ours: keep the traceback
+        message = str(error.args[0] if isinstance(error, KeyError) and error.args else error)
+        if not message.startswith("[es] "):  # not one of ours: keep the traceback
             raise
-        print(message, file=sys.stderr)  # a bilingual message says all; no traceback
+        # a bilingual message says all; no traceback. --lang asked for one language.
+        print(pick(*split_bilingual(message), lang) if lang else message, file=sys.stderr)
         return 2
 
 

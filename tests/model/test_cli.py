@@ -132,6 +132,40 @@ def test_compare_checks_every_encoding_before_training(tmp_path):
     assert not out.exists()  # nothing trained
 
 
+@pytest.mark.parametrize("argv", [
+    ["train", "--steps", "1", "--positional", "rope", "--data", "copy", *TINY],
+    ["evaluate", "run/checkpoint.pt", "--factors", "1", "--sequences", "1"],
+    ["compare", "--encodings", "rope", "--steps", "1", "--data", "copy", *TINY],
+], ids=["train", "evaluate", "compare"])
+def test_a_message_in_the_language_asked_for(tmp_path, argv):
+    """--lang en: the stubs' "not implemented" (and any other message of ours) in English only."""
+    from selfcheck_copies import released_stubs
+
+    if argv[0] == "evaluate":  # a model with RoPE, trained on the reference, evaluated on stubs
+        assert main(["train", "--out", str(tmp_path / "run"), "--positional", "rope",
+                     "--data", "copy", "--steps", "1", *TINY]) == 0
+    done = subprocess.run(
+        [sys.executable, "-m", "minimodel.cli", *argv, "--lang", "en"],
+        env={**os.environ, "MINIMODEL_IMPL": str(released_stubs(tmp_path))}, cwd=tmp_path,
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "is not implemented yet" in done.stderr and "[es]" not in done.stderr
+    assert "Falta" not in done.stderr and "[en]" not in done.stderr
+
+
+def test_ctrl_c_while_starting_is_one_line(monkeypatch, capsys):
+    """Ctrl-C in the first seconds, while the subcommands import torch: no traceback."""
+    import importlib
+
+    def interrupted(name):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importlib, "import_module", interrupted)
+    assert main(["check", "17.01"]) == 130
+    err = capsys.readouterr().err
+    assert "Interrumpido (Ctrl-C)." in err and "Interrupted (Ctrl-C)." in err
+
+
 @pytest.mark.parametrize(("lang", "words"), [("es", "pérdida media"), ("en", "mean loss")])
 def test_compare_table_speaks_the_readers_language(monkeypatch, lang, words):
     from minimodel.compare import summary
