@@ -45,3 +45,24 @@ def test_the_runner_says_each_lab_and_where_to_look_without_warnings(tmp_path):
     assert f"executed notebooks: {tmp_path / 'nb'}/" in run.stdout
     assert "figures:" in run.stdout and (tmp_path / "nb" / "17_01_sinusoidal.ipynb").exists()
     assert "WARNING" not in run.stdout + run.stderr
+
+
+def test_a_failed_lab_says_the_error_and_its_message_in_plain_text(monkeypatch):
+    """A stub's NotImplementedError in a cell: its name and message, no colour codes."""
+    from nbclient.exceptions import CellExecutionError
+    from nbformat.v4 import new_code_cell
+
+    from minimodel.messages import bilingual
+
+    message = bilingual("Falta implementar sinusoidal_pe (lección 17.01).",
+                        "sinusoidal_pe is not implemented yet (lesson 17.01).")
+    error = CellExecutionError.from_cell_and_msg(new_code_cell("sinusoidal_pe(4, 8)"), {
+        "ename": "NotImplementedError", "evalue": message,
+        "traceback": ["\x1b[31m---------\x1b[39m", "\x1b[31mNotImplementedError\x1b[39m: "
+                      + message.replace("\n", "\n\x1b[39m")]})
+    monkeypatch.setenv("MINIMODEL_LANG", "en")
+    assert labrun.failure(error) == \
+        "NotImplementedError: sinusoidal_pe is not implemented yet (lesson 17.01)."
+    monkeypatch.setenv("MINIMODEL_LANG", "es")
+    assert labrun.failure(RuntimeError(message)) == \
+        "RuntimeError: Falta implementar sinusoidal_pe (lección 17.01)."

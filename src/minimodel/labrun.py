@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -22,9 +23,10 @@ from pathlib import Path
 
 from minimodel.course import DEMO_FULL_S, LABS, Lab, find_lab
 from minimodel.implementation import ENV_VAR, REPO_ROOT
-from minimodel.messages import LANGUAGES, pick
+from minimodel.messages import LANGUAGES, pick, split_bilingual
 
 SIZES = ("full", "test", "demo")
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # a terminal's colour codes
 LONG_CELL_S = 15.0  # a cell running longer than this is announced, then every minute
 
 
@@ -125,6 +127,16 @@ def run_lab(
     return notebook
 
 
+def failure(error: Exception) -> str:
+    """What stopped a lab, in one plain line in the reader's language: for a cell that raised,
+    its exception and message (not the traceback's last line, coloured for a terminal)."""
+    if getattr(error, "ename", None):  # nbclient's CellExecutionError
+        text = f"{error.ename}: {pick(*split_bilingual(error.evalue or ''))}"
+    else:
+        text = f"{type(error).__name__}: {pick(*split_bilingual(str(error)))}"
+    return (ANSI.sub("", text).strip().splitlines() or [""])[0]
+
+
 def announce(position: int, count: int, lab: Lab, size: str) -> str:
     """``[3/12] 17.02 Learned vs sinusoidal positions: full size, about 25 s``."""
     title = pick(lab.title_es, lab.title_en)
@@ -176,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             status = "ok"
         except Exception as error:  # report and go on with the next lab
             failures += 1
-            status = pick("FALLA", "FAILED") + f": {str(error).strip().splitlines()[-1]}"
+            status = pick("FALLA", "FAILED") + f": {failure(error)}"
         print(f"        {lab.id} {time.perf_counter() - start:6.1f} s  {status}", flush=True)
     print(summary(len(labs), failures, time.perf_counter() - begin, args.out, args.figures))
     return 1 if failures else 0
