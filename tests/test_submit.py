@@ -63,6 +63,15 @@ def test_a_file_that_cannot_be_graded_stops_the_submission(student, name, text, 
     assert not (student / "build" / "submission.zip").exists()
 
 
+def test_a_refused_submission_leaves_no_older_archive(student):
+    assert submit.submit(student, stream=io.StringIO()) == 0
+    (student / "src/minimodel/positional/rope.py").write_text("def f(:\n")
+    said = io.StringIO()
+    assert submit.submit(student, stream=said) == 1
+    assert not (student / "build" / "submission.zip").exists()
+    assert "removed the archive of an earlier submission" in said.getvalue()
+
+
 def test_an_empty_folder_is_not_a_submission(tmp_path, monkeypatch):
     monkeypatch.setenv("MINIMODEL_LANG", "en")
     said = io.StringIO()

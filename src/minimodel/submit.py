@@ -118,6 +118,18 @@ def report(entries: list[Entry], root: Path) -> str:
     return "\n".join(lines)
 
 
+def refuse(out: Path, stream) -> int:
+    """A refused submission leaves no archive behind: an older one at ``out`` would be uploaded
+    as if it were this one. Its files are still in the repository. Returns 1."""
+    if out.is_file():
+        out.unlink()
+        print(pick(f"He borrado el archivo de una entrega anterior ({out}), para que no lo subas "
+                   "por error.",
+                   f"I removed the archive of an earlier submission ({out}), so that you do not "
+                   "upload it by mistake."), file=stream)
+    return 1
+
+
 def submit(root: Path = REPO_ROOT, out: Path | None = None, stream=sys.stdout) -> int:
     """Write and check the archive; 0 when it is ready to hand in, 1 when it cannot be."""
     out = (out or root / "build" / "submission.zip").resolve()
@@ -128,11 +140,11 @@ def submit(root: Path = REPO_ROOT, out: Path | None = None, stream=sys.stdout) -
     if broken:
         print(pick("\nNo he escrito el archivo: arregla antes lo que no se puede calificar.",
                    "\nNo archive written: first fix what cannot be graded."), file=stream)
-        return 1
+        return refuse(out, stream)
     if all(e.state == "missing" for e in entries):
         print(pick("\nNo encuentro ningún archivo del curso aquí.",
                    "\nI find none of the course's files here."), file=stream)
-        return 1
+        return refuse(out, stream)
     write_archive(root, entries, out)
     problems = verify(root, entries, out)
     if problems:
