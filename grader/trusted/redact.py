@@ -69,13 +69,25 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + BLANK
 
 
+@cache
+def _course_text() -> re.Pattern:
+    """Either language's half of any stub message, as found inside a longer message (given code
+    that calls a stub says what needed it, then what the stub said)."""
+    halves = {half for message in course_messages()
+              for half in split_bilingual(message.replace(" [en] ", "\n[en] "))}
+    return re.compile("(" + "|".join(map(re.escape, sorted(halves, key=len, reverse=True))) + ")")
+
+
+def _redact_but_course_text(text: str) -> str:
+    """``redact`` everything in ``text`` but the stubs' own words."""
+    parts = _course_text().split(" ".join(text.split()))
+    return "".join(part if index % 2 else redact(part) for index, part in enumerate(parts))
+
+
 def from_student(message: str, limit: int = 300) -> tuple[str, str]:
     """A message from student code as ``(es, en)``: split, redacted, each cut to ``limit``.
 
     Split first, then cut, so that a long Spanish part never leaves the English side empty.
     """
-    message = str(message)
-    if " ".join(message.split()) not in course_messages():
-        message = redact(message)
-    es, en = split_bilingual(message)
-    return _short(es, limit), _short(en, limit)
+    es, en = split_bilingual(str(message))
+    return _short(_redact_but_course_text(es), limit), _short(_redact_but_course_text(en), limit)

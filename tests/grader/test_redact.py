@@ -57,6 +57,25 @@ def test_the_stubs_own_hints_are_kept():
     assert "2**" in es and "17.04" in en  # course text, shown as written
 
 
+def test_a_stub_message_inside_a_longer_one_is_kept(monkeypatch):
+    """Given code that calls a stub (19.01's evaluation calls doubling_buckets) says what needed
+    it, then the stub's message: the stub's words stay as written, the rest is redacted."""
+    from minimodel import hooks
+    from minimodel.positional import extrapolation
+
+    stub = next(m for m in course_messages() if "doubling_buckets" in m)
+
+    def not_done(*args):
+        raise NotImplementedError(stub.replace(" [en] ", "\n[en] "))
+
+    monkeypatch.setattr(extrapolation, "doubling_buckets", not_done)
+    with pytest.raises(NotImplementedError) as raised:
+        hooks.student_function("extrapolation", "doubling_buckets", ("Paso 37", "Step 37"), 8, 64)
+    es, en = from_student(str(raised.value), limit=2000)
+    assert "bordes 0, T, 2T, 4T" in es and "edges 0, T, 2T, 4T" in en
+    assert "Paso …" in es and "Step …" in en
+
+
 def test_findings_go_through_redaction():
     message = bilingual("fuga q_len=7 [0.30000001192092896]", "leak q_len=7 [0.30000001192092896]")
     [finding] = exception_findings([{"type": "RuntimeError", "message": message}] * 2, 5)
