@@ -68,17 +68,39 @@ def _positive(kind: type) -> Callable[[str], float]:
     return parse
 
 
+LIMIT_FLAGS = (  # flag, Limits field, type, help (every limit of a run has one)
+    ("--timeout", "wall_s", float, "wall-clock seconds per probe group"),
+    ("--cpu", "cpu_s", int, "CPU seconds per probe group (default: --timeout + 1)"),
+    ("--memory", "memory_mb", int, "MiB per probe group, all its processes together"),
+    ("--processes", "nproc", int, "processes and threads per probe group"),
+    ("--file-size", "fsize_mb", int, "MiB per file written"),
+    ("--open-files", "nofile", int, "open files per process"),
+    ("--output-kb", "output_kb", int, "KiB of printed output kept per run"),
+    ("--cell-timeout", "cell_timeout_s", int, "seconds per notebook cell"),
+    ("--notebook-timeout", "notebook_wall_s", int,
+     "seconds per notebook (default: the larger of 240 and 4 x --cell-timeout)"),
+    ("--kernel-memory", "kernel_memory_mb", int, "MiB per notebook kernel, with all it forks"),
+    ("--scratch", "scratch_mb", int, "MiB a submission's scratch folder holds (a tmpfs)"),
+)
+STUDENT_FLAGS = (  # 0 turns these caps off
+    ("--student-cpu", "student_cpu_s", "CPU seconds one student may use over all items; then "
+                                       "the items not yet run score 0"),
+    ("--student-wall", "student_wall_s", "seconds one student's runs may hold a worker; then "
+                                         "the items not yet run score 0"),
+)
+
+
 def _add_limits(parser: argparse.ArgumentParser) -> None:
     defaults = Limits()
-    parser.add_argument("--timeout", type=_positive(float), default=defaults.wall_s,
-                        help=f"seconds per probe group (default {defaults.wall_s:g})")
-    parser.add_argument("--memory", type=_positive(int), default=defaults.memory_mb,
-                        help=f"MiB per probe group (default {defaults.memory_mb})")
-    parser.add_argument("--cell-timeout", type=_positive(int), default=defaults.cell_timeout_s,
-                        help=f"seconds per notebook cell (default {defaults.cell_timeout_s})")
-    parser.add_argument("--student-cpu", type=float, default=defaults.student_cpu_s,
-                        help="CPU seconds one student may use over all items; then the items "
-                             f"not yet run score 0 (default {defaults.student_cpu_s:g}; 0: none)")
+    for flag, name, kind, text in LIMIT_FLAGS:
+        derived = name in ("cpu_s", "notebook_wall_s")
+        parser.add_argument(flag, type=_positive(kind), dest=name,
+                            default=None if derived else getattr(defaults, name),
+                            help=text if derived else f"{text} (default "
+                                                      f"{getattr(defaults, name):g})")
+    for flag, name, text in STUDENT_FLAGS:
+        parser.add_argument(flag, type=float, dest=name, default=getattr(defaults, name),
+                            help=f"{text} (default {getattr(defaults, name):g}; 0: none)")
 
 
 def _add_device(parser: argparse.ArgumentParser) -> None:
@@ -107,9 +129,12 @@ def _export(args, out: Path) -> None:
 
 
 def _limits(args) -> Limits:
-    return Limits(wall_s=args.timeout, cpu_s=int(args.timeout) + 1, memory_mb=args.memory,
-                  cell_timeout_s=args.cell_timeout, student_cpu_s=args.student_cpu,
-                  notebook_wall_s=max(Limits().notebook_wall_s, 4 * args.cell_timeout))
+    values = {name: getattr(args, name) for _f, name, *_rest in (*LIMIT_FLAGS, *STUDENT_FLAGS)}
+    if values["cpu_s"] is None:
+        values["cpu_s"] = int(args.wall_s) + 1
+    if values["notebook_wall_s"] is None:
+        values["notebook_wall_s"] = max(Limits().notebook_wall_s, 4 * args.cell_timeout_s)
+    return Limits(**values)
 
 
 def _slurm(args) -> int:

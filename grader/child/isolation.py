@@ -11,7 +11,11 @@ The view of the file system the sandbox gets (with a mount namespace):
   folders, ``/tmp``, home folders);
 - the folders in ``expose_ro`` (the Python installation) and ``expose_rw`` (this submission's
   scratch folder) are bound back at their own path, the first ones read-only;
-- the network namespace has only a loopback interface (brought up for Jupyter kernels).
+- the network namespace has only a loopback interface (brought up for Jupyter kernels);
+- the IPC namespace is the run's own: SysV shared memory, message queues and semaphores are
+  destroyed with its last process, so none is left for the next student on the worker.
+
+A run's processes together are also held to one memory and process-count limit (``cgroup.py``).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import struct
 import sys
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY = 0x1
@@ -39,6 +44,7 @@ MS_REMOUNT = 0x20
 MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 0x40000
+MNT_DETACH = 0x2
 PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
 SIOCGIFFLAGS = 0x8913
@@ -58,6 +64,7 @@ def _libc() -> ctypes.CDLL:
     libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
                            ctypes.c_char_p]
     libc.unshare.argtypes = [ctypes.c_int]
+    libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
     libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
                            ctypes.c_ulong]
     return libc
@@ -131,6 +138,24 @@ def hide_and_expose(hide: list[str], expose_ro: list[str], expose_rw: list[str])
             os.close(handle)
 
 
+def private_mounts() -> None:
+    """Move into a mount namespace of one's own, whose mounts nobody else sees and which goes
+    with its last process (a grading worker, for its scratch folders)."""
+    unshare(CLONE_NEWNS)
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+
+
+def mount_scratch(folder: str, size_mb: int) -> None:
+    """Cover ``folder`` with an empty tmpfs of ``size_mb`` MiB: what is written there can fill
+    only that much (in a mount namespace of one's own, :func:`private_mounts`)."""
+    mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"size={int(size_mb)}m,mode=755")
+
+
+def unmount(folder: str) -> None:
+    """Detach the file system mounted at ``folder`` (``umount2(MNT_DETACH)``)."""
+    _check(_libc().umount2(_b(folder), MNT_DETACH), f"umount {folder}")
+
+
 def mount_private_proc() -> None:
     """Mount a ``/proc`` that shows only this PID namespace (needs a private mount namespace)."""
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
@@ -139,10 +164,11 @@ def mount_private_proc() -> None:
 def enter(config: dict) -> dict:
     """Apply the namespaces and the file-system view that ``config`` asks for.
 
-    Returns what was applied: ``{"network": bool, "files": bool, "errors": [...]}``. A refused
-    step is recorded, never fatal: the parent decides what to do and tells the instructor.
+    Returns what was applied: ``{"network": bool, "files": bool, "ipc": bool, "errors": [...]}``.
+    A refused step is recorded, never fatal: the parent decides what to do and tells the
+    instructor.
     """
-    applied = {"network": False, "files": False, "errors": []}
+    applied = {"network": False, "files": False, "ipc": False, "errors": []}
     if not config.get("namespaces"):
         return applied
     try:
@@ -151,6 +177,11 @@ def enter(config: dict) -> dict:
         applied["errors"].append(f"namespaces: {error}")
         return applied
     applied["network"] = True  # the namespace has no route out, even without a loopback
+    try:
+        unshare(CLONE_NEWIPC)
+        applied["ipc"] = True
+    except OSError as error:
+        applied["errors"].append(f"ipc namespace: {error}")
     try:
         loopback_up()
     except OSError as error:
@@ -224,11 +255,12 @@ def close_other_fds() -> None:
 
 def confine(config: dict, out_w: int, workdir: str, limits: dict, *,
             relative_memory: bool = True) -> None:
-    """What every process that runs student code does first, in this order: its own session
-    and, when ``config`` asks for a PID namespace (this process is its PID 1), a ``/proc`` of its
-    own; stdin from ``/dev/null``, stdout and stderr into the pipe ``out_w``, no other
-    descriptor; ``workdir``, the limits, the unprivileged user (when ``config`` asks), the
-    parent-death signal again, the scrubbed environment with ``HOME`` at ``workdir``."""
+    """What every process that runs student code does first (after joining its run's control
+    group, ``cgroup.join``), in this order: its own session and, when ``config`` asks for a PID
+    namespace (this process is its PID 1), a ``/proc`` of its own; stdin from ``/dev/null``,
+    stdout and stderr into the pipe ``out_w``, no other descriptor; ``workdir``, the limits, the
+    unprivileged user (when ``config`` asks), the parent-death signal again, the scrubbed
+    environment with ``HOME`` at ``workdir``."""
     os.setsid()
     if config.get("pid_namespace"):
         unshare(CLONE_NEWNS)

@@ -10,14 +10,17 @@ Three roles, one file:
   grader's kernel spec starts, so Jupyter's kernel manager has a process to watch, signal and
   kill. It asks the server for a kernel, passes on the signals it receives and exits with the
   kernel's exit code; when it is killed its socket closes and the jail kills the kernel.
-- **The jail**, forked by the server, enters the sandbox (the same file-system view and network
-  namespace as the zygote), moves into a new PID namespace and forks the kernel as its PID 1; the
-  kernel gets its own ``/proc``, the limits, the unprivileged user and a scrubbed environment, then
+- **The jail**, forked by the server, enters the sandbox (the same file-system view, network and
+  IPC namespaces as the zygote), makes the kernel's control group (``cgroup.create``: one memory
+  and process-count limit for the kernel and all it forks), moves into a new PID namespace and
+  forks the kernel as its PID 1; the kernel joins the control group, gets its own ``/proc``, the
+  limits, the unprivileged user and a scrubbed environment, then
   runs ipykernel in place (nothing to import again). The kernel talks to the grader over Unix
   sockets in the scratch folder (``transport = ipc``), so it needs no network at all. The jail
   forwards interrupts, drains the kernel's own stdout and stderr (keeping the first kilobytes in
   ``kernel-output.log``), and when the proxy or the server goes away, the kernel dies with it
-  (parent-death signal), which ends its whole namespace.
+  (parent-death signal), which ends its whole namespace; the jail then kills what is left in the
+  control group and removes it.
 """
 
 from __future__ import annotations
@@ -33,12 +36,14 @@ import sys
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT)
 
 
-def _kernel(config: dict, connection_file: str, out_w: int) -> None:
+def _kernel(config: dict, connection_file: str, out_w: int, group: list[str]) -> None:
     """PID 1 of the kernel's namespace: finish the sandbox, then run the kernel (never returns)."""
+    import cgroup
     import isolation
 
     code = 72
     try:
+        cgroup.join(group)
         if config.get("drop_privileges"):
             os.chown(connection_file, config["uid"], config["gid"])
         isolation.confine(config, out_w, config["workdir"], config.get("limits", {}),
@@ -77,6 +82,7 @@ def _read_line(conn: socket.socket) -> dict | None:
 
 def _jail(conn: socket.socket) -> int:
     """Forked by the server for one proxy: enter the sandbox, fork the kernel, watch it."""
+    import cgroup
     import isolation
 
     isolation.set_parent_death_signal()
@@ -90,6 +96,11 @@ def _jail(conn: socket.socket) -> int:
     connection_file = request["connection_file"]
     parent = os.getppid()
     applied = isolation.enter(config)
+    if config.get("ipc_namespace") and not applied["ipc"]:
+        raise OSError(f"sandbox not entered: {applied}")
+    limits = config.get("limits", {})
+    group = cgroup.create(int(limits.get("memory_mb", 0)), int(limits.get("nproc", 128))) \
+        if config.get("cgroup") else []
     if config.get("pid_namespace") and applied["files"]:
         isolation.unshare(isolation.CLONE_NEWPID)
     else:
@@ -99,7 +110,7 @@ def _jail(conn: socket.socket) -> int:
     if pid == 0:
         os.close(out_r)
         conn.close()
-        _kernel(config, connection_file, out_w)
+        _kernel(config, connection_file, out_w, group)
     os.close(out_w)
     keep = int(config.get("output_kb", 64)) * 1024
     log = open(os.path.join(config["workdir"], "kernel-output.log"), "wb")  # noqa: SIM115
@@ -138,6 +149,7 @@ def _jail(conn: socket.socket) -> int:
         if os.getppid() != parent:  # the server is gone: take the kernel with us
             os.kill(pid, signal.SIGKILL)
     log.close()
+    cgroup.close(group)
     code = os.waitstatus_to_exitcode(status)
     with contextlib.suppress(OSError):
         conn.sendall(json.dumps({"exit": code}).encode() + b"\n")

@@ -6,12 +6,15 @@ code) and then serves requests, one JSON line each on stdin, answering one JSON 
 protocol channel (its original stdout). Each request carries the sandbox of one submission: the
 folders to cover and to expose, the unprivileged user, the scrubbed environment, the limits.
 
-For each request it forks a monitor, which enters that sandbox (new mount and network
-namespaces, ``isolation.enter``), moves into a new PID namespace and forks the worker. The worker
-is PID 1 there: it mounts its own ``/proc``, sends its output to a pipe, sets the limits, drops to
-the unprivileged user, blocks imports of the self-check's answers, imports the student's module
-and runs the cases (``probe_runner``). When the worker ends or is killed, the kernel kills
-everything left in its namespace, so no process outlives its group. The monitor enforces the
+For each request it forks a monitor, which enters that sandbox (new mount, network and IPC
+namespaces, ``isolation.enter``), makes the group's control group (``cgroup.create``: one memory
+and process-count limit for all its processes), moves into a new PID namespace and forks the
+worker. The worker joins the control group and is PID 1 of its namespace: it mounts its own
+``/proc``, sends its output to a pipe, sets the limits, drops to the unprivileged user, blocks
+imports of the self-check's answers, imports the student's module and runs the cases
+(``probe_runner``). When the worker ends or is killed, the kernel kills everything left in its
+namespace, the monitor everything left in its control group, and the IPC namespace goes with its
+last process, so no process or IPC object outlives its group. The monitor enforces the
 wall-clock limit, keeps the first kilobytes of output and throws the rest away (a flood costs
 nothing but time), and reports how the worker ended. If the sandbox cannot be entered as the
 platform probe promised, no student code runs.
@@ -28,12 +31,15 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves it out
+import cgroup  # noqa: E402
 import isolation  # noqa: E402
 
 
-def _worker(request: dict, config: dict, item_dir: str, out_w: int, applied: dict) -> None:
+def _worker(request: dict, config: dict, item_dir: str, out_w: int, applied: dict,
+            group: list[str]) -> None:
     """The process that runs student code (never returns)."""
     try:
+        cgroup.join(group)
         limits = dict(request.get("limits", {}))
         if request.get("variant") == "cuda":
             limits.pop("memory_mb", None)  # CUDA maps huge address ranges; the monitor watches RSS
@@ -63,8 +69,14 @@ def _monitor(request: dict, config: dict, item_dir: str) -> dict:
     keep = int(limits.get("output_kb", 64)) * 1024
     memory_kb = int(limits.get("memory_mb", 0)) * 1024
     applied = isolation.enter(config)
-    if config.get("namespaces") and not (applied["files"] and applied["network"]):
+    if config.get("namespaces") and not (applied["files"] and applied["network"]) or \
+            config.get("ipc_namespace") and not applied["ipc"]:
         return {"status": "grader-error", "detail": f"sandbox not entered: {applied}"}
+    try:
+        group = cgroup.create(int(limits.get("memory_mb", 0)) + cgroup.HEADROOM_MB,
+                              int(limits.get("nproc", 64))) if config.get("cgroup") else []
+    except OSError as error:
+        return {"status": "grader-error", "detail": f"control group not made: {error!r}"}
     if config.get("pid_namespace"):
         isolation.unshare(isolation.CLONE_NEWPID)
     out_r, out_w = os.pipe()
@@ -72,7 +84,7 @@ def _monitor(request: dict, config: dict, item_dir: str) -> dict:
     pid = os.fork()
     if pid == 0:
         os.close(out_r)
-        _worker(request, config, item_dir, out_w, applied)
+        _worker(request, config, item_dir, out_w, applied, group)
     os.close(out_w)
     os.set_blocking(out_r, False)
     head = bytearray()
@@ -114,15 +126,19 @@ def _monitor(request: dict, config: dict, item_dir: str) -> dict:
             _kill(pid, config)
     if not config.get("pid_namespace"):
         _kill(pid, config)  # what the worker left in its process group
+    seen = cgroup.close(group)  # and in its control group
     deadline = time.monotonic() + 1.0
     while not eof and time.monotonic() < deadline:
         drain()
     os.close(out_r)
     report = {"wall_s": round(time.monotonic() - start, 3),
               "cpu_s": round(usage.ru_utime + usage.ru_stime, 3), "max_rss_kb": usage.ru_maxrss,
-              "output_bytes": total, "output_head": head.decode("utf-8", "replace")}
+              "output_bytes": total, "output_head": head.decode("utf-8", "replace"),
+              "group": seen}
     if os.WIFSIGNALED(status):
         report["signal"] = os.WTERMSIG(status)
+        if reason is None and report["signal"] == signal.SIGKILL and seen["oom_kills"]:
+            reason = "memory"  # the control group's limit, all its processes together
         if reason is None and report["signal"] in (signal.SIGXCPU, signal.SIGKILL) \
                 and report["cpu_s"] >= float(limits.get("cpu_s", 1e9)) - 0.5:
             reason = "cpu"

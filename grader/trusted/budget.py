@@ -1,14 +1,22 @@
 """How much of a worker one student may use, and what their code really used.
 
-Grades must not depend on the machine's load or the number of workers, so what a submission is
-charged is the CPU time its code used (the probe groups' processes as the sandbox's monitor
-reports them; the notebook kernel as :class:`DescendantCpu` measures it), not the wall clock. A
-run stopped by a wall-clock limit is charged the wall time it held the worker (a student who
-sleeps forever uses no CPU but still holds a worker).
+Grades must not depend on the machine's load, the number of workers or an interruption, so what
+a submission is charged is a number the load does not change:
 
-:class:`StudentBudget` caps the total across all of a student's items (``--student-cpu``): once
-it is spent, the items not yet run score 0 with a reason in both languages, so that one
-student's infinite loops cannot hold a worker for a quarter of an hour.
+- a run that finished: the CPU time its code used (the probe groups' processes as the sandbox's
+  monitor reports them; the notebook kernel as :class:`DescendantCpu` measures it);
+- a run a limit stopped: that limit (the CPU limit of a probe group stopped on CPU; the wall
+  limit of a run stopped on time, for a student who sleeps uses no CPU but still holds a worker;
+  a notebook's cell or notebook limit), never what the load let it use before;
+- a run stopped on time and run again with more time (``grader.trusted.runs``): nothing, since
+  the second run decides.
+
+:class:`StudentBudget` caps these charges over all of a student's items (``--student-cpu``), so
+the cap cuts at the same item every run; once it is spent, the items not yet run score 0 with a
+reason in both languages, so that one student's infinite loops cannot hold a worker for a quarter
+of an hour. Beside it, the wall-clock time a student's runs held the worker is capped too
+(``--student-wall``, set well above what the CPU cap allows), so that a submission that sleeps
+just under every limit cannot hold the worker longer either.
 """
 
 from __future__ import annotations
@@ -24,24 +32,45 @@ TICKS = os.sysconf("SC_CLK_TCK")
 
 
 class StudentBudget:
-    """Seconds of CPU one student may still use (wall-clock seconds for runs stopped on time)."""
+    """Seconds one student may still be charged (see the module's docstring) and may still hold
+    the worker (``wall_limit_s``); 0: no cap."""
 
-    def __init__(self, limit_s: float):
+    def __init__(self, limit_s: float, wall_limit_s: float = 0.0):
         self.limit_s = float(limit_s)
+        self.wall_limit_s = float(wall_limit_s)
         self.used_s = 0.0
+        self.held_s = 0.0
         self.skipped: list[str] = []  # what was not run because the budget was spent
 
     def left(self) -> float:
-        """Seconds still available (infinite without a cap)."""
+        """Seconds that may still be charged (infinite without a cap)."""
         return max(0.0, self.limit_s - self.used_s) if self.limit_s > 0 else float("inf")
 
-    def spent(self) -> bool:
-        return self.limit_s > 0 and self.used_s >= self.limit_s
+    def wall_left(self) -> float:
+        """Seconds the student's runs may still hold the worker (infinite without a cap)."""
+        if self.wall_limit_s <= 0:
+            return float("inf")
+        return max(0.0, self.wall_limit_s - self.held_s)
 
-    def charge(self, cpu_s: float, wall_s: float = 0.0, *, stopped_on_time: bool = False) -> None:
-        self.used_s += max(cpu_s, wall_s) if stopped_on_time else cpu_s
+    def spent(self) -> bool:
+        return self.left() <= 0 or self.wall_left() <= 0
+
+    def charge(self, seconds: float, held_s: float = 0.0) -> None:
+        """Charge one run: ``seconds`` (its CPU time, or the limit that stopped it) against the
+        cap, ``held_s`` (the wall-clock time it held the worker) against the wall cap."""
+        self.used_s += seconds
+        self.held_s += held_s
 
     def finding(self) -> Finding:
+        if self.wall_left() <= 0 < self.left():
+            return Finding(
+                "student-wall-cap",
+                f"Tu entrega agotó el tiempo total que se dedica a cada estudiante "
+                f"({self.wall_limit_s:g} s de reloj, casi siempre esperas o pausas); este "
+                "apartado no se llegó a ejecutar y vale 0. Quita las esperas y vuelve a entregar.",
+                f"Your submission used up the total time given to each student "
+                f"({self.wall_limit_s:g} s of wall-clock time, nearly always waits or sleeps); "
+                "this item was not run and scores 0. Remove the waits and submit again.")
         return Finding(
             "student-cap",
             f"Tu entrega agotó el tiempo total de CPU que se dedica a cada estudiante "
@@ -53,6 +82,7 @@ class StudentBudget:
 
     def summary(self) -> dict:
         return {"limit_s": self.limit_s, "used_s": round(self.used_s, 2),
+                "wall_limit_s": self.wall_limit_s, "held_s": round(self.held_s, 2),
                 "skipped": self.skipped}
 
 

@@ -44,6 +44,8 @@ def sandbox_config(scratch: Scratch, caps: Capabilities, *, extra_hide: list[Pat
         **view,
         "namespaces": caps.namespaces,
         "pid_namespace": caps.pid_namespace,
+        "ipc_namespace": caps.ipc_namespace,
+        "cgroup": caps.cgroup,
         "drop_privileges": caps.drop_privileges,
         "uid": sandbox_uid(),
         "gid": sandbox_uid(),

@@ -41,7 +41,13 @@ from grader.trusted.pool import run_pool
 from grader.trusted.progress import Progress
 from grader.trusted.references import References
 from grader.trusted.runs import WORKER_OVERHEAD_MB, LabRun, kernel_server, workers_that_fit, zygote
-from grader.trusted.sandbox import Capabilities, Limits, Scratch, probe_capabilities
+from grader.trusted.sandbox import (
+    Capabilities,
+    Limits,
+    Scratch,
+    probe_capabilities,
+    scratch_size_mb,
+)
 from grader.trusted.unpack import POSITIONAL, Submission, discover, flag_reason, unpack
 from grader.trusted.verdicts import CellContext, Finding, GroupOutcome, JudgeContext, Verdict
 from minimodel.course import LABS, find_lab
@@ -99,10 +105,13 @@ def code_version(root: Path = REPO_ROOT) -> str:
     return digest.hexdigest()[:16]
 
 
-def settings(limits: Limits, device: str, labs: list[str] | None) -> dict:
-    """What decides a grade besides the submission; shards merge only when theirs are equal."""
+def settings(limits: Limits, device: str, labs: list[str] | None,
+             caps: Capabilities) -> dict:
+    """What decides a grade besides the submission, and what the sandbox enforced (the
+    per-process limits alone, where no control group could be made); shards merge only when
+    theirs are equal."""
     return {"code": code_version(), "limits": dict(sorted(asdict(limits).items())),
-            "device": device, "labs": sorted(chosen(labs))}
+            "device": device, "labs": sorted(chosen(labs)), "isolation": caps.enforced()}
 
 
 def in_shard(student_id: str, shard: tuple[int, int]) -> bool:
@@ -141,7 +150,7 @@ def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
     scratch_dir = ctx.scratch_root / safe
     if scratch_dir.exists():
         shutil.rmtree(scratch_dir)
-    scratch = Scratch(scratch_dir, files)
+    scratch = Scratch(scratch_dir, files, scratch_size_mb(ctx.limits, ctx.caps))
     record = {"student_id": student_id, "safe_id": safe, "complete": False,
               "fingerprint": submission.fingerprint(), "config": ctx.config,
               "device": ctx.device,
@@ -149,7 +158,7 @@ def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
               "labs": {}, "found": submission.found,
               "instructor": {"groups": {}, "notebooks": {}}}
     problems: list[str] = []
-    budget = StudentBudget(ctx.limits.student_cpu_s)
+    budget = StudentBudget(ctx.limits.student_cpu_s, ctx.limits.student_wall_s)
     try:
         for lab_id, checks in chosen(ctx.labs).items():
             record["labs"][lab_id] = _grade_lab(lab_id, checks, submission, scratch, ctx,
@@ -161,7 +170,8 @@ def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
     record["gpu"] = _gpu_summary(record)
     record["instructor"]["budget"] = budget.summary()
     if budget.skipped:
-        problems.append("student cpu cap")
+        problems.append("student wall cap" if budget.finding().code == "student-wall-cap"
+                        else "student cpu cap")
     record["status"] = "problems: " + ", ".join(sorted(set(problems))) if problems else "ok"
     if submission.flags:
         record["status"] = f"flagged: {flag_reason(submission)}"
@@ -391,7 +401,7 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream, log) -
     if device == "cuda-report":
         say("  GPU found: CUDA results go to the gpu_checks column and change no points "
             "(use --device cuda for the whole class to make them count)")
-    run_settings = settings(options.limits, device, options.labs)
+    run_settings = settings(options.limits, device, options.labs, caps)
     before = (gradebook.load_run(out) or {}).get("settings", {}).get("labs")
     if before and before != run_settings["labs"] and not options.force:
         raise GradingError(bilingual(

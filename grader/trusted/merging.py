@@ -33,7 +33,9 @@ SETTING_NAMES = {"labs": ("los laboratorios (--lab)", "the labs (--lab)"),
                  "device": ("el dispositivo (--device)", "the device (--device)"),
                  "limits": ("los límites (--timeout, --memory, ...)",
                             "the limits (--timeout, --memory, ...)"),
-                 "code": ("la versión del corrector", "the grader's version")}
+                 "code": ("la versión del corrector", "the grader's version"),
+                 "isolation": ("el aislamiento que la máquina permite (cgroups, namespaces)",
+                               "the isolation the machine allows (cgroups, namespaces)")}
 
 
 class MergeError(ValueError):

@@ -23,11 +23,12 @@ from grader.child.isolation import set_parent_death_signal
 from grader.trusted import gradebook
 from grader.trusted.progress import Progress
 from grader.trusted.runs import kernel_server, zygote
+from grader.trusted.sandbox import enter_private_mounts
 
 
 def worker_init(ctx) -> None:
-    """Workers die with the main process and leave Ctrl-C to it; the zygote and the kernel
-    server start loading."""
+    """Workers die with the main process and leave Ctrl-C to it; each gets a mount namespace of
+    its own for its scratch folders; the zygote and the kernel server start loading."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     set_parent_death_signal()
     parent = os.getppid()
@@ -38,6 +39,8 @@ def worker_init(ctx) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, daemon=True).start()
+    if ctx.caps.scratch_quota:
+        enter_private_mounts()
     with contextlib.suppress(OSError):
         zygote(ctx).launch()
         kernel_server(ctx).launch()

@@ -129,10 +129,11 @@ class LabRun:
         """One probe group on one variant. A group stopped by the wall clock runs once more
         with a wall budget the CPU limit decides (four times it, plus 10 s; the CPU limit
         unchanged) before a time-out is scored, so that a busy machine does not change the
-        grade."""
+        grade; no run holds the worker beyond the student's wall-clock budget."""
         n = len(group.cases)
         limits = self.limits.group()
         for attempt in (1, 2):
+            limits = {**limits, "wall_s": min(float(limits["wall_s"]), self.budget.wall_left())}
             request = {"dir": self.scratch.new_item_dir(f"{group.key}-{variant}"),
                        "module": group.module, "variant": variant, "inputs": str(self.inputs),
                        "cases": [c.to_json() for c in group.cases], "limits": limits,
@@ -146,9 +147,10 @@ class LabRun:
             if report.get("status") == "grader-error":
                 return GroupOutcome.absent(variant, "error", n)
             stopped = report.get("status") == "timeout"
-            retry = stopped and attempt == 1 and self.budget.left() > float(limits["wall_s"])
-            self.budget.charge(float(report.get("cpu_s", 0)), float(report.get("wall_s", 0)),
-                               stopped_on_time=stopped and not retry)
+            retry = stopped and attempt == 1 and self.budget.left() > float(limits["wall_s"]) \
+                and self.budget.wall_left() > float(limits["wall_s"])
+            self.budget.charge(0.0 if retry else _group_charge(report, limits),
+                               float(report.get("wall_s", 0)))
             if not retry:
                 break
             wall = max(3 * float(limits["wall_s"]), 4 * float(limits["cpu_s"]) + 10)
@@ -167,6 +169,8 @@ class LabRun:
         times the time (at most what is left of the budget) before a time-out is scored.
         """
         limits = self.limits
+        if self.budget.wall_left() < limits.notebook_wall_s:
+            limits = replace(limits, notebook_wall_s=max(1, int(self.budget.wall_left())))
         kernels.ensure()  # its own start-up is charged to nobody
         measured_apart = {z.process.pid for z in (self.zygote, kernels)
                           if z is not None and z.alive()}
@@ -182,16 +186,17 @@ class LabRun:
                     extra_hide=self.extra_hide, log_path=self.log_path, kernels=kernels,
                     mpl_cache=fonts)
             outcome["cpu_s"] = meter.seconds
-            stopped = outcome.get("status") == "timeout" or any(
-                e.get("ename") == "CellTimeout" for e in outcome.get("cell_errors", []))
-            retry = stopped and attempt == 1 and self.budget.left() > limits.notebook_wall_s
-            self.budget.charge(meter.seconds, float(outcome.get("wall_s", 0)),
-                               stopped_on_time=stopped and not retry)
+            stopped = _notebook_charge(outcome, limits)
+            retry = bool(stopped) and attempt == 1 and \
+                min(self.budget.left(), self.budget.wall_left()) > limits.notebook_wall_s
+            self.budget.charge(0.0 if retry else stopped or meter.seconds,
+                               float(outcome.get("wall_s", 0)))
             if not retry:
                 break
             limits = replace(limits, cell_timeout_s=3 * limits.cell_timeout_s,
                              notebook_wall_s=int(min(3 * limits.notebook_wall_s,
-                                                     self.budget.left())))
+                                                     self.budget.left(),
+                                                     self.budget.wall_left())))
         outcome["attempts"] = attempt
         self.log(f"-- {self.checks.lab_id} notebook: {outcome.get('status')}, "
                  f"{outcome.get('wall_s', '?')} s; cell errors: "
@@ -199,3 +204,22 @@ class LabRun:
                              f" {e.get('evalue', '')[:200]}"
                              for e in outcome.get("cell_errors", [])))
         return folder, outcome, build
+
+
+def _group_charge(report: dict, limits: dict) -> float:
+    """What a probe group's run is charged (``grader.trusted.budget``): the limit that stopped
+    it, else the CPU time it used."""
+    if report.get("status") == "cpu":
+        return float(limits["cpu_s"])
+    if report.get("status") == "timeout":
+        return float(limits["wall_s"])
+    return float(report.get("cpu_s", 0))
+
+
+def _notebook_charge(outcome: dict, limits: Limits) -> float:
+    """What a notebook run stopped on time is charged: the notebook's wall limit, or the cell
+    limit once per cell stopped (0: it was not stopped, its CPU time is charged)."""
+    if outcome.get("status") == "timeout":
+        return float(limits.notebook_wall_s)
+    stopped = sum(e.get("ename") == "CellTimeout" for e in outcome.get("cell_errors", []))
+    return float(stopped * limits.cell_timeout_s)

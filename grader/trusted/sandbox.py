@@ -30,11 +30,13 @@ from pathlib import Path
 
 import numpy as np
 
+from grader.child import cgroup, isolation
 from grader.child.probe_runner import GIVEN_CODE_MAY_IMPORT, forbidden
 from minimodel.implementation import PACKAGE_DIR, REPO_ROOT
 
 CHILD_DIR = Path(__file__).resolve().parent.parent / "child"
-CHILD_FILES = ("isolation.py", "zygote.py", "probe_runner.py", "kernel_jail.py", "recorder.py")
+CHILD_FILES = ("isolation.py", "cgroup.py", "zygote.py", "probe_runner.py", "kernel_jail.py",
+               "recorder.py")
 # The system folders a Python process needs; every other top-level folder (home folders, other
 # checkouts of the course, /tmp, /srv, /work, ...) is covered. Python itself is bound back.
 SYSTEM_FOLDERS = frozenset({"usr", "lib", "lib32", "lib64", "libx32", "bin", "sbin", "etc",
@@ -53,7 +55,11 @@ def copy_child_files(runner: Path, names: tuple[str, ...] = CHILD_FILES) -> None
 
 @dataclass
 class Limits:
-    """Per-probe-group and per-notebook limits (seconds, MiB, KiB)."""
+    """Every limit of a grading run, each with its flag of ``minimodel-grader grade`` (seconds,
+    MiB, KiB). A probe group is held to ``group()``, a notebook kernel to ``kernel()``; with
+    control groups, ``memory_mb`` and ``nproc`` (``kernel_memory_mb`` and ``kernel()``'s
+    processes) cover all the processes of a run together, and the scratch folder of a submission
+    holds at most ``scratch_mb``."""
 
     wall_s: float = 20.0
     cpu_s: int = 20
@@ -66,6 +72,8 @@ class Limits:
     notebook_wall_s: int = 240
     kernel_memory_mb: int = 8192
     student_cpu_s: float = 300.0  # CPU seconds per student, all items together (0: no cap)
+    student_wall_s: float = 1200.0  # seconds one student may hold a worker (0: no cap)
+    scratch_mb: int = 512  # the size of a submission's scratch folder (a tmpfs)
 
     def group(self) -> dict:
         keys = ("wall_s", "cpu_s", "memory_mb", "fsize_mb", "nproc", "nofile", "output_kb")
@@ -83,10 +91,20 @@ class Capabilities:
 
     namespaces: bool = False  # mount + network namespace, covered folders
     pid_namespace: bool = False
+    ipc_namespace: bool = False
     drop_privileges: bool = False
     rlimits: bool = False
+    cgroup: int | None = None  # 1 or 2: one limit for all of a run's processes (cgroups vN)
+    scratch_quota: bool = False  # the scratch folder is a tmpfs of ``Limits.scratch_mb``
     cuda: bool | None = None  # None: not asked
     notes: list[str] = field(default_factory=list)
+
+    def enforced(self) -> dict[str, bool | int | None]:
+        """What is enforced, for the run's settings (``grades.csv``'s run, ``run.json``)."""
+        return {"namespaces": self.namespaces, "pid_namespace": self.pid_namespace,
+                "ipc_namespace": self.ipc_namespace, "drop_privileges": self.drop_privileges,
+                "rlimits": self.rlimits, "cgroup": self.cgroup,
+                "scratch_quota": self.scratch_quota}
 
     def report(self) -> list[str]:
         """Start-up lines: what is enforced, and, loudly, what is not."""
@@ -110,9 +128,25 @@ class Capabilities:
                           "nothing outlives its item (PID namespace)",
                           "procesos en segundo plano: solo se mata el grupo de procesos",
                           "background processes: only the process group is killed"))
+        lines.append(line(self.ipc_namespace, "ningún objeto IPC sobrevive a su prueba",
+                          "no IPC object outlives its item (IPC namespace)",
+                          "memoria compartida y colas SysV pueden quedar para el siguiente",
+                          "SysV shared memory and queues may be left for the next student"))
         lines.append(line(self.rlimits, "límites de CPU, memoria, archivos y procesos",
                           "CPU, memory, file-size and process limits",
                           "sin límites de recursos", "no resource limits"))
+        lines.append(line(bool(self.cgroup),
+                          f"un límite de memoria y procesos para toda la prueba (cgroups "
+                          f"v{self.cgroup})",
+                          f"one memory and process limit for all of an item's processes "
+                          f"(cgroups v{self.cgroup})",
+                          "límites por proceso: cada proceso hijo tiene otro tanto de memoria",
+                          "per-process limits only: each child process gets the memory limit "
+                          "again"))
+        lines.append(line(self.scratch_quota, "carpeta de trabajo de tamaño limitado (tmpfs)",
+                          "scratch folder of limited size (tmpfs)",
+                          "la carpeta de trabajo puede llenar el disco",
+                          "the scratch folder can fill the disk"))
         if self.cuda is not None:
             lines.append("  [ok] CUDA: probes repeated on the GPU / pruebas repetidas en la GPU"
                          if self.cuda else
@@ -176,6 +210,13 @@ PROBE_SCRIPT = textwrap.dedent(
     result["notes"] += applied["errors"]
     secret = config["secret"]
     result["namespaces"] = applied["files"] and applied["network"] and not os.path.exists(secret)
+    result["ipc_namespace"] = applied["ipc"]
+    try:  # what a worker does to its scratch folder in its own mount namespace
+        if applied["files"]:
+            isolation.mount_scratch(config["expose_rw"][0], 1)
+            result["scratch_quota"] = result["namespaces"]
+    except OSError as error:
+        result["notes"].append(f"scratch tmpfs: {error}")
     try:
         isolation.unshare(isolation.CLONE_NEWPID)
         pid_ns = True
@@ -250,6 +291,8 @@ def _probe() -> Capabilities:
             caps.notes.append(f"isolation probe failed: {error!r}")
             return caps
     result["pid_namespace"] = result["pid_namespace"] and result["namespaces"]
+    result["cgroup"], why_not = cgroup.available() if root else (None, "")
+    result["notes"] += [why_not] if why_not else []
     caps = Capabilities(**result)  # the probe's fields are the capabilities' own
     if not root:
         caps.notes.append("not running as root: no namespaces and no user switch "
@@ -307,16 +350,40 @@ class ItemFolders:
         return f"{self._counter:03d}-{prefix}"
 
 
-class Scratch(ItemFolders):
-    """The scratch folder of one submission: all the sandbox can see besides Python itself."""
+_PRIVATE_MOUNTS: list[bool] = []  # whether this process moved into a mount namespace of its own
 
-    def __init__(self, root: Path, student_files: dict[str, bytes]):
+
+def enter_private_mounts() -> None:
+    """Move this grading worker into a mount namespace of its own, before it starts its zygote
+    and kernel server (they share it): its scratch folders' tmpfs mounts are then seen by them
+    and by nobody else, and vanish with the worker, however it ends."""
+    try:
+        isolation.private_mounts()
+        _PRIVATE_MOUNTS.append(True)
+    except OSError:
+        pass  # the scratch folders stay plain folders
+
+
+def scratch_size_mb(limits: Limits, caps: Capabilities) -> int:
+    """The size of a submission's scratch tmpfs in this worker (0: a plain folder)."""
+    return limits.scratch_mb if caps.scratch_quota and _PRIVATE_MOUNTS else 0
+
+
+class Scratch(ItemFolders):
+    """The scratch folder of one submission: all the sandbox can see besides Python itself; with
+    ``size_mb``, a tmpfs of that size (see :func:`enter_private_mounts`), so that nothing a
+    submission writes can fill the disk."""
+
+    def __init__(self, root: Path, student_files: dict[str, bytes], size_mb: int = 0):
         super().__init__(root / "items")
         self.root = root
         self.course_src = root / "course" / "src"
         self.runner = root / "runner"
         self.inputs = root / "inputs"
+        self.mounted = bool(size_mb)
         root.mkdir(parents=True, mode=0o755)
+        if self.mounted:
+            isolation.mount_scratch(str(root), size_mb)
         os.chmod(root, 0o755)
         shutil.copytree(PACKAGE_DIR, self.course_src / "minimodel",
                         ignore=self._given_code_only)
@@ -347,4 +414,6 @@ class Scratch(ItemFolders):
         return path
 
     def remove(self) -> None:
+        if self.mounted:
+            isolation.unmount(str(self.root))  # everything on it goes at once
         shutil.rmtree(self.root, ignore_errors=True)

@@ -18,15 +18,21 @@ SLUG = "17_01_sinusoidal"
 SPIN = "while True:\n    pass\n"
 
 
-def test_budget_charges_cpu_and_wall_time_of_runs_stopped_on_time():
-    budget = StudentBudget(10)
-    budget.charge(3.0, 9.0)  # a run that finished: its CPU time
-    assert budget.used_s == 3.0 and not budget.spent()
-    budget.charge(0.1, 8.0, stopped_on_time=True)  # asleep until the wall clock stopped it
-    assert budget.spent() and budget.left() == 0
-    assert StudentBudget(0).left() == float("inf") and not StudentBudget(0).spent()
+def test_budget_caps_the_charges_and_the_time_held():
+    budget = StudentBudget(10, 30)
+    budget.charge(3.0, 9.0)  # a run that finished: its CPU time; it held the worker 9 s
+    assert (budget.used_s, budget.held_s) == (3.0, 9.0) and not budget.spent()
+    budget.charge(8.0, 8.5)  # stopped on time: charged the limit that stopped it
+    assert budget.spent() and budget.left() == 0 and budget.wall_left() == 12.5
     finding = budget.finding()
+    assert finding.code == "student-cap"
     assert "10 s" in finding.es and "10 s" in finding.en and finding.es != finding.en
+    asleep = StudentBudget(10, 30)
+    asleep.charge(0.1, 31.0)  # slept just under every limit: no CPU, but the worker was held
+    assert asleep.spent() and asleep.left() > 0 and asleep.finding().code == "student-wall-cap"
+    assert "30 s" in asleep.finding().es and "30 s" in asleep.finding().en
+    assert StudentBudget(0).left() == StudentBudget(0).wall_left() == float("inf")
+    assert not StudentBudget(0).spent()
 
 
 def test_a_student_who_loops_forever_is_stopped_by_the_cap(tmp_path):
