@@ -261,3 +261,20 @@ def test_manual_grades_from_formgrader_are_merged(full_run, tmp_path, monkeypatc
     assert ana["total"] == "10.50"
     feedback = (out / "feedback" / "ana" / "feedback.en.md").read_text()
     assert "graded by hand" in feedback
+
+
+def test_every_limit_has_a_flag_and_reaches_the_run():
+    import argparse
+    import dataclasses
+
+    from grader.cli import LIMIT_FLAGS, STUDENT_FLAGS, _add_limits, _limits
+    from grader.trusted.sandbox import Limits
+
+    flags = {name: flag for flag, name, *_ in (*LIMIT_FLAGS, *STUDENT_FLAGS)}
+    assert set(flags) == {f.name for f in dataclasses.fields(Limits)}
+    parser = argparse.ArgumentParser()
+    _add_limits(parser)
+    assert _limits(parser.parse_args([])) == Limits(cpu_s=int(Limits().wall_s) + 1)
+    changed = {name: getattr(Limits(), name) + 1 for name in flags}
+    argv = [str(part) for name, value in changed.items() for part in (flags[name], value)]
+    assert _limits(parser.parse_args(argv)) == Limits(**changed)
