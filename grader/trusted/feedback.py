@@ -45,6 +45,9 @@ WORDS = {
            "manual": "Respuestas escritas (corrección manual)",
            "footer": "Las pruebas ocultas y sus datos no se muestran. Lo que tu código escribe "
                      "en la salida, los avisos (warnings) y stderr no restan puntos.",
+           "kernel": "Las celdas calificadas de los cuadernos se comprueban en tu propio kernel: "
+                     "se califican los valores que tu cuaderno calcula al ejecutarse en el "
+                     "corrector.",
            "note": "Nota"},
     "en": {"title": "Grading report", "total": "Total", "auto": "automatic", "by_hand": "by hand",
            "pending": ("{n} written answer still to be graded by hand",
@@ -63,6 +66,8 @@ WORDS = {
            "manual": "Written answers (graded by hand)",
            "footer": "Hidden tests and their data are not shown. What your code prints, "
                      "warnings and stderr never cost points.",
+           "kernel": "The notebooks' graded cells are checked in your own kernel: what is graded "
+                     "is the values your notebook computes when the grader runs it.",
            "note": "Note"},
 }
 
@@ -131,7 +136,8 @@ def model(record: dict, lang: str) -> dict:
             [words["syntax"]] if any(m.get("code") == "syntax-error"
                                      for m in record.get("messages", [])) else []),
         "labs": labs,
-        "footer": words["footer"],
+        "footer": " ".join([words["footer"], *([words["kernel"]] if any(
+            lab.get("notebook", {}).get("present") for lab in record["labs"].values()) else [])]),
     }
 
 

@@ -65,3 +65,11 @@ def test_gpu_results_say_whether_they_count():
     data["device"] = "cpu"
     assert "not run (graded without a GPU); they change no points" in \
         feedback.markdown(data, "en")
+
+
+def test_notebook_cells_are_said_to_be_checked_in_the_students_own_kernel():
+    data = record()
+    assert "your own kernel" not in feedback.markdown(data, "en")  # no notebook handed in
+    data["labs"]["17.01"]["notebook"] = {"present": True, "status": "finished", "findings": []}
+    assert "checked in your own kernel" in feedback.markdown(data, "en")
+    assert "se comprueban en tu propio kernel" in feedback.html_page(data, "es")
