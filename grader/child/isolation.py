@@ -244,6 +244,22 @@ def drop_privileges(uid: int, gid: int) -> None:
         raise IsolationError(errno.EPERM, "could not drop privileges")
 
 
+def kill_user(uid: int) -> None:
+    """``SIGKILL`` every process of ``uid``, the sandbox's own user, from a throw-away child
+    that becomes ``uid`` (``kill(-1)`` reaches exactly the processes of its user). Without a PID
+    namespace this is what stops what student code left behind outside its process group (a
+    daemon, a ``setsid``); it needs root, and a ``uid`` no other live process uses."""
+    for _ in range(2):  # a process forked during the first sweep is caught by the second
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setresuid(uid, uid, uid)
+                os.kill(-1, signal.SIGKILL)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+
+
 def close_other_fds() -> None:
     """Close every file descriptor but 0, 1 and 2 (pipes to the grader, inherited sockets)."""
     try:

@@ -149,6 +149,8 @@ def _jail(conn: socket.socket) -> int:
         if os.getppid() != parent:  # the server is gone: take the kernel with us
             os.kill(pid, signal.SIGKILL)
     log.close()
+    if not config["pid_namespace"] and config.get("drop_privileges"):
+        isolation.kill_user(config["uid"])  # what the kernel left behind, as its user
     cgroup.close(group)
     code = os.waitstatus_to_exitcode(status)
     with contextlib.suppress(OSError):

@@ -126,6 +126,8 @@ def _monitor(request: dict, config: dict, item_dir: str) -> dict:
             _kill(pid, config)
     if not config.get("pid_namespace"):
         _kill(pid, config)  # what the worker left in its process group
+        if config.get("drop_privileges"):
+            isolation.kill_user(config["uid"])  # and anywhere else, as its user
     seen = cgroup.close(group)  # and in its control group
     deadline = time.monotonic() + 1.0
     while not eof and time.monotonic() < deadline:

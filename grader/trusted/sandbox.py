@@ -106,12 +106,23 @@ class Capabilities:
                 "rlimits": self.rlimits, "cgroup": self.cgroup,
                 "scratch_quota": self.scratch_quota}
 
+    def mode(self) -> tuple[str, str]:
+        """The isolation used, ``(es, en)``: namespaces; the fallback where the platform refuses
+        them (a user of its own, limits, and only file permissions between it and the rest);
+        or none."""
+        if self.namespaces and self.drop_privileges:
+            return "namespaces", "namespaces"
+        if self.drop_privileges:
+            return "usuario sin privilegios y permisos", "unprivileged user and permissions"
+        return "ninguno", "none"
+
     def report(self) -> list[str]:
-        """Start-up lines: what is enforced, and, loudly, what is not."""
+        """Start-up lines: the isolation mode, what is enforced, and, loudly, what is not."""
         def line(ok: bool, es: str, en: str, es_no: str, en_no: str) -> str:
             return f"  [ok] {en} / {es}" if ok else f"  [NOT ENFORCED] {en_no} / {es_no}"
 
-        lines = ["sandbox / aislamiento:"]
+        es, en = self.mode()
+        lines = [f"sandbox / aislamiento: {en} / {es}"]
         lines.append(line(self.namespaces, "red desactivada (namespace de red)",
                           "network off (network namespace)",
                           "la red no está aislada (solo un filtro de Python)",
@@ -124,10 +135,15 @@ class Capabilities:
                           "student code runs as an unprivileged user",
                           "el código del estudiante corre con el usuario del corrector",
                           "student code runs as the grader's user"))
-        lines.append(line(self.pid_namespace, "ningún proceso sobrevive a su prueba",
-                          "nothing outlives its item (PID namespace)",
-                          "procesos en segundo plano: solo se mata el grupo de procesos",
-                          "background processes: only the process group is killed"))
+        if self.pid_namespace or not self.drop_privileges:
+            lines.append(line(self.pid_namespace, "ningún proceso sobrevive a su prueba",
+                              "nothing outlives its item (PID namespace)",
+                              "procesos en segundo plano: solo se mata el grupo de procesos",
+                              "background processes: only the process group is killed"))
+        else:
+            lines.append(line(True, "ningún proceso sobrevive a su prueba (se matan todos los "
+                              "de su usuario)", "nothing outlives its item (every process of "
+                              "its user is killed)", "", ""))
         lines.append(line(self.ipc_namespace, "ningún objeto IPC sobrevive a su prueba",
                           "no IPC object outlives its item (IPC namespace)",
                           "memoria compartida y colas SysV pueden quedar para el siguiente",
@@ -158,7 +174,8 @@ class Capabilities:
 
 def python_roots() -> list[str]:
     """Folders the sandbox's Python needs to read: the environment and its base installation."""
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             *site.getsitepackages()}  # a site-packages may be a link to elsewhere
     real = os.path.realpath(sys.executable)
     roots.add(str(Path(real).parent.parent))
     return sorted(os.path.realpath(r) for r in roots if r and os.path.isdir(r))
@@ -234,7 +251,7 @@ PROBE_SCRIPT = textwrap.dedent(
                 isolation.mount_private_proc()
             isolation.apply_limits({"cpu_s": 30, "memory_mb": 4096, "nproc": 64, "fsize_mb": 8})
             out["rlimits"] = True
-            if result["namespaces"]:
+            if config["namespaces"]:  # root: with namespaces, or as the fallback without
                 isolation.drop_privileges(config["uid"], config["uid"])
                 code = os.spawnv(os.P_WAIT, sys.executable,
                                  [sys.executable, "-I", "-c", "import numpy"])
