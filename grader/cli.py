@@ -12,6 +12,8 @@
   into its ``submitted/``, for formgrader).
 - ``slurm SUBMISSIONS --out GRADES --shards N [--gpu] [--submit]``: write a Slurm job array (one
   task per shard) and the merge job that waits for it (``GRADES/slurm/``); submit both.
+- ``gradescope BUNDLE.zip [--lab ID]``: write the autograder bundle for Gradescope (one container
+  per submission; ``grader/trusted/gradescope.py`` grades there).
 - ``demo``: grade the bundled sample submissions and print the table.
 
 Splitting a class across machines: each job grades one shard into its own folder, then one
@@ -204,6 +206,12 @@ def main(argv: list[str] | None = None) -> int:
     _add_device(slurm)
     _add_limits(slurm)
 
+    scope = sub.add_parser("gradescope", help="write the Gradescope autograder bundle (.zip)")
+    scope.add_argument("bundle", type=Path, help="the .zip to upload to Gradescope")
+    scope.add_argument("--lab", action="append", help=LAB_HELP)
+    scope.add_argument("--force", action="store_true", help="replace BUNDLE if it exists")
+    _add_device(scope)
+
     merge = sub.add_parser("merge", help="join shard folders and/or manual grades")
     merge.add_argument("sources", type=Path, nargs="*")
     merge.add_argument("--out", type=Path, required=True)
@@ -267,6 +275,14 @@ def _dispatch(args) -> int:
             _export(args, args.out)
         elif args.command == "slurm":
             return _slurm(args)
+        elif args.command == "gradescope":
+            from grader.build.gradescope import build_bundle
+
+            names = build_bundle(args.bundle, args.lab, args.device, force=args.force)
+            print(bilingual(f"{args.bundle}: {len(names)} archivos, setup.sh y run_autograder en "
+                            "la raíz; súbelo como autograder de la tarea en Gradescope.",
+                            f"{args.bundle}: {len(names)} files, setup.sh and run_autograder at "
+                            "its root; upload it as the assignment's autograder on Gradescope."))
         elif args.command == "merge":
             from grader.build import nbgrader_course
             from grader.trusted import gradebook, merging

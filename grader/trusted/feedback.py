@@ -104,6 +104,17 @@ def total_line(record: dict, lang: str) -> str:
             f"{_fmt(record.get('max_total'))} ({split})")
 
 
+def item_texts(record: dict, verdict: dict, lang: str) -> list[str]:
+    """What the student reads under one item: its findings and its GPU outcome."""
+    texts = [_finding_text(f, lang) for f in verdict.get("findings", [])]
+    gpu = verdict.get("gpu")
+    if gpu == "failed" and record.get("device") != "cuda":
+        gpu = "failed-report"  # only --device cuda makes the CUDA runs count
+    if gpu in WORDS[lang]["gpu"]:
+        texts.append(WORDS[lang]["gpu"][gpu])
+    return texts
+
+
 def model(record: dict, lang: str) -> dict:
     """The language-specific content both renderers share."""
     words = WORDS[lang]
@@ -117,12 +128,7 @@ def model(record: dict, lang: str) -> dict:
             title = verdict.get(f"title_{lang}") or verdict.get("key")
             rows.append((title, f"{_fmt(verdict.get('score'))} / {_fmt(verdict['points'])}",
                          f"{ICON.get(status, '')} {STATUS[lang].get(status, status)}"))
-            texts = [_finding_text(f, lang) for f in verdict.get("findings", [])]
-            gpu = verdict.get("gpu")
-            if gpu == "failed" and record.get("device") != "cuda":
-                gpu = "failed-report"  # only --device cuda makes the CUDA runs count
-            if gpu in words["gpu"]:
-                texts.append(words["gpu"][gpu])
+            texts = item_texts(record, verdict, lang)
             if texts:
                 details.append((title, texts))
         notebook = [_finding_text(f, lang) for f in lab.get("notebook", {}).get("findings", [])]
