@@ -5,9 +5,9 @@ a submission is charged is a number the load does not change:
 
 - a run that finished: the CPU time its code used (the probe groups' processes as the sandbox's
   monitor reports them; the notebook kernel as :class:`DescendantCpu` measures it);
-- a run a limit stopped: that limit (the CPU limit of a probe group stopped on CPU; the wall
-  limit of a run stopped on time, for a student who sleeps uses no CPU but still holds a worker;
-  a notebook's cell or notebook limit), never what the load let it use before;
+- a run a limit stopped: that limit (a probe group's CPU limit, whether the CPU limit or the
+  wall clock struck first, which the load decides; a notebook's cell or notebook limit), never
+  what the load let it use before;
 - a run stopped on time and run again with more time (``grader.trusted.runs``): nothing, since
   the second run decides.
 

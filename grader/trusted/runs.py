@@ -208,11 +208,12 @@ class LabRun:
 
 def _group_charge(report: dict, limits: dict) -> float:
     """What a probe group's run is charged (``grader.trusted.budget``): the limit that stopped
-    it, else the CPU time it used."""
+    it, else the CPU time it used. A run stopped on time is charged its CPU limit at most: the
+    load decides whether the wall clock or the CPU limit strikes first, not the charge."""
     if report.get("status") == "cpu":
         return float(limits["cpu_s"])
     if report.get("status") == "timeout":
-        return float(limits["wall_s"])
+        return min(float(limits["wall_s"]), float(limits["cpu_s"]))
     return float(report.get("cpu_s", 0))
 
 

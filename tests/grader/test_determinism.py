@@ -1,6 +1,7 @@
 """The same grade every run: a resource-heavy submission graded with 1 and 2 workers, under a
 background CPU load, and after ``kill -9`` of the grading run and a rerun, gives byte-identical
-rows of ``grades.csv``.
+rows of ``grades.csv``; so do a submission that loops forever and one that reaches the cap per
+student.
 
 The heavy submission's ``SinusoidalPositionalEncoding.forward`` prints a lot, allocates and
 touches hundreds of megabytes and burns CPU on every call, and ``sinusoidal_pe`` asks for 2 GiB
@@ -8,10 +9,17 @@ on long tables (over the probe groups' memory limit, within the notebook kernel'
 groups use about half of their wall-clock budget on a quiet core, so a busy machine pushes them
 over it: the grade stays the same because the CPU time decides and a group stopped by the wall
 clock is run again with more time before a time-out is scored.
+
+The loops are stopped by the CPU limit and charged that limit, whatever the load let them use
+before, so the cap per student (``STUDENT_CPU``) cuts at the same item every run: ``loop``'s four
+looping runs start before it is spent (3 x 2 s charged and a fraction for its first group);
+``capped`` loops in all five, its fourth starts with 1 s left, is stopped by the wall clock with
+no retry and charged that 1 s, and its fifth is not run.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -21,7 +29,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from grader_corpus import REFERENCE
+from grader_corpus import REFERENCE, REFERENCE_FORWARD, REFERENCE_PE, stub_with
 
 from grader.trusted import nbexec
 
@@ -63,16 +71,23 @@ def write_class(folder: Path) -> Path:
     return folder
 
 
-def grader(subs: Path, out: Path, workers: int) -> subprocess.Popen:
+SPIN = "while True:\n    pass\n"
+STUDENT_CPU = 7
+LOOPS = {"a_reference": REFERENCE,
+         "capped": stub_with(SPIN, "T = x.shape[-2]\n" + SPIN + REFERENCE_FORWARD),
+         "loop": stub_with(REFERENCE_PE, "T = x.shape[-2]\n" + SPIN + REFERENCE_FORWARD)}
+
+
+def grader(subs: Path, out: Path, workers: int, *more: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "grader.cli", "grade", str(subs), "--out", str(out),
-         "--workers", str(workers), *LIMITS],
+         "--workers", str(workers), *LIMITS, *more],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
-def rows(out: Path) -> list[str]:
+def rows(out: Path, names: tuple[str, ...] = ("a_reference", "heavy")) -> list[str]:
     return [r for r in (out / "grades.csv").read_text().splitlines()[1:]
-            if r.startswith(("a_reference,", "heavy,"))]
+            if r.startswith(tuple(f"{name}," for name in names))]
 
 
 def finish(process: subprocess.Popen) -> str:
@@ -116,6 +131,26 @@ def test_heavy_submission_same_rows_every_run(tmp_path, request):
     output = finish(grader(subs, tmp_path / "killed", 1))
     assert "1 already graded" in output
     assert rows(tmp_path / "killed") == expected
+
+
+def test_loops_and_the_cap_per_student_same_rows_every_run(tmp_path, request):
+    subs = tmp_path / "subs"
+    for name, module in LOOPS.items():
+        (subs / name / "src/minimodel/positional").mkdir(parents=True)
+        (subs / name / "src/minimodel/positional/sinusoidal.py").write_text(module)
+    cap = ("--student-cpu", str(STUDENT_CPU))
+    finish(grader(subs, tmp_path / "two", 2, *cap))
+    expected = rows(tmp_path / "two", tuple(LOOPS))
+    _, capped, loop = (row.split(",") for row in expected)
+    assert capped[-1] == "problems: student cpu cap" and "cap" not in loop[-1]
+    record = json.loads((tmp_path / "two/records/capped.json").read_text())
+    budget = record["instructor"]["budget"]
+    assert budget["used_s"] == STUDENT_CPU and budget["skipped"] == ["17.01/module_device/meta"]
+    finish(grader(subs, tmp_path / "one", 1, *cap))
+    assert rows(tmp_path / "one", tuple(LOOPS)) == expected
+    request.getfixturevalue("busy_cores")
+    finish(grader(subs, tmp_path / "loaded", 2, *cap))
+    assert rows(tmp_path / "loaded", tuple(LOOPS)) == expected
 
 
 def test_workers_that_fit_the_memory_limits():
