@@ -35,7 +35,15 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path, PurePosixPath
 
-from grader.trusted.archive import Entry, Unreadable, listing, shown
+from grader.trusted.archive import (
+    TOO_MUCH_DATA,
+    Entry,
+    OverBudget,
+    Unreadable,
+    archive_stem,
+    listing,
+    shown,
+)
 from grader.trusted.verdicts import Finding
 from minimodel.course import LABS, encoding_modules
 from minimodel.implementation import REPO_ROOT, STUBS_DIR
@@ -121,16 +129,16 @@ def targets() -> tuple[Target, ...]:
 
 
 def discover(folder: Path) -> list[tuple[str, Path]]:
-    """The submissions in ``folder``: (student_id, path), one per folder or ``.zip``, sorted."""
-    entries = []
+    """The submissions in ``folder``: (student_id, path), one per folder, archive or other file
+    (which :func:`unpack` flags with its reason, so that none is lost in silence), sorted. The
+    id is the name without its archive suffix, or the whole name when another took that id."""
+    entries: dict[str, Path] = {}
     for path in sorted(folder.iterdir()):
         if path.name.startswith("."):
             continue
-        if path.is_dir():
-            entries.append((path.name, path))
-        elif path.suffix.lower() == ".zip" and path.is_file():
-            entries.append((path.name[: -len(".zip")], path))
-    return entries
+        student_id = (None if path.is_dir() else archive_stem(path.name)) or path.name
+        entries[path.name if student_id in entries else student_id] = path
+    return list(entries.items())
 
 
 def unpack(student_id: str, path: Path) -> Submission:
@@ -155,6 +163,8 @@ def unpack(student_id: str, path: Path) -> Submission:
                 taken_from[target] = entry
         _take_renamed_notebooks(submission, files, taken_from)
         _check_text(submission)
+        if found.budget.spent and TOO_MUCH_DATA not in submission.flags:
+            submission.flags.append(TOO_MUCH_DATA)
         for target, entry in taken_from.items():
             if target.path in submission.files and not _usual_place(entry, target):
                 submission.found[target.path] = entry.where
@@ -186,8 +196,9 @@ def _plain_name(name: str) -> str:
 
 
 def _usual_place(entry: Entry, target: Target) -> bool:
-    """Where the course keeps it, under any wrapping folders, and not inside a zip in the zip."""
-    if entry.inside:
+    """Where the course keeps it, under any wrapping folders, and not inside an archive in the
+    submission (the archive a student put in their folder is the submission itself)."""
+    if entry.nested:
         return False
     parts = PurePosixPath(entry.name).parts
     if parts[-1] != target.filename:
@@ -229,6 +240,8 @@ def _take(submission: Submission, target: Target, candidates: list[Entry]) -> En
             continue
         try:
             data = entry.read(target.cap)
+        except OverBudget:
+            continue  # flagged once for the whole submission
         except Unreadable as error:
             submission.flags.append(Finding(
                 "unreadable",
