@@ -82,14 +82,14 @@ def compute(checks: LabChecks, work: Path, log_path: Path) -> tuple[dict, dict]:
     if checks.notebook:
         kernels = KernelServer(work / "zygote", log_path)
         try:
-            folder, outcome, _ = run.notebook(nbexec.source_notebook(checks.notebook.slug),
-                                              None, kernels, work / "mpl")
+            records, outcome, _ = run.notebook(nbexec.source_notebook(checks.notebook.slug),
+                                               None, kernels, work / "mpl")
         finally:
             kernels.close()
-        if outcome["status"] != "finished" or outcome["cell_errors"]:
+        if outcome["status"] != "finished" or outcome["cell_errors"] or outcome["unsafe"]:
             raise ReferenceError(f"reference notebook run failed: {outcome}")
         volatile = {c.grade_id: c.volatile for c in checks.notebook.cells}
-        for grade_id, values in nbexec.read_records(folder, checks.notebook).items():
+        for grade_id, values in records.items():
             meta["notebook"][grade_id] = {}
             for name, record in values.items():
                 if not record or not record["ok"]:

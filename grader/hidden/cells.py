@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from grader.trusted.findings import mismatch_findings
+from grader.trusted.redact import known_name
 from grader.trusted.verdicts import (
     MISTAKE_TOLERANCE,
     CellContext,
@@ -245,13 +246,16 @@ def diagnosis(record: str, test: Callable[[CellContext], bool], code: str, es: s
 
 def wrong_text(record: str, code: str, es: str, en: str):
     """A diagnosis for a recorded string (a dtype, a type's name) that is not the reference's:
-    ``es``/``en`` with what the student's holds in place of ``{got}``."""
+    ``es``/``en`` with what the student's holds in place of ``{got}``, if it is a name of
+    NumPy's, PyTorch's or Python's (``grader.trusted.redact.known_name``; any other string the
+    kernel recorded could carry anything)."""
 
     def diagnose(ctx: CellContext, ok: dict) -> list[Finding]:
         got = (ctx.out(record) or {}).get("value")  # a recorded string, None for anything else
         if not got or got == ctx.ref(record).get("value"):
             return []
-        return [Finding(code, es.format(got=got), en.format(got=got))]
+        got_es, got_en = (got, got) if known_name(got) else ("otra cosa", "something else")
+        return [Finding(code, es.format(got=got_es), en.format(got=got_en))]
 
     return diagnose
 

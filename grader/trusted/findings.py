@@ -14,10 +14,8 @@ import signal
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from grader.child.probe_runner import BLOCKED, forbidden
-from grader.trusted.redact import from_student
+from grader.trusted.redact import exception_words, from_student
 
 if TYPE_CHECKING:
     from grader.trusted.verdicts import Check, GroupOutcome
@@ -44,6 +42,13 @@ SIGNAL_NAMES = {signal.SIGSEGV: ("fallo de segmentación", "segmentation fault")
                 signal.SIGFPE: ("error aritmético", "arithmetic error")}
 
 
+UNSAFE_OUTPUT = Finding(  # grader.trusted.safe_io refused what the sandbox left
+    "unsafe-output",
+    "Tu código dejó resultados que no son datos numéricos normales (un enlace, una FIFO, un "
+    "archivo especial o demasiado grande); no se tuvieron en cuenta.",
+    "Your code left results that are not plain numeric data (a link, a FIFO, a special file or "
+    "one too large); they were ignored.")
+
 GRADER_ERROR = Finding(  # the grader's own failure on an item, never the student's
     "grader-error",
     "El corrector tuvo un problema interno con este apartado; el profesorado lo revisará.",
@@ -56,14 +61,16 @@ def run_findings(run: GroupOutcome, module_file: str, limits: dict | None = None
     findings = list(run.file_findings)
     if run.import_error:
         findings.append(import_finding(run.import_error, module_file))
-    wall = limits.get("wall_s", run.report.get("wall_s", 0))
     if run.status == "timeout":
+        wall = limits.get("wall_s")  # the configured limit, never a time measured
+        limit_es = f" (límite: {wall:g} s para este grupo de pruebas)" if wall else ""
+        limit_en = f" (limit: {wall:g} s for this group of tests)" if wall else ""
         findings.append(Finding(
             "timeout",
-            f"Tu código no terminó a tiempo (límite: {wall:g} s para este grupo de pruebas). "
-            "¿Hay un bucle que nunca acaba o una espera?",
-            f"Your code did not finish in time (limit: {wall:g} s for this group of tests). "
-            "Is there a loop that never ends, or a wait?"))
+            f"Tu código no terminó a tiempo{limit_es}. ¿Hay un bucle que nunca acaba o una "
+            "espera?",
+            f"Your code did not finish in time{limit_en}. Is there a loop that never ends, or a "
+            "wait?"))
     elif run.status == "cpu":
         findings.append(Finding(
             "cpu", "Tu código superó el límite de tiempo de CPU.",
@@ -72,38 +79,32 @@ def run_findings(run: GroupOutcome, module_file: str, limits: dict | None = None
         findings.append(Finding(
             "memory", "Tu código usó más memoria de la permitida y se detuvo.",
             "Your code used more memory than allowed and was stopped."))
-    elif run.status == "crashed":
-        number = run.report.get("signal", 0)
-        es, en = SIGNAL_NAMES.get(number, ("señal", "signal"))
-        name = signal.Signals(number).name if number in signal.Signals._value2member_map_ \
-            else str(number)
+    elif run.status == "crashed":  # a signal: said in words, from a fixed few
+        es, en = SIGNAL_NAMES.get(run.report.get("signal"),
+                                  ("por una señal", "on a signal"))
         findings.append(Finding(
-            "crashed", f"El proceso que ejecutaba tu código murió ({name}: {es}).",
-            f"The process running your code died ({name}: {en})."))
+            "crashed", f"El proceso que ejecutaba tu código murió ({es}).",
+            f"The process running your code died ({en})."))
     elif run.status == "exited" and not run.import_error:
-        code = run.report.get("exit_code")
+        how_es, how_en = (("sin error", "without an error") if run.report.get("exit_code") == 0
+                          else ("con un código de error", "with an error code"))
         findings.append(Finding(
             "exited",
-            f"El proceso terminó antes de acabar las pruebas (código de salida {code}). "
-            "¿Tu código llama a sys.exit() u os._exit()?",
-            f"The process ended before the tests finished (exit code {code}). "
-            "Does your code call sys.exit() or os._exit()?"))
+            f"El proceso terminó {how_es} antes de acabar las pruebas. ¿Tu código llama a "
+            "sys.exit() u os._exit()?",
+            f"The process ended {how_en} before the tests finished. Does your code call "
+            "sys.exit() or os._exit()?"))
     elif run.status == "error":
         findings.append(GRADER_ERROR)
     if run.problems:
-        findings.append(Finding(
-            "unsafe-output",
-            "Tu código dejó resultados que no son datos numéricos normales; no se tuvieron en "
-            "cuenta.",
-            "Your code left results that are not plain numeric data; they were ignored."))
-    if run.report.get("output_bytes", 0) > 1 << 20:
-        megabytes = run.report["output_bytes"] / 2**20
+        findings.append(UNSAFE_OUTPUT)
+    if run.report.get("output_bytes", 0) > 1 << 20:  # how much: never said, it could be chosen
         findings.append(Finding(
             "output-flood",
-            f"Tu código escribió {megabytes:.0f} MB en la salida. No cuesta puntos, pero "
-            "ralentiza la corrección.",
-            f"Your code wrote {megabytes:.0f} MB of output. It costs no points, but it slows "
-            "grading down.", scoring=False))
+            "Tu código escribió más de 1 MB en la salida. No cuesta puntos, pero ralentiza la "
+            "corrección.",
+            "Your code wrote more than 1 MB of output. It costs no points, but it slows grading "
+            "down.", scoring=False))
     return findings
 
 
@@ -141,17 +142,20 @@ def import_finding(error: dict, module_file: str) -> Finding:
     # the file at fault: another student module this one imports (two_d.py imports rope.py)
     module_file = from_student(error["file"], 80)[1] if error.get("file") else module_file
     if kind in ("SyntaxError", "IndentationError", "TabError"):
-        line = error.get("lineno", "?")
+        line = error.get("lineno")
         return Finding("syntax-error",
-                       f"{module_file} tiene un error de sintaxis en la línea {line}: {es_msg}",
-                       f"{module_file} has a syntax error on line {line}: {en_msg}")
+                       f"{module_file} tiene un error de sintaxis"
+                       + (f" en la línea {line}" if line else "") + f": {es_msg}".rstrip(": "),
+                       f"{module_file} has a syntax error" + (f" on line {line}" if line else "")
+                       + f": {en_msg}".rstrip(": "))
     if kind == "SystemExit":
         return Finding("exit-at-import",
                        f"Al importar {module_file}, tu código termina el proceso (SystemExit).",
                        f"Importing {module_file} ends the process (SystemExit).")
+    kind_es, kind_en = exception_words(kind)
     return Finding("import-error",
-                   f"Importar {module_file} lanza {kind}: {es_msg}",
-                   f"Importing {module_file} raises {kind}: {en_msg}")
+                   f"Importar {module_file} lanza {kind_es}: {es_msg}".rstrip(": "),
+                   f"Importing {module_file} raises {kind_en}: {en_msg}".rstrip(": "))
 
 
 def exception_findings(errors: list[dict], total: int) -> list[Finding]:
@@ -178,10 +182,11 @@ def exception_findings(errors: list[dict], total: int) -> list[Finding]:
             continue
         count_es = f"{len(group)} de {total} casos ocultos lanzan" if total > 1 else "Lanza"
         count_en = f"{len(group)} of {total} hidden cases raise" if total > 1 else "Raises"
+        kind_es, kind_en = exception_words(kind)
         findings.append(Finding(
             "exception",
-            f"{count_es} {kind}{line}: {es_msg}".rstrip(": "),
-            f"{count_en} {kind}{line_en}: {en_msg}".rstrip(": ")))
+            f"{count_es} {kind_es}{line}: {es_msg}".rstrip(": "),
+            f"{count_en} {kind_en}{line_en}: {en_msg}".rstrip(": ")))
     return findings
 
 
@@ -195,8 +200,8 @@ MISMATCH = {
              "torch.Tensor)."),
     "device": ("el resultado no está en el dispositivo de la entrada.",
                "the result is not on the input's device."),
-    "values": ("los valores no coinciden con los esperados{err_es}.",
-               "the values differ from the expected ones{err_en}."),
+    "values": ("los valores no coinciden con los esperados.",
+               "the values differ from the expected ones."),
     "invalid": ("el resultado no es un array numérico normal.",
                 "the result is not a plain numeric array."),
 }
@@ -206,16 +211,11 @@ def mismatch_findings(checks: list[Check], expected_dtype: str | None = None,
                       got_dtypes: list[str] = ()) -> list[Finding]:
     """Generic findings for checks no diagnosis explained (shape, dtype, values, ...)."""
     counts: dict[str, int] = {}
-    worst = 0.0
     for check in checks:
         if not check.ok and check.reason not in ("error", "missing"):
             counts[check.reason] = counts.get(check.reason, 0) + 1
-            if check.max_err is not None:
-                worst = max(worst, check.max_err)
-    finite = np.isfinite(worst)
-    fields = {"got": ", ".join(sorted(set(got_dtypes))) or "?", "expected": expected_dtype,
-              "err_es": f" (error máximo {worst:.2g})" if finite else "",
-              "err_en": f" (largest error {worst:.2g})" if finite else ""}
+    # how large the error is: never said (it is a number computed on a hidden input)
+    fields = {"got": ", ".join(sorted(set(got_dtypes))) or "?", "expected": expected_dtype}
     return [Finding(reason,
                     f"{count} de {len(checks)} casos ocultos: "
                     + MISMATCH[reason][0].format(**fields),

@@ -269,11 +269,10 @@ def _grade_notebook(run: LabRun, submission, ctx, refs, record, info,
             budget.skipped.append(f"{lab_id}/notebook")
             findings.append(budget.finding())
         elif student is not None:
-            folder, outcome, build = run.notebook(source, student, kernel_server(ctx),
-                                                  ctx.mpl_cache)
+            records, outcome, build = run.notebook(source, student, kernel_server(ctx),
+                                                   ctx.mpl_cache)
             if outcome.get("status") == "error":
                 problems.append("notebook")
-            records = nbexec.read_records(folder, checks.notebook)
             findings += nbexec.kernel_findings(outcome, build)
             record["instructor"]["notebooks"][lab_id] = {**outcome, **build}
     info.update({"present": raw is not None, "status": outcome.get("status", "missing"),

@@ -33,9 +33,10 @@ import jupytext
 import nbformat
 
 from grader.hidden.spec import NotebookChecks
+from grader.trusted.findings import UNSAFE_OUTPUT
 from grader.trusted.forkservers import KernelServer, sandbox_config
-from grader.trusted.redact import from_student
-from grader.trusted.safe_io import UnsafeData, read_entry, read_json
+from grader.trusted.redact import Sources, exception_words, from_student
+from grader.trusted.safe_io import Beneath, UnsafeData, read_entry, read_head, read_json
 from grader.trusted.sandbox import (
     Capabilities,
     Limits,
@@ -50,6 +51,8 @@ from minimodel.implementation import REPO_ROOT
 CODE_STUB = "raise NotImplementedError()"
 NBGRADER_DEFAULTS = {"grade": False, "solution": False, "locked": False, "task": False}
 OUTPUT_CAP = 64 * 1024  # bytes of output kept per cell (the rest is dropped)
+LOG_CAP = 64 * 1024  # bytes of the kernel's own output copied to the instructor's log
+TIMEOUT = "CellTimeout"  # the error of a cell stopped on its time limit (this module's own)
 
 
 def source_path(slug: str) -> Path:
@@ -172,6 +175,20 @@ def _cell(text: str, role: str, grade_id: str | None):
     return cell
 
 
+STUDENT_ROLES = ("student", "given", "added")  # the cells a student wrote or can read
+
+
+def notebook_sources(modules: Sources | None, notebook: nbformat.NotebookNode) -> Sources | None:
+    """What a notebook run may say in the feedback: the submission's modules and the cells of
+    ``notebook`` the student wrote or can read (never the recorder cells, which name the hidden
+    checks); ``None`` for the course's own code."""
+    if modules is None:
+        return None
+    cells = tuple(cell.source for cell in notebook.cells
+                  if cell.metadata.get("minimodel", {}).get("role") in STUDENT_ROLES)
+    return Sources(modules.files, cells)
+
+
 def _client_class():
     from nbclient import NotebookClient
 
@@ -193,10 +210,12 @@ def _client_class():
 
 def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str,
                  caps: Capabilities, limits: Limits, extra_hide: list[Path],
-                 log_path: Path, kernels: KernelServer,
-                 mpl_cache: Path | None = None) -> tuple[Path, dict]:
+                 log_path: Path, kernels: KernelServer, mpl_cache: Path | None = None,
+                 sources: Sources | None = None) -> tuple[Beneath, dict]:
     """Execute ``notebook`` with a sandboxed kernel forked by ``kernels``; return (its folder,
-    how the run went)."""
+    to be read by ``grader.trusted.safe_io``; how the run went: ``unsafe`` lists what the kernel
+    left that could not be read safely, ``cell_errors`` what each failing cell raised, with only
+    what ``sources`` allows when given)."""
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import AsyncKernelManager
     from jupyter_core.utils import run_sync
@@ -241,7 +260,7 @@ def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str
                                  connection_file=str(folder / "connection.json"))
     start = time.monotonic()
     deadline = start + limits.notebook_wall_s
-    outcome: dict = {"status": "finished", "cell_errors": [], "findings": []}
+    outcome: dict = {"status": "finished", "cell_errors": [], "unsafe": []}
 
     def cell_timeout(cell) -> int:
         return int(max(1, min(limits.cell_timeout_s, deadline - time.monotonic())))
@@ -250,14 +269,17 @@ def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str
         content = (execute_reply or {}).get("content", {})
         if content.get("status") == "error":
             role = cell.metadata.get("minimodel", {})
+            error = {"type": str(content.get("ename", ""))[:100],
+                     "message": str(content.get("evalue", ""))[:2000]}
+            if sources is not None and error["type"] != TIMEOUT:
+                error = sources.clean_error(error)
             outcome["cell_errors"].append({
                 "index": cell_index, "role": role.get("role"), "grade_id": role.get("grade_id"),
-                "ename": str(content.get("ename", ""))[:100],
-                "evalue": str(content.get("evalue", ""))[:2000]})
+                "ename": error["type"], "evalue": error["message"]})
 
     client = _client_class()(
         notebook, km=manager, timeout_func=cell_timeout, interrupt_on_timeout=True,
-        error_on_timeout={"ename": "CellTimeout", "evalue": "cell timed out",
+        error_on_timeout={"ename": TIMEOUT, "evalue": "cell timed out",
                           "traceback": []},
         allow_errors=True, startup_timeout=90, iopub_timeout=10, record_timing=True,
         shutdown_kernel="immediate",
@@ -291,11 +313,15 @@ def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str
         outcome["status"] = "timeout"
     outcome["wall_s"] = round(time.monotonic() - start, 2)
     outcome["output_bytes"] = client._output_total
+    written = Beneath(scratch.items) / folder.name
+    try:
+        kernel_log = read_head(written / "kernel-output.log", LOG_CAP)
+    except UnsafeData as error:
+        outcome["unsafe"].append(str(error))
+        kernel_log = None
     with open(log_path, "ab") as log:
-        kernel_log = folder / "kernel-output.log"
-        with contextlib.suppress(OSError):
-            log.write(kernel_log.read_bytes()[:65536])
-    return folder, outcome
+        log.write(kernel_log or b"")
+    return written, outcome
 
 
 def _kill_kernel(manager) -> None:
@@ -309,20 +335,24 @@ def _kill_kernel(manager) -> None:
                 process.kill()
 
 
-def read_records(folder: Path, checks: NotebookChecks) -> dict[str, dict[str, dict | None]]:
-    """grade_id -> name -> recorded value (validated), or ``None`` when never recorded."""
+def read_records(folder: Beneath, checks: NotebookChecks, unsafe: list[str],
+                 sources: Sources | None = None) -> dict[str, dict[str, dict | None]]:
+    """grade_id -> name -> recorded value (validated; its exception with only what ``sources``
+    allows, when given), or ``None`` when never recorded; what could not be read safely is added
+    to ``unsafe``."""
     records: dict[str, dict[str, dict | None]] = {}
     for cell in checks.cells:
         values: dict[str, dict | None] = {name: None for name in cell.records}
         base = folder / "records" / cell.grade_id
         try:
-            data = read_json(base / "record.json") if base.is_dir() and \
-                not base.is_symlink() else None
-        except UnsafeData:
+            data = read_json(base / "record.json")
+        except UnsafeData as error:
+            unsafe.append(str(error))
             data = None
         for name in cell.records if isinstance(data, dict) else ():
             if isinstance(data.get(name), dict):
-                values[name] = read_entry(base, name, data[name], 2000, located=False)
+                values[name] = read_entry(base, name, data[name], 2000, located=False,
+                                          sources=sources)
         records[cell.grade_id] = values
     return records
 
@@ -348,23 +378,26 @@ def kernel_findings(outcome: dict, build: dict) -> list[Finding]:
     """What the student should know about the notebook run as a whole."""
     status = outcome.get("status")
     findings = [RUN_FINDINGS[status]] if status in RUN_FINDINGS else []
+    if outcome.get("unsafe"):
+        findings.append(UNSAFE_OUTPUT)
     for error in outcome.get("cell_errors", [])[:3]:
         where, where_en = error.get("grade_id") or "añadida", error.get("grade_id") or "added"
-        if error.get("ename") == "CellTimeout":
+        if error.get("ename") == TIMEOUT:
             findings.append(Finding("nb-cell-timeout",
                                     f"La celda «{where}» superó el tiempo límite.",
                                     f"Cell '{where_en}' went over the time limit."))
-        elif error.get("role") in ("student", "given", "added"):
+        elif error.get("role") in STUDENT_ROLES:
             es_msg, en_msg = from_student(error.get("evalue", ""), 240)
             if not es_msg and error["ename"] == "NotImplementedError":
                 es_msg, en_msg = "todavía sin implementar.", "not implemented yet."
             elif not es_msg and error["ename"] == "KeyboardInterrupt":
                 es_msg, en_msg = ("interrumpida al superar el tiempo límite",
                                   "interrupted: it went over the time limit")
+            name_es, name_en = exception_words(error["ename"])
             findings.append(Finding(
                 "nb-cell-error",
-                f"La celda «{where}» lanzó {error['ename']}: {es_msg}".rstrip(": "),
-                f"Cell '{where_en}' raised {error['ename']}: {en_msg}".rstrip(": ")))
+                f"La celda «{where}» lanzó {name_es}: {es_msg}".rstrip(": "),
+                f"Cell '{where_en}' raised {name_en}: {en_msg}".rstrip(": ")))
     if build.get("restored_locked_cells"):
         listed = ", ".join(build["restored_locked_cells"])
         findings.append(Finding("nb-locked-restored",

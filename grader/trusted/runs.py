@@ -23,7 +23,7 @@ from grader.hidden.spec import LabChecks
 from grader.trusted import nbexec
 from grader.trusted.budget import DescendantCpu, StudentBudget
 from grader.trusted.forkservers import KernelServer, Zygote, sandbox_config
-from grader.trusted.safe_io import read_group
+from grader.trusted.safe_io import Beneath, read_group
 from grader.trusted.sandbox import Capabilities, ItemFolders, Limits, matplotlib_cache
 from grader.trusted.verdicts import Finding, GroupOutcome
 
@@ -156,14 +156,15 @@ class LabRun:
             wall = max(3 * float(limits["wall_s"]), 4 * float(limits["cpu_s"]) + 10)
             limits = {**limits, "wall_s": min(wall, self.budget.left())}
         report["attempts"] = attempt
-        data = read_group(self.scratch.items / request["dir"], n)
+        data = read_group(Beneath(self.scratch.items) / request["dir"], n, self.scratch.sources)
         return GroupOutcome.from_run(variant, report, data)
 
     def notebook(self, source, student, kernels: KernelServer,
-                 mpl_cache: Path) -> tuple[Path, dict, dict]:
+                 mpl_cache: Path) -> tuple[dict, dict, dict]:
         """Run the lab's notebook (``student=None``: the source's own solutions) in a sandboxed
-        kernel forked by ``kernels``, charging its CPU time to the budget: (the folder it wrote,
-        how the run went, what was taken from where).
+        kernel forked by ``kernels``, charging its CPU time to the budget: (what it recorded,
+        ``nbexec.read_records``; how the run went, with ``unsafe``, what could not be read
+        safely; what was taken from where).
 
         A run that hits a wall-clock limit (a cell's or the notebook's) runs once more with three
         times the time (at most what is left of the budget) before a time-out is scored.
@@ -180,11 +181,12 @@ class LabRun:
                 source, student, self.checks.notebook, str(self.scratch.runner),
                 str(self.scratch.items / f"nb-{name}"))
             fonts = matplotlib_cache(mpl_cache)  # built once per run, charged to nobody
+            sources = nbexec.notebook_sources(self.scratch.sources, notebook)
             with DescendantCpu(exclude=measured_apart) as meter:
                 folder, outcome = nbexec.run_notebook(
                     notebook, scratch=self.scratch, name=name, caps=self.caps, limits=limits,
                     extra_hide=self.extra_hide, log_path=self.log_path, kernels=kernels,
-                    mpl_cache=fonts)
+                    mpl_cache=fonts, sources=sources)
             outcome["cpu_s"] = meter.seconds
             stopped = _notebook_charge(outcome, limits)
             retry = bool(stopped) and attempt == 1 and \
@@ -203,7 +205,8 @@ class LabRun:
                  + "; ".join(f"{e.get('grade_id') or e.get('index')}: {e.get('ename')}"
                              f" {e.get('evalue', '')[:200]}"
                              for e in outcome.get("cell_errors", [])))
-        return folder, outcome, build
+        records = nbexec.read_records(folder, self.checks.notebook, outcome["unsafe"], sources)
+        return records, outcome, build
 
 
 def _group_charge(report: dict, limits: dict) -> float:
@@ -222,5 +225,5 @@ def _notebook_charge(outcome: dict, limits: Limits) -> float:
     limit once per cell stopped (0: it was not stopped, its CPU time is charged)."""
     if outcome.get("status") == "timeout":
         return float(limits.notebook_wall_s)
-    stopped = sum(e.get("ename") == "CellTimeout" for e in outcome.get("cell_errors", []))
+    stopped = sum(e.get("ename") == nbexec.TIMEOUT for e in outcome.get("cell_errors", []))
     return float(stopped * limits.cell_timeout_s)

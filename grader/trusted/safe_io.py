@@ -1,23 +1,36 @@
 """Read what a sandboxed child wrote, without trusting it, and write results atomically.
 
-The child owns its item folder and can put anything there: symbolic links to the reference
-outputs, FIFOs that block a reader, gigabyte files, pickles, object arrays, arrays that claim one
-dtype and hold another. Everything it wrote is read here with ``O_NOFOLLOW``, as a regular file,
-under a size cap, and loaded with ``allow_pickle=False`` into a plain ``numpy.ndarray`` whose dtype
-is checked. Anything odd is refused (``UnsafeData``), which costs that output only.
+The child owns its item folder and can put anything there: symbolic links (to the reference
+outputs, to ``/etc/shadow``, to ``/dev/zero``, to a classmate's records, in place of a folder as
+well as of a file), FIFOs that block a reader, gigabyte files, pickles, object arrays, arrays that
+claim one dtype and hold another. Every file the trusted side opens under a scratch folder is named
+by a :class:`Beneath` (a folder the grader made, then plain names) and opened by
+:func:`open_beneath`, the one reader: beneath that folder, following no symbolic link at any
+component (``openat2`` with ``RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS``, or, where the kernel lacks
+it, a walk that opens each folder with ``O_NOFOLLOW`` relative to the one before), non-blocking,
+a regular file only (``fstat``), read under a size cap. Arrays are loaded with
+``allow_pickle=False`` into a plain ``numpy.ndarray`` whose dtype is checked. Anything odd is
+refused (``UnsafeData``), which costs that output only and is said to the student as a finding.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import io
 import json
 import os
 import stat
 import tempfile
-from pathlib import Path
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path, PurePosixPath
 
 import numpy as np
+
+from grader.trusted.redact import Sources, known_name
 
 MAX_JSON_BYTES = 1 << 20
 MAX_ARRAY_BYTES = 256 << 20
@@ -30,6 +43,117 @@ class UnsafeData(ValueError):
 
 
 SAFE_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # no link, no FIFO wait
+_FOLDER_OPEN = SAFE_OPEN | os.O_DIRECTORY
+
+# openat2(2), Linux 5.6 and later: the same number on every architecture
+SYS_OPENAT2 = 437
+RESOLVE_NO_MAGICLINKS, RESOLVE_NO_SYMLINKS, RESOLVE_BENEATH = 0x02, 0x04, 0x08
+
+
+@dataclass(frozen=True)
+class Beneath:
+    """A file or folder the sandbox may have written: a folder the grader made (``root``,
+    trusted) and plain names below it (``parts``, no ``..``), as ``Beneath(items) / "nb-x" /
+    "kernel-output.log"``. Opened only by :func:`open_beneath`."""
+
+    root: Path
+    parts: tuple[str, ...] = ()
+
+    def __truediv__(self, name: str) -> Beneath:
+        parts = PurePosixPath(name).parts
+        if not parts or any(p in ("/", ".", "..") or "\0" in p for p in parts):
+            raise ValueError(f"not a plain relative name: {name!r}")
+        return Beneath(self.root, self.parts + parts)
+
+    @property
+    def name(self) -> str:
+        return self.parts[-1] if self.parts else self.root.name
+
+
+class _OpenHow(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64),
+                ("resolve", ctypes.c_uint64)]
+
+
+@cache
+def _syscall():
+    """libc's ``syscall``, or ``None`` where there is no such thing (not Linux)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).syscall
+    except (OSError, AttributeError):
+        return None
+
+
+_openat2_missing: list[bool] = []  # set once openat2 answered ENOSYS (or a filter's EPERM)
+
+
+def _openat2(root_fd: int, relative: str, flags: int) -> int | None:
+    """``openat2`` beneath ``root_fd`` following no link; ``None`` where the kernel lacks it."""
+    syscall = _syscall()
+    if syscall is None or _openat2_missing:
+        return None
+    how = _OpenHow(flags, 0, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+    fd = syscall(ctypes.c_long(SYS_OPENAT2), ctypes.c_long(root_fd),
+                 ctypes.c_char_p(os.fsencode(relative)), ctypes.byref(how),
+                 ctypes.c_size_t(ctypes.sizeof(how)))
+    if fd >= 0:
+        return fd
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EPERM):  # an old kernel, or a seccomp filter that says no
+        _openat2_missing.append(True)
+        return None
+    raise OSError(code, os.strerror(code), relative)
+
+
+def _walk_open(root_fd: int, parts: tuple[str, ...], flags: int) -> int:
+    """The same without ``openat2``: each folder opened with ``O_NOFOLLOW`` relative to the one
+    before, so that no component can be a link and none can be swapped while walking."""
+    fd = os.dup(root_fd)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, _FOLDER_OPEN, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        return os.open(parts[-1], flags, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def open_beneath(where: Beneath) -> Iterator[int | None]:
+    """The one reader of what the sandbox wrote: a descriptor of the regular file ``where``
+    names, or ``None`` when it does not exist (closed on leaving).
+
+    Raises ``UnsafeData`` for a link at any component, a folder, a FIFO, a socket, a device, or
+    a name that leads out of ``where.root``; never blocks, never follows anything.
+    """
+    if not where.parts:
+        raise UnsafeData(f"{where.name}: a folder, not a file")
+    try:
+        root_fd = os.open(where.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        yield None
+        return
+    try:
+        fd = _openat2(root_fd, "/".join(where.parts), SAFE_OPEN)
+        if fd is None:
+            fd = _walk_open(root_fd, where.parts, SAFE_OPEN)
+    except FileNotFoundError:
+        fd = None
+    except OSError as error:  # ELOOP: a link; EXDEV: out of the root; ENOTDIR, ENXIO, ...
+        raise UnsafeData(f"{where.name}: cannot open safely "
+                         f"({errno.errorcode.get(error.errno, error.errno)})") from None
+    finally:
+        os.close(root_fd)
+    if fd is None:
+        yield None
+        return
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafeData(f"{where.name}: not a regular file")
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def read_capped(fd: int, cap: int) -> bytes:
@@ -44,60 +168,56 @@ def read_capped(fd: int, cap: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_bytes(path: Path, limit: int) -> bytes | None:
-    """The bytes of a regular file, or ``None`` when it does not exist.
+def read_bytes(where: Beneath, limit: int) -> bytes | None:
+    """The bytes of a regular file the sandbox wrote, or ``None`` when it does not exist.
 
-    Raises ``UnsafeData`` for links, FIFOs, devices, folders and files over ``limit``.
+    Raises ``UnsafeData`` for what :func:`open_beneath` refuses and for files over ``limit``.
     """
-    try:
-        fd = os.open(path, SAFE_OPEN)
-    except FileNotFoundError:
-        return None
-    except OSError as error:  # ELOOP: a symbolic link
-        raise UnsafeData(f"{path.name}: cannot open safely ({error.strerror})") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafeData(f"{path.name}: not a regular file")
-        if info.st_size > limit:
-            raise UnsafeData(f"{path.name}: {info.st_size} bytes, over the limit of {limit}")
+    with open_beneath(where) as fd:
+        if fd is None:
+            return None
         data = read_capped(fd, limit)
-        if len(data) > limit:
-            raise UnsafeData(f"{path.name}: grew over the limit of {limit} bytes")
-        return data
-    finally:
-        os.close(fd)
+    if len(data) > limit:
+        raise UnsafeData(f"{where.name}: over the limit of {limit} bytes")
+    return data
 
 
-def read_json(path: Path):
+def read_head(where: Beneath, limit: int) -> bytes | None:
+    """At most the first ``limit`` bytes of a regular file the sandbox wrote (a log), or
+    ``None`` when it does not exist; ``UnsafeData`` as :func:`open_beneath`."""
+    with open_beneath(where) as fd:
+        return None if fd is None else read_capped(fd, limit)[:limit]
+
+
+def read_json(where: Beneath):
     """Parsed JSON from a child's file (at most ``MAX_JSON_BYTES``), or ``None`` when absent."""
-    data = read_bytes(path, MAX_JSON_BYTES)
+    data = read_bytes(where, MAX_JSON_BYTES)
     if data is None:
         return None
     try:
         return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
-        raise UnsafeData(f"{path.name}: not valid JSON ({error})") from None
+        raise UnsafeData(f"{where.name}: not valid JSON ({error})") from None
 
 
-def load_array(path: Path) -> np.ndarray | None:
+def load_array(where: Beneath) -> np.ndarray | None:
     """A plain numeric ndarray from a child's ``.npy`` file (at most ``MAX_ARRAY_BYTES``), or
     ``None`` when absent: a base-class ndarray of plain numbers, ``UnsafeData`` for anything
     else."""
-    data = read_bytes(path, MAX_ARRAY_BYTES)
+    data = read_bytes(where, MAX_ARRAY_BYTES)
     if data is None:
         return None
     try:
         array = np.load(io.BytesIO(data), allow_pickle=False)
     except (ValueError, OSError, EOFError) as error:
-        raise UnsafeData(f"{path.name}: not a plain .npy array ({error})") from None
+        raise UnsafeData(f"{where.name}: not a plain .npy array ({error})") from None
     if type(array) is not np.ndarray:
-        raise UnsafeData(f"{path.name}: not a plain ndarray ({type(array).__name__})")
+        raise UnsafeData(f"{where.name}: not a plain ndarray ({type(array).__name__})")
     if array.dtype.kind not in ALLOWED_KINDS or array.dtype.fields is not None \
             or array.dtype.hasobject or array.dtype.subdtype is not None:
-        raise UnsafeData(f"{path.name}: dtype {array.dtype} is not plain numbers")
+        raise UnsafeData(f"{where.name}: dtype {array.dtype} is not plain numbers")
     if array.ndim > MAX_NDIM:
-        raise UnsafeData(f"{path.name}: {array.ndim} dimensions")
+        raise UnsafeData(f"{where.name}: {array.ndim} dimensions")
     return array
 
 
@@ -124,7 +244,7 @@ def atomic_write_json(path: Path, data) -> None:
 
 # --- what a probe group wrote ------------------------------------------------------------------
 
-def read_outputs(folder: Path, prefix: str, metas: object) -> list[dict]:
+def read_outputs(folder: Beneath, prefix: str, metas: object) -> list[dict]:
     """Validate the output descriptions a child wrote and load their arrays safely.
 
     Each returned dict has ``kind``, ``dtype``, ``shape``, ``device``, ``value`` (strings) and
@@ -135,7 +255,7 @@ def read_outputs(folder: Path, prefix: str, metas: object) -> list[dict]:
             for index, meta in enumerate(metas[:16])] if isinstance(metas, list) else []
 
 
-def _read_output(folder: Path, filename: str, meta: object) -> dict:
+def _read_output(folder: Beneath, filename: str, meta: object) -> dict:
     if not isinstance(meta, dict):
         return {"kind": "invalid", "problem": "description is not an object"}
     out = {
@@ -147,6 +267,9 @@ def _read_output(folder: Path, filename: str, meta: object) -> dict:
         "value": str(meta["value"])[:4000] if "value" in meta else None,
         "array": None,
     }
+    if out["dtype"] and not known_name(out["dtype"]):  # only NumPy's and PyTorch's own
+        return {**{k: v for k, v in out.items() if k != "dtype"}, "kind": "invalid",
+                "problem": "not a dtype"}
     shape = meta.get("shape", [])
     if not (isinstance(shape, list) and len(shape) <= 8 and
             all(isinstance(s, int) and 0 <= s < 2**40 for s in shape)):
@@ -177,15 +300,16 @@ def _read_output(folder: Path, filename: str, meta: object) -> dict:
     return out
 
 
-def read_group(folder: Path, n_cases: int) -> dict:
-    """Everything one probe group's worker left: import error, cases, completion marker."""
+def read_group(folder: Beneath, n_cases: int, sources: Sources | None = None) -> dict:
+    """Everything one probe group's worker left: import error, cases, completion marker; the
+    exceptions with only what ``sources`` (the submission's own text) allows, when given."""
     result: dict = {"import_error": None, "cases": [None] * n_cases, "done": False,
                     "problems": []}
     try:
         result["done"] = read_json(folder / "done.json") is not None
         error = read_json(folder / "import_error.json")
         if isinstance(error, dict):
-            result["import_error"] = _clean_error(error)
+            result["import_error"] = _clean_error(error, sources=sources)
     except UnsafeData as error:
         result["problems"].append(str(error))
     for index in range(n_cases):
@@ -197,28 +321,28 @@ def read_group(folder: Path, n_cases: int) -> dict:
             continue
         if not isinstance(record, dict):
             continue
-        result["cases"][index] = read_entry(folder, prefix, record)
+        result["cases"][index] = read_entry(folder, prefix, record, sources=sources)
     return result
 
 
-def read_entry(folder: Path, prefix: str, record: dict, cap: int = 4000,
-               located: bool = True) -> dict:
+def read_entry(folder: Beneath, prefix: str, record: dict, cap: int = 4000,
+               located: bool = True, sources: Sources | None = None) -> dict:
     """One case's (or one recorded value's) outputs, or the exception it raised."""
     if record.get("ok"):
         return {"ok": True, "error": None,
                 "outputs": read_outputs(folder, prefix, record.get("outputs"))}
-    return {"ok": False, "error": _clean_error(record.get("error"), cap, located), "outputs": []}
+    return {"ok": False, "error": _clean_error(record.get("error"), cap, located, sources),
+            "outputs": []}
 
 
-def _clean_error(error: object, cap: int = 4000, located: bool = True) -> dict:
+def _clean_error(error: object, cap: int = 4000, located: bool = True,
+                 sources: Sources | None = None) -> dict:
     if not isinstance(error, dict):
         return {"type": "Error", "message": ""}
     clean = {"type": str(error.get("type", "Error"))[:80],
              "message": str(error.get("message", ""))[:cap]}
-    if not located:
-        return clean
-    if isinstance(error.get("lineno"), int):
+    if located and isinstance(error.get("lineno"), int):
         clean["lineno"] = error["lineno"]
-    if isinstance(error.get("file"), str):
+    if located and isinstance(error.get("file"), str):
         clean["file"] = os.path.basename(error["file"])[:120]
-    return clean
+    return sources.clean_error(clean) if sources is not None else clean

@@ -32,6 +32,7 @@ import numpy as np
 
 from grader.child import cgroup, isolation
 from grader.child.probe_runner import GIVEN_CODE_MAY_IMPORT, forbidden
+from grader.trusted.redact import Sources
 from minimodel.implementation import PACKAGE_DIR, REPO_ROOT
 
 CHILD_DIR = Path(__file__).resolve().parent.parent / "child"
@@ -356,7 +357,10 @@ def matplotlib_cache(folder: Path) -> Path:
 
 class ItemFolders:
     """Where runs write: one folder per run under ``items``, named ``<number>-<prefix>`` in the
-    order they were asked for (a retry gets a fresh one)."""
+    order they were asked for (a retry gets a fresh one). ``sources``: the submission's own text,
+    which bounds what its runs may say in the feedback (``None``: the course's own code)."""
+
+    sources: Sources | None = None
 
     def __init__(self, items: Path):
         self.items = items
@@ -393,6 +397,7 @@ class Scratch(ItemFolders):
 
     def __init__(self, root: Path, student_files: dict[str, bytes], size_mb: int = 0):
         super().__init__(root / "items")
+        self.sources = Sources.of({f"{name}.py": data for name, data in student_files.items()})
         self.root = root
         self.course_src = root / "course" / "src"
         self.runner = root / "runner"

@@ -6,9 +6,7 @@ kernel wrote in its own folder.
 
 from __future__ import annotations
 
-import json
 import time
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -16,6 +14,7 @@ import pytest
 from grader.trusted import nbexec
 from grader.trusted.budget import _children
 from grader.trusted.forkservers import KernelServer
+from grader.trusted.safe_io import Beneath, read_json
 from grader.trusted.sandbox import Limits, Scratch, probe_capabilities
 
 
@@ -28,7 +27,7 @@ def kernels(tmp_path_factory):
     server.close()
 
 
-def run(kernels, name: str, *cells: str, **limits) -> tuple[Path, dict]:
+def run(kernels, name: str, *cells: str, **limits) -> tuple[Beneath, dict]:
     server, work = kernels
     scratch = Scratch(work / name, {})
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
@@ -37,8 +36,8 @@ def run(kernels, name: str, *cells: str, **limits) -> tuple[Path, dict]:
                                log_path=work / f"{name}.log", kernels=server)
 
 
-def written(folder: Path) -> dict:
-    return json.loads((folder / "out.json").read_text())
+def written(folder: Beneath) -> dict:
+    return read_json(folder / "out.json")
 
 
 SAVE = "import json; json.dump({}, open('out.json', 'w'))"

@@ -28,6 +28,7 @@ from grader.hidden import registry
 from grader.hidden.spec import NotebookChecks
 from grader.trusted.nbexec import read_records
 from grader.trusted.references import References
+from grader.trusted.safe_io import Beneath
 from grader.trusted.verdicts import MISTAKE_TOLERANCE, CellContext, values_close
 from minimodel.course import find_lab
 from minimodel.selfcheck.compare import CheckFailure, expect_array
@@ -175,7 +176,7 @@ def recorded(cell, source: str, folder) -> dict:
         except Exception as error:  # noqa: BLE001 - recorded, as the kernel's recorder does
             results[name] = {"ok": False, "error": {"type": type(error).__name__}}
     (base / "record.json").write_text(json.dumps(results))
-    return read_records(folder, NotebookChecks("lab", (cell,)))[cell.grade_id]
+    return read_records(Beneath(folder), NotebookChecks("lab", (cell,)), [])[cell.grade_id]
 
 
 def _differs(a: dict, b: dict) -> bool:

@@ -10,7 +10,14 @@ import zipfile
 import numpy as np
 import pytest
 
-from grader.trusted.safe_io import UnsafeData, load_array, read_bytes, read_json, read_outputs
+from grader.trusted.safe_io import (
+    Beneath,
+    UnsafeData,
+    load_array,
+    read_bytes,
+    read_json,
+    read_outputs,
+)
 from grader.trusted.unpack import MAX_PY_BYTES, discover, unpack
 
 MODULE = "src/minimodel/positional/sinusoidal.py"
@@ -34,12 +41,17 @@ def codes(submission):
     return {m.code for m in [*submission.messages, *submission.flags]}
 
 
-def test_discover_folders_and_zips(tmp_path):
+def test_discover_folders_archives_and_anything_else(tmp_path):
     (tmp_path / "ana").mkdir()
     make_zip(tmp_path / "luis.zip", {MODULE: SOURCE})
-    (tmp_path / "notes.txt").write_text("ignored")
+    (tmp_path / "notes.txt").write_text("not a submission")
     (tmp_path / ".hidden").mkdir()
-    assert [sid for sid, _ in discover(tmp_path)] == ["ana", "luis"]
+    (tmp_path / "ana.tar.gz").write_bytes(b"")
+    (tmp_path / "eva.TGZ").write_bytes(b"")
+    assert [sid for sid, _ in discover(tmp_path)] == ["ana", "ana.tar.gz", "eva", "luis",
+                                                       "notes.txt"]
+    notes = unpack("notes.txt", tmp_path / "notes.txt")  # said, never a silent loss
+    assert [f.code for f in notes.flags] == ["unsupported-type", "resubmit"]
 
 
 def test_zip_with_wrapping_folder_takes_only_editable_files(tmp_path):
@@ -139,51 +151,52 @@ def test_symlinks_fifos_and_huge_files_are_not_read(tmp_path):
     np.save(target, np.ones(3))
     os.symlink(target, tmp_path / "case_000_0.npy")
     with pytest.raises(UnsafeData):
-        load_array(tmp_path / "case_000_0.npy")
+        load_array(Beneath(tmp_path) / "case_000_0.npy")
     os.mkfifo(tmp_path / "fifo.json")
     with pytest.raises(UnsafeData):
-        read_json(tmp_path / "fifo.json")  # would block forever if opened naively
+        read_json(Beneath(tmp_path) / "fifo.json")  # would block forever if opened naively
     (tmp_path / "big.json").write_bytes(b" " * 2048)
     with pytest.raises(UnsafeData):
-        read_bytes(tmp_path / "big.json", 1024)
-    assert read_json(tmp_path / "absent.json") is None
+        read_bytes(Beneath(tmp_path) / "big.json", 1024)
+    assert read_json(Beneath(tmp_path) / "absent.json") is None
 
 
 def test_pickles_and_object_arrays_are_refused(tmp_path):
     np.save(tmp_path / "objects.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
     with pytest.raises(UnsafeData):
-        load_array(tmp_path / "objects.npy")
+        load_array(Beneath(tmp_path) / "objects.npy")
     (tmp_path / "pickle.npy").write_bytes(b"\x80\x04\x95 not an npy header")
     with pytest.raises(UnsafeData):
-        load_array(tmp_path / "pickle.npy")
+        load_array(Beneath(tmp_path) / "pickle.npy")
     np.save(tmp_path / "strings.npy", np.array(["a", "b"]))
     with pytest.raises(UnsafeData):
-        load_array(tmp_path / "strings.npy")
+        load_array(Beneath(tmp_path) / "strings.npy")
     np.save(tmp_path / "record.npy", np.zeros(2, dtype=[("a", "f4"), ("b", "f4")]))
     with pytest.raises(UnsafeData):
-        load_array(tmp_path / "record.npy")
+        load_array(Beneath(tmp_path) / "record.npy")
 
 
 def test_outputs_must_match_their_description(tmp_path):
     np.save(tmp_path / "case_000_0.npy", np.ones((2, 3), np.float64))
     meta = {"kind": "ndarray", "dtype": "float32", "shape": [2, 3], "file": "x"}
-    (out,) = read_outputs(tmp_path, "case_000", [meta])
+    (out,) = read_outputs(Beneath(tmp_path), "case_000", [meta])
     assert out["kind"] == "invalid"  # claims float32, holds float64
     meta = {**meta, "dtype": "float64", "shape": [3, 2]}
-    assert read_outputs(tmp_path, "case_000", [meta])[0]["kind"] == "invalid"
+    assert read_outputs(Beneath(tmp_path), "case_000", [meta])[0]["kind"] == "invalid"
     meta = {**meta, "shape": [2, 3]}
-    good = read_outputs(tmp_path, "case_000", [meta])[0]
+    good = read_outputs(Beneath(tmp_path), "case_000", [meta])[0]
     assert good["kind"] == "ndarray" and type(good["array"]) is np.ndarray
     np.save(tmp_path / "case_001_0.npy", np.full(2, 1.1, np.float32))
     bf16 = {"kind": "tensor", "dtype": "bfloat16", "shape": [2], "file": "x"}
-    assert read_outputs(tmp_path, "case_001", [bf16])[0]["kind"] == "invalid"  # not bf16 values
+    out = read_outputs(Beneath(tmp_path), "case_001", [bf16])[0]
+    assert out["kind"] == "invalid"  # not bf16 values
 
 
 def test_a_child_cannot_choose_which_file_is_read(tmp_path):
     np.save(tmp_path / "case_000_0.npy", np.ones(2))
     meta = {"kind": "ndarray", "dtype": "float64", "shape": [2],
             "file": "../../solutions/labs/17_01_sinusoidal/references.npz"}
-    out = read_outputs(tmp_path, "case_000", [meta])[0]
+    out = read_outputs(Beneath(tmp_path), "case_000", [meta])[0]
     assert out["array"] is not None and out["array"].tolist() == [1.0, 1.0]
 
 
@@ -191,5 +204,5 @@ def test_load_array_returns_plain_ndarray(tmp_path):
     buffer = io.BytesIO()
     np.save(buffer, np.arange(4, dtype=np.int64))
     (tmp_path / "a.npy").write_bytes(buffer.getvalue())
-    array = load_array(tmp_path / "a.npy")
+    array = load_array(Beneath(tmp_path) / "a.npy")
     assert type(array) is np.ndarray and array.dtype == np.int64
