@@ -1,25 +1,27 @@
 """Take the student-editable files out of a submission, wherever the archive put them.
 
-A submission is a folder or a ``.zip`` of the student's copy of the repository, whole or partial,
-in whatever shape a real archive has (see :mod:`grader.trusted.archive`). Only these files are
-taken:
+A submission is a folder, a ``.zip`` or a tar of the student's copy of the repository, whole or
+partial, in whatever shape a real archive has (see :mod:`grader.trusted.archive`). Only these
+files are taken:
 
 - ``<module>.py`` for each encoding the course lists (usually in ``src/minimodel/positional/``);
 - ``<slug>.ipynb`` for each lab (usually in ``labs/``).
 
 Each is recognised by its name and its content: found in its usual place (under any wrapping
 folders, ``labs/**`` for a notebook) it is taken as it is; found elsewhere (at the top level,
-in another folder, inside a zip in the zip) it is taken only when its content is that file's
-(a module defines one of the names the released stub defines; a notebook holds the lab's graded
-cells, which also recognises a renamed notebook), and the student is told where it was found.
+in another folder, inside an archive in the archive) it is taken only when its content is that
+file's (a module defines one of the names the released stub defines; a notebook holds the lab's
+graded cells, which also recognises a renamed notebook), and the student is told where it was
+found.
 The usual place wins over any other copy.
 
-Everything else comes from the pristine course. Nothing is extracted to disk: the files are read
-into memory under size caps. Entries that climb out, links, special files and files that are
+Everything else comes from the pristine course. Nothing is extracted: the files are read into
+memory under size caps. Entries that climb out, links, special files and files that are
 not valid text each give a clear message in both languages, and the file counts as missing.
 
-A submission the grader cannot read as a whole (a damaged or truncated zip, an empty one,
-nothing recognisable, a file over a limit, encrypted entries) is **flagged**: its
+A submission the grader cannot read as a whole (a damaged or truncated archive, an empty one,
+nothing recognisable, a file over a limit, encrypted entries, too much to decompress, a name
+twice, a type of file the grader does not take) is **flagged**: its
 :attr:`Submission.flags` say why, in both languages, and what to send again; the record's status
 says ``flagged``, so that no such submission ends as a silent zero.
 """
@@ -245,8 +247,9 @@ def _take(submission: Submission, target: Target, candidates: list[Entry]) -> En
         except Unreadable as error:
             submission.flags.append(Finding(
                 "unreadable",
-                f"«{shown(entry.where)}» no se pudo leer del zip ({error}): ¿está dañado?",
-                f"'{shown(entry.where)}' could not be read from the zip ({error}): is it "
+                f"«{shown(entry.where)}» no se pudo leer del archivo comprimido ({error}): ¿está "
+                "dañado?",
+                f"'{shown(entry.where)}' could not be read from the archive ({error}): is it "
                 "damaged?"))
             continue
         if len(data) > target.cap:
