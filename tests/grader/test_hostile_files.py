@@ -216,7 +216,8 @@ def test_honest_classmates_are_graded_as_if_alone(runs):
                                   "records_link"])
 def test_what_the_kernel_left_is_never_followed(runs, name):
     records = runs["mixed"]["records"]
-    assert notebook_score(records[name]) == notebook_score(records["honest_stub"]), name
+    # like the stub at best (records_link also lost the records its link replaced)
+    assert notebook_score(records[name]) <= notebook_score(records["honest_stub"]), name
     assert "unsafe-output" in findings(records[name])
     log = (runs["mixed"]["out"] / "logs" / f"{name}.log").read_bytes()
     assert len(log) < 1 << 20  # not /dev/zero's
