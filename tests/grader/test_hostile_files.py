@@ -226,7 +226,7 @@ def test_what_the_kernel_left_is_never_followed(runs, name):
 
 
 @pytest.mark.parametrize(("name", "leaked"), [
-    ("leak_class", r"Leak"), ("leak_line", r"\d{6}"), ("leak_exit", r"exit code|salida"),
+    ("leak_class", r"Leak"), ("leak_line", r"\d{6}"), ("leak_exit", r"exit code|código de salida"),
     ("leak_dtype", r"leakdtype"), ("leak_words", "|".join(WORDS)),
     ("leak_error", r"largest error|error máximo"),
     ("input_history", r"__minimodel_record|lambda|base=")])
