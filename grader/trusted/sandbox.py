@@ -101,7 +101,7 @@ class Capabilities:
     notes: list[str] = field(default_factory=list)
 
     def enforced(self) -> dict[str, bool | int | None]:
-        """What is enforced, for the run's settings (``grades.csv``'s run, ``run.json``)."""
+        """What is enforced, kept in the run's settings (``OUT/run.json``, ``isolation``)."""
         return {"namespaces": self.namespaces, "pid_namespace": self.pid_namespace,
                 "ipc_namespace": self.ipc_namespace, "drop_privileges": self.drop_privileges,
                 "rlimits": self.rlimits, "cgroup": self.cgroup,
