@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from minimodel import generated
-from minimodel.course import LABS
+from minimodel.course import LABS, lab_of
 from minimodel.generated import END_MARK, START_MARK
 
 BEGIN = "### BEGIN SOLUTION"
@@ -40,10 +40,10 @@ class StubError(ValueError):
 
 
 def _lesson_of(module: str) -> str:
-    for lab in LABS:
-        if module in lab.modules:
-            return lab.id
-    raise StubError(f"{module}.py is not listed in minimodel.course.LABS")
+    lab = lab_of(module)
+    if lab is None:
+        raise StubError(f"{module}.py is not listed in minimodel.course.LABS")
+    return lab.id
 
 
 def _owner(lines: list[str], index: int) -> str:

@@ -192,6 +192,11 @@ def find_lab(key: str) -> Lab:
     return matches[0]
 
 
+def lab_of(module: str) -> Lab | None:
+    """The lab in which students complete ``minimodel.positional.<module>`` (``None``: none)."""
+    return next((lab for lab in LABS if module in lab.modules), None)
+
+
 def encoding_modules() -> tuple[str, ...]:
     """Every file of ``minimodel.positional`` that students complete, in course order."""
     return tuple(module for lab in LABS for module in lab.modules)

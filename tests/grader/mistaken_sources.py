@@ -1,11 +1,14 @@
 """Each classic mistake of the catalogue (``solutions/mistakes/``) written into the reference,
-as a student would write it: lab -> mistake code -> ``(old, new)`` edits of the lab's module.
+as a student would write it: module -> mistake code -> ``(old, new)`` edits of that module.
 
-Each lab whose grader names the catalogue's mistakes has its dictionary here (an empty one: not
-yet); ``tests/grader/test_mistakes_shared.py`` checks each listed lab's mistakes with both tools.
+Each module whose catalogue the grader names has its dictionary here, named after the module
+(an empty one: not yet); ``tests/grader/test_mistakes_shared.py`` checks each listed module's
+mistakes with both tools. Keyed by module, not lab: a lab may grade several modules.
 """
 
-LAB_17_01 = {
+from minimodel.course import encoding_modules
+
+SINUSOIDAL = {
     "concatenated": (
         "pe[:, 0::2] = np.sin(angles)\n    pe[:, 1::2] = np.cos(angles)",
         "pe[:, : d // 2] = np.sin(angles)\n    pe[:, d // 2 :] = np.cos(angles)",
@@ -27,7 +30,7 @@ LAB_17_01 = {
     "offset-off-by-one": ("rows = self.pe[offset : offset + T]",
                           "rows = self.pe[offset + 1 : offset + 1 + T]"),
 }
-LAB_17_00 = {
+EQUIVARIANCE = {
     "not-permuted": ("permuted_after = layer(x)[:, perm]", "permuted_after = layer(x)"),
     "inverse": ("permuted_after = layer(x)[:, perm]",
                 "permuted_after = layer(x)[:, perm.argsort()]"),
@@ -46,7 +49,7 @@ LAB_17_00 = {
     "norm": ("(permuted_first - permuted_after).abs().max()",
              "(permuted_first - permuted_after).norm()"),
 }
-LAB_17_02 = {
+LEARNED = {
     "centres": (
         "step = (L - 1) / (new_len - 1) if new_len > 1 else 0.0\n"
         "    where = torch.arange(new_len, device=table.device, dtype=torch.float64) * step",
@@ -56,7 +59,7 @@ LAB_17_02 = {
     "nearest": ("return torch.lerp(rows[lo], rows[hi], frac).to(table.dtype)",
                 "return table[where.round().long()]"),
 }
-LAB_17_03 = {
+ROPE = {
     "exponent": ("torch.arange(0, rotary_dim, 2, device=device).to(torch.float32) / rotary_dim",
                  "torch.arange(rotary_dim // 2, device=device).to(torch.float32) / rotary_dim"),
     "positive-exponent": ("return 1.0 / base**exponents", "return base**exponents"),
@@ -76,7 +79,7 @@ LAB_17_03 = {
     "offset-ignored": ("cos, sin = self.cos[offset : offset + T], self.sin[offset : offset + T]",
                        "cos, sin = self.cos[:T], self.sin[:T]"),
 }
-LAB_17_04 = {
+ALIBI = {
     "geometric": (
         "slopes = power_of_two(closest) + power_of_two(2 * closest)[0::2][: n_heads - closest]",
         "slopes = power_of_two(n_heads)",
@@ -97,7 +100,7 @@ LAB_17_04 = {
     "masked": ("    if not causal:\n        return m * -distance.abs()  # negate", "    # negate"),
     "signed": ("return m * -distance.abs()", "return m * -distance"),
 }
-LAB_17_05 = {
+RELATIVE_BIAS = {
     "sign": ("    rel = relative_position.long()", "    rel = -relative_position.long()"),
     "not-halved": ("        num_buckets //= 2\n", ""),
     "causal-abs": ("n = (-rel).clamp(min=0)", "n = rel.abs()"),
@@ -124,7 +127,7 @@ LAB_17_05 = {
         "return d_row * (2 * window_h - 1) + d_col",
     ),
 }
-LAB_17_06 = {
+TWO_D = {
     "column-first": ("torch.cat((rows, cols), dim=-1)", "torch.cat((cols, rows), dim=-1)"),
     "blocks": (
         "return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)",
@@ -154,7 +157,7 @@ LAB_17_06 = {
     ),
 }
 SMOOTH_18_01 = "curve[max(0, p - window + 1) : p + 1].nanmean()"
-LAB_18_01 = {
+EXTRAPOLATION = {
     "linear": ("min(2 * edges[-1], length)", "min(edges[-1] + train_len, length)"),
     "not-cut": (
         "edges = [0, min(train_len, length)]\n    while edges[-1] < length:\n"
@@ -190,7 +193,7 @@ LAB_18_01 = {
         "filler = length - 12\n    before = round(depth * filler)\n    query = length - 5",
     ),
 }
-LAB_18_02 = {
+SCALING = {
     "multiplied": ("rope_frequencies(rotary_dim, base) / factor, 1.0",
                    "rope_frequencies(rotary_dim, base) * factor, 1.0"),
     "no-exponent": ("new_base = base * factor ** (rotary_dim / (rotary_dim - 2))",
@@ -254,7 +257,7 @@ LAB_18_02 = {
     "weights-swapped": ("blended = (1 - w) * inv_freq / factor + w * inv_freq",
                         "blended = w * inv_freq / factor + (1 - w) * inv_freq"),
 }
-LAB_18_03 = {
+CACHE_POSITIONS = {
     "restart": (
         "torch.arange(cache_len, cache_len + q_len, dtype=torch.long, device=device)",
         "torch.arange(q_len, dtype=torch.long, device=device)",
@@ -305,8 +308,11 @@ LAB_18_03 = {
     ),
 }
 
+_TABLES = {name.lower() for name, value in dict(globals()).items()
+           if name.isupper() and isinstance(value, dict)}
+assert set(encoding_modules()) >= _TABLES, _TABLES - set(encoding_modules())  # a module's name
 MISTAKEN = {
-    name.removeprefix("LAB_").replace("_", "."): edits
-    for name, edits in sorted(globals().items())
-    if name.startswith("LAB_") and edits
+    module: edits
+    for module in encoding_modules()
+    if (edits := globals().get(module.upper()))
 }

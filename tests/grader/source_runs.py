@@ -23,6 +23,7 @@ from grader.trusted.references import References
 from grader.trusted.runs import LabRun
 from grader.trusted.sandbox import ItemFolders
 from grader.trusted.verdicts import GroupOutcome, JudgeContext, Verdict
+from minimodel.course import lab_of
 from minimodel.implementation import REFERENCE_DIR, STUBS_DIR
 
 _COUNTER = itertools.count()
@@ -47,11 +48,10 @@ def mutated(module: str, *replacements: tuple[str, str]) -> str:
 
 def grade_sources(lab_id: str, sources: dict[str, str], folder: Path, checks=None,
                   refs: References | None = None) -> dict[str, Verdict]:
-    """Every module item of ``lab_id`` judged on ``sources`` (module -> source; the lab's module
-    and what it imports): item key -> verdict. ``checks`` and ``refs``: other hidden checks than
+    """Every module item of ``lab_id`` judged on ``sources`` (module -> source; the lab's modules
+    and what they import): item key -> verdict. ``checks`` and ``refs``: other hidden checks than
     the lab's, with their references."""
     checks = checks or registry()[lab_id]
-    (module,) = checks.modules()
     package = f"mmg_sources_{next(_COUNTER)}"
     root = folder / package
     (root / package).mkdir(parents=True)
@@ -76,18 +76,22 @@ def grade_sources(lab_id: str, sources: dict[str, str], folder: Path, checks=Non
         gpu = GroupOutcome.absent("cuda", "not-run", n) if group.device else None
         meta = runs[item.group].get("meta")
         context = JudgeContext(item, group, cpu, gpu, refs.group(item.group), arrays,
-                               f"{module}.py", {"wall_s": 5}, meta,
+                               f"{group.module}.py", {"wall_s": 5}, meta,
                                mistakes=refs.mistakes(item.group))
         verdicts[item.key] = item.judge(context)
     return verdicts
 
 
-def grade_source(lab_id: str, source: str, folder: Path) -> dict[str, Verdict]:
-    """Every module item of ``lab_id`` judged on ``source``, its one module, next to the
-    reference of each course module it imports (rope.py for scaling.py)."""
-    (module,) = registry()[lab_id].modules()
-    imported = set(re.findall(r"from minimodel\.positional\.(\w+) import", source)) - {module}
-    return grade_sources(lab_id, {module: source, **{m: reference(m) for m in imported}}, folder)
+def grade_source(module: str, source: str, folder: Path) -> dict[str, Verdict]:
+    """The items of ``module`` judged on ``source``, next to the reference of every other module
+    its lab grades and of each course module it imports (rope.py for scaling.py)."""
+    lab_id = lab_of(module).id
+    checks = registry()[lab_id]
+    imported = set(re.findall(r"from minimodel\.positional\.(\w+) import", source))
+    others = {m: reference(m) for m in (imported | set(checks.modules())) - {module}}
+    verdicts = grade_sources(lab_id, {module: source, **others}, folder)
+    return {item.key: verdicts[item.key] for item in checks.items
+            if checks.group(item.group).module == module}
 
 
 def codes(verdict: Verdict) -> set[str]:

@@ -32,7 +32,8 @@ SCORES = {"not-permuted": {"gap": 0.5}, "inverse": {"gap": 0.5},
           "inverse-both": {"gap": 1.5},  # the inverse displaces as far as perm: the ramp's and
           "batch-axis": {"gap": 0.75},   # table's gaps stay
           "no-abs": {"gap": 1.5}, "mean": {"gap": 1.0}, "norm": {"gap": 1.0}}
-MISTAKES = [(name, [SOURCES["17.00"][name]], scores, name) for name, scores in SCORES.items()]
+MISTAKES = [(name, [SOURCES["equivariance"][name]], scores, name)
+            for name, scores in SCORES.items()]
 MISTAKES += [
     # (name, replacements, {item: score left}, diagnosis)
     ("returns-tensor", [(RETURN, "return (permuted_first - permuted_after).abs().max()")],
@@ -43,7 +44,7 @@ MISTAKES += [
 
 
 def test_every_mistake_of_the_catalogue_is_scored():
-    assert sorted(SCORES) == sorted(SOURCES["17.00"])
+    assert sorted(SCORES) == sorted(SOURCES["equivariance"])
 
 
 def test_item_points_and_layers():

@@ -71,14 +71,14 @@ def test_reference_formula_scores_full_marks():
 
 TABLE = {m.code for m in lab_mistakes("17.01") if m.target == "sinusoidal_pe"}
 # the table's classic mistakes, written into the reference (forward's own: test_mistakes_shared)
-MISTAKEN = {code: edit for code, edit in SOURCES["17.01"].items() if code in TABLE}
+MISTAKEN = {code: edit for code, edit in SOURCES["sinusoidal"].items() if code in TABLE}
 
 
 @pytest.fixture(scope="module")
 def mistaken(tmp_path_factory):
     """mistake -> the verdicts of the reference with that mistake written in."""
     folder = tmp_path_factory.mktemp("mistaken")
-    return {name: grade_source("17.01", mutated("sinusoidal", edit), folder)
+    return {name: grade_source("sinusoidal", mutated("sinusoidal", edit), folder)
             for name, edit in MISTAKEN.items()}
 
 

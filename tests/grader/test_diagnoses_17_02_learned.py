@@ -44,19 +44,19 @@ def judge(key, cases):
 
 
 def test_interpolate_reference_scores_full_marks(tmp_path):
-    verdict = grade_source("17.02", reference("learned"), tmp_path)["interpolate"]
+    verdict = grade_source("learned", reference("learned"), tmp_path)["interpolate"]
     assert verdict.score == verdict.points and not codes(verdict)
 
 
-@pytest.mark.parametrize("mistake", sorted(MISTAKEN["17.02"]))
+@pytest.mark.parametrize("mistake", sorted(MISTAKEN["learned"]))
 def test_interpolate_mistakes_are_named(mistake, tmp_path):
-    verdict = grade_source("17.02", mutated("learned", MISTAKEN["17.02"][mistake]),
+    verdict = grade_source("learned", mutated("learned", MISTAKEN["learned"][mistake]),
                            tmp_path)["interpolate"]
     assert mistake in codes(verdict) and verdict.score < verdict.points
 
 
 def test_interpolate_dtype_not_kept(tmp_path):
-    verdict = grade_source("17.02", mutated("learned", NOT_CAST_BACK), tmp_path)["interpolate"]
+    verdict = grade_source("learned", mutated("learned", NOT_CAST_BACK), tmp_path)["interpolate"]
     assert "dtype-not-kept" in codes(verdict)
 
 

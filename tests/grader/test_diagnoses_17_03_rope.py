@@ -9,7 +9,7 @@ import pytest
 from mistaken_sources import MISTAKEN
 from source_runs import codes, grade_source, mutated
 
-ROPE = MISTAKEN["17.03"]  # RoPE's classic mistakes, written into the reference
+ROPE = MISTAKEN["rope"]  # RoPE's classic mistakes, written into the reference
 
 
 ROPE_OTHERS = {  # mistakes the judges name without the catalogue
@@ -29,9 +29,9 @@ NAMED_IN = {"exponent": "frequencies", "positive-exponent": "frequencies", "sign
 def rope_graded(tmp_path_factory):
     """mistake -> the verdicts of the reference with that mistake written in ("": none)."""
     folder = tmp_path_factory.mktemp("rope")
-    graded = {name: grade_source("17.03", mutated("rope", edit), folder)
+    graded = {name: grade_source("rope", mutated("rope", edit), folder)
               for name, edit in {**ROPE, **ROPE_OTHERS}.items()}
-    return {**graded, "": grade_source("17.03", mutated("rope"), folder)}
+    return {**graded, "": grade_source("rope", mutated("rope"), folder)}
 
 
 def test_rope_reference_scores_full_marks(rope_graded):

@@ -9,7 +9,7 @@ import pytest
 from mistaken_sources import MISTAKEN
 from source_runs import grade_source, mutated
 
-ALIBI = MISTAKEN["17.04"]  # ALiBi's classic mistakes, written into the reference
+ALIBI = MISTAKEN["alibi"]  # ALiBi's classic mistakes, written into the reference
 
 
 @pytest.fixture(scope="module")
@@ -18,9 +18,9 @@ def alibi_graded(tmp_path_factory):
     folder = tmp_path_factory.mktemp("alibi")
     edits = {**ALIBI, "finite-mask": ('masked_fill(distance < 0, float("-inf"))',
                                       "masked_fill(distance < 0, -1e9)")}
-    graded = {name: grade_source("17.04", mutated("alibi", edit), folder)
+    graded = {name: grade_source("alibi", mutated("alibi", edit), folder)
               for name, edit in edits.items()}
-    return {**graded, "": grade_source("17.04", mutated("alibi"), folder)}
+    return {**graded, "": grade_source("alibi", mutated("alibi"), folder)}
 
 
 def test_alibi_reference_scores_full_marks(alibi_graded):

@@ -9,14 +9,14 @@ from source_runs import codes, grade_source, mutated, points, reference, stub
 
 from grader.hidden import lab_17_05 as rb
 
-EDITS = MISTAKEN["17.05"]  # the catalogue's mistakes, written into the reference
+EDITS = MISTAKEN["relative_bias"]  # the catalogue's mistakes, written into the reference
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """mistake -> the verdicts of the reference with that mistake written in."""
     folder = tmp_path_factory.mktemp("relative_bias")
-    return {name: grade_source("17.05", mutated("relative_bias", edit), folder)
+    return {name: grade_source("relative_bias", mutated("relative_bias", edit), folder)
             for name, edit in EDITS.items()}
 
 
@@ -36,10 +36,10 @@ def test_swin_mistakes(graded):
 # --- the whole module, through the probe: reference, stub, and the reference with one mistake ---
 
 def test_reference_full_marks_and_stub_zero(tmp_path):
-    verdicts = grade_source("17.05", reference("relative_bias"), tmp_path)
+    verdicts = grade_source("relative_bias", reference("relative_bias"), tmp_path)
     assert {k: v.score for k, v in verdicts.items()} == {"buckets": 3, "bias": 2, "swin": 1}
     assert not any(codes(v) for v in verdicts.values())
-    verdicts = grade_source("17.05", stub("relative_bias"), tmp_path)
+    verdicts = grade_source("relative_bias", stub("relative_bias"), tmp_path)
     assert points(verdicts) == 0
     assert all(codes(v) == {"not-implemented"} for v in verdicts.values())
 
@@ -53,7 +53,8 @@ BIAS_MISTAKES = {  # the module's own mistakes; its sign (not the bucket functio
 
 @pytest.mark.parametrize("mistake", sorted(BIAS_MISTAKES))
 def test_bias_mistakes_are_named(mistake, tmp_path):
-    verdicts = grade_source("17.05", mutated("relative_bias", *BIAS_MISTAKES[mistake]), tmp_path)
+    verdicts = grade_source("relative_bias", mutated("relative_bias", *BIAS_MISTAKES[mistake]),
+                            tmp_path)
     bias = verdicts["bias"]
     assert mistake in codes(bias), bias.findings
     assert bias.score < bias.points
@@ -66,7 +67,8 @@ def test_bias_mistakes_lose_the_right_points(tmp_path):
     """Each mistake fails exactly the hidden cases it changes and keeps the others' points."""
     lost = {}
     for mistake, replacements in BIAS_MISTAKES.items():
-        verdict = grade_source("17.05", mutated("relative_bias", *replacements), tmp_path)["bias"]
+        source = mutated("relative_bias", *replacements)
+        verdict = grade_source("relative_bias", source, tmp_path)["bias"]
         lost[mistake] = verdict.total - verdict.passed
         assert verdict.score == round(2 * verdict.passed / verdict.total, 2)
     cases = len(rb.BIAS_CASES)

@@ -25,13 +25,13 @@ INPUTS = lab.inputs()
 
 
 def test_reference_full_marks(tmp_path):
-    verdicts = grade_source("18.01", reference(MODULE), tmp_path)
+    verdicts = grade_source("extrapolation", reference(MODULE), tmp_path)
     assert {k: v.score for k, v in verdicts.items()} == POINTS
     assert not any(codes(v) for v in verdicts.values())
 
 
 def test_stub_scores_zero_and_says_not_implemented(tmp_path):
-    verdicts = grade_source("18.01", stub(MODULE), tmp_path)
+    verdicts = grade_source("extrapolation", stub(MODULE), tmp_path)
     assert points(verdicts) == 0
     assert all(codes(v) == {"not-implemented"} for v in verdicts.values())
     finding = verdicts["failure"].findings[0]
@@ -123,7 +123,7 @@ MISTAKES = [
 @pytest.mark.parametrize("item, mistake, replacements, changed", MISTAKES,
                          ids=[f"{m[0]}-{m[1]}" for m in MISTAKES])
 def test_mistake_is_named_and_costs_its_cases(item, mistake, replacements, changed, tmp_path):
-    verdicts = grade_source("18.01", mutated(MODULE, *replacements), tmp_path)
+    verdicts = grade_source("extrapolation", mutated(MODULE, *replacements), tmp_path)
     verdict = verdicts[item]
     assert_named_costing_its_cases(verdict, mistake, changed, POINTS[item])
     for other, score in POINTS.items():  # the other functions keep their points

@@ -26,14 +26,14 @@ TABLES = lab.inputs()
 
 
 def test_reference_full_marks(tmp_path):
-    verdicts = grade_source("18.03", reference(MODULE), tmp_path)
+    verdicts = grade_source("cache_positions", reference(MODULE), tmp_path)
     assert {k: v.score for k, v in verdicts.items()} == POINTS
     assert not any(codes(v) for v in verdicts.values())
     assert verdicts["device"].gpu == "not run"
 
 
 def test_stub_scores_zero_and_says_not_implemented(tmp_path):
-    verdicts = grade_source("18.03", stub(MODULE), tmp_path)
+    verdicts = grade_source("cache_positions", stub(MODULE), tmp_path)
     assert points(verdicts) == 0
     assert all(codes(v) == {"not-implemented"} for v in verdicts.values())
 
@@ -118,7 +118,7 @@ MISTAKES = [
                          ids=[f"{m[0]}-{m[1]}" for m in MISTAKES])
 def test_mistake_is_named_and_costs_its_cases(item, mistake, replacements, changed, reaches,
                                               tmp_path):
-    verdicts = grade_source("18.03", mutated(MODULE, *replacements), tmp_path)
+    verdicts = grade_source("cache_positions", mutated(MODULE, *replacements), tmp_path)
     verdict = verdicts[item]
     assert_named_costing_its_cases(verdict, mistake, changed, POINTS[item])
     for other, score in POINTS.items():

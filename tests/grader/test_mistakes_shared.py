@@ -2,7 +2,7 @@
 the same words, on the same student's file (``solutions/mistakes/`` is the only source of both;
 for a return value of the wrong kind, ``minimodel.selfcheck.contracts``).
 
-For each lab of ``mistaken_sources`` and each mistake of its catalogue, a copy of the reference
+For each module of ``mistaken_sources`` and each mistake of its catalogue, a copy of the reference
 with that mistake written in is checked by ``minimodel check`` (visible inputs, stored answers)
 and graded (hidden inputs, reference outputs); where a notebook test cell recognises the
 catalogue's mistakes (``CellCheck.catalogue``), the cell's records computed with that copy are
@@ -22,7 +22,7 @@ from mistaken_sources import MISTAKEN
 from selfcheck_copies import student_copy
 from source_runs import grade_source, mutated, reference
 
-from grader.build.mistakes import lab_mistakes
+from grader.build.mistakes import catalogue
 from grader.child.probe_runner import save_outputs
 from grader.hidden import registry
 from grader.hidden.spec import NotebookChecks
@@ -30,28 +30,28 @@ from grader.trusted.nbexec import read_records
 from grader.trusted.references import References
 from grader.trusted.safe_io import Beneath
 from grader.trusted.verdicts import MISTAKE_TOLERANCE, CellContext, values_close
-from minimodel.course import find_lab
+from minimodel.course import find_lab, lab_of
 from minimodel.selfcheck.compare import CheckFailure, expect_array
 from minimodel.selfcheck.contracts import CONTRACTS
 from minimodel.selfcheck.runner import run_checks
 
-CASES = [(lab_id, item) for lab_id in MISTAKEN for item in lab_mistakes(lab_id)]
+CASES = [(lab_of(module).id, item) for module in MISTAKEN for item in catalogue(module)]
 CELL_CASES = [(lab_id, cell, item) for lab_id, item in CASES
               for cell in registry()[lab_id].cells if cell.catalogue == item.module]
 
 
-def test_every_mistake_of_those_labs_has_a_source():
-    assert sorted((lab_id, item.code) for lab_id, item in CASES) == sorted(
-        (lab_id, code) for lab_id, codes in MISTAKEN.items() for code in codes)
+def test_every_mistake_of_those_modules_has_a_source():
+    assert sorted((item.module, item.code) for _, item in CASES) == sorted(
+        (module, code) for module, codes in MISTAKEN.items() for code in codes)
 
 
 @pytest.mark.parametrize(("lab_id", "item"), CASES, ids=[f"{lab}-{m.key}" for lab, m in CASES])
 def test_the_self_check_and_the_grader_name_it_alike(lab_id, item, tmp_path):
-    edit = MISTAKEN[lab_id][item.code]
+    edit = MISTAKEN[item.module][item.code]
     said = [r for r in run_checks(find_lab(lab_id), str(student_copy(tmp_path, item.module, edit)))
             if item.es in r.detail_es]
     assert said and all(item.en in r.detail_en for r in said), "the self-check does not name it"
-    verdicts = grade_source(lab_id, mutated(item.module, edit), tmp_path)
+    verdicts = grade_source(item.module, mutated(item.module, edit), tmp_path)
     named = [f for v in verdicts.values() for f in v.findings if f.code == item.code]
     assert named, f"the grader does not name {item.code}"
     assert all(f.es == item.es and f.en == item.en for f in named)
@@ -150,7 +150,7 @@ def test_a_broken_contract_is_said_alike(lab_id, module, contract, edit, tmp_pat
     said = [r for r in run_checks(find_lab(lab_id), str(student_copy(tmp_path, module, edit)))
             if es.search(r.detail_es)]
     assert said and all(en.search(r.detail_en) for r in said), "the self-check does not say it"
-    verdicts = grade_source(lab_id, mutated(module, edit), tmp_path)
+    verdicts = grade_source(module, mutated(module, edit), tmp_path)
     named = [f for v in verdicts.values() for f in v.findings if f.code == contract[1]]
     assert named, f"the grader does not name {contract[1]}"
     assert all(es.fullmatch(f.es) and en.fullmatch(f.en) for f in named)
@@ -199,7 +199,8 @@ def _differs(a: dict, b: dict) -> bool:
                          ids=[f"{lab}-{c.grade_id}-{m.key}" for lab, c, m in CELL_CASES])
 def test_a_notebook_cell_names_it_alike(lab_id, cell, item, tmp_path):
     right = recorded(cell, reference(item.module), tmp_path / "right")
-    wrong = recorded(cell, mutated(item.module, MISTAKEN[lab_id][item.code]), tmp_path / "wrong")
+    edit = MISTAKEN[item.module][item.code]
+    wrong = recorded(cell, mutated(item.module, edit), tmp_path / "wrong")
     refs = References(lab_id)
     context = CellContext(cell, 2.0, wrong, refs.cell(cell.grade_id), {"status": "finished"},
                           refs.cell_mistakes(cell.grade_id))

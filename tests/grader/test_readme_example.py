@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from mistaken_sources import LAB_17_04
+from mistaken_sources import MISTAKEN
 from source_runs import codes, grade_sources, mutated, reference
 
 from grader.build import references
@@ -56,7 +56,7 @@ def test_the_reference_gets_the_item_s_two_points(grade):
 def test_the_power_of_two_rule_for_every_head_count_fails_four_cases_and_is_named(grade):
     """README: it "fails the cases of 3, 6, 12 and 96 heads, and the feedback names that
     mistake in both languages"."""
-    verdict = grade(mutated("alibi", LAB_17_04["geometric"]))
+    verdict = grade(mutated("alibi", MISTAKEN["alibi"]["geometric"]))
     assert (verdict.passed, verdict.total) == (2, 6)  # 1 and 8 heads are powers of two
     assert verdict.score == pytest.approx(2 * 2 / 6, abs=0.01)
     assert "geometric" in codes(verdict)
