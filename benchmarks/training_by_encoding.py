@@ -13,7 +13,8 @@ os.environ.setdefault("MINIMODEL_IMPL", "reference")
 import torch  # noqa: E402
 from timing import measure  # noqa: E402
 
-from minimodel.model import ENCODINGS, GPT, GPTConfig  # noqa: E402
+from minimodel.encodings import ENCODINGS  # noqa: E402
+from minimodel.model import GPT, GPTConfig  # noqa: E402
 
 torch.set_num_threads(2)
 B, T, V = 16, 256, 98

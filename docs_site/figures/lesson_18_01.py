@@ -5,7 +5,8 @@ from __future__ import annotations
 from figures import vega
 from figures.core import interactive, static
 from figures.records import compare_rows, windows
-from minimodel.compare import ENCODING_COLOURS, draw_loss_vs_length
+from minimodel.compare import colour, draw_loss_vs_length
+from minimodel.encodings import COURSE
 
 RECORD = "compare_default.csv"
 TRAINED = 128
@@ -45,7 +46,7 @@ def loss_by_window(fig, t):
         losses = [row[f"loss_{start}_{end}"] for start, end in spans]
         edges = [start for start, _ in spans] + [spans[-1][1]]
         ax.stairs(losses, edges, baseline=None, lw=1.6, label=encoding,
-                  color=ENCODING_COLOURS[encoding])
+                  color=colour(encoding))
     ax.axvline(TRAINED, color="gray", ls="--", lw=1)
     ax.text(TRAINED, ax.get_ylim()[0], t(" longitud de entrenamiento", " training length"),
             va="bottom", color="gray")  # fmt: skip
@@ -140,8 +141,8 @@ def explorer(t):
                                 "scale": {"zero": False}},
                           "color": {"field": "encoding", "type": "nominal",
                                     "title": t("codificación", "encoding"),
-                                    "scale": {"domain": list(ENCODING_COLOURS),
-                                              "range": list(ENCODING_COLOURS.values())}},
+                                    "scale": {"domain": list(COURSE),
+                                              "range": [colour(e) for e in COURSE]}},
                           "opacity": {"condition": {"test": "datum.encoding == highlight",
                                                     "value": 1}, "value": 0.35}}},
             {"data": {"values": [{"at": TRAINED}]},

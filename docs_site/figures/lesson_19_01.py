@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from figures.core import spelled, static
 from figures.records import attention_tables, training_table
-from minimodel.compare import ENCODING_COLOURS
+from minimodel.compare import colour
 
 SPEED = {encoding: row["tokens_per_s"] for encoding, row in training_table().items()}
 CHEAP = [speed for encoding, speed in SPEED.items() if encoding != "t5"]
@@ -32,7 +32,7 @@ LOW, HIGH, T5 = spelled(min(CHEAP), -2), spelled(max(CHEAP), -2), spelled(SPEED[
 def throughput(fig, t):
     ax = fig.subplots()
     values = list(SPEED.values())
-    bars = ax.barh(list(SPEED), values, color=[ENCODING_COLOURS[e] for e in SPEED])
+    bars = ax.barh(list(SPEED), values, color=[colour(e) for e in SPEED])
     ax.bar_label(bars, fmt="%.0f", padding=3)
     ax.invert_yaxis()
     ax.set_xlim(0, max(values) * 1.2)

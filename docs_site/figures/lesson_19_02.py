@@ -6,7 +6,7 @@ import statistics
 
 from figures.core import static
 from figures.records import compare_rows
-from minimodel.compare import ENCODING_COLOURS, draw_loss_vs_length
+from minimodel.compare import colour, draw_loss_vs_length
 
 
 def _finish(ax, t, rows: list[dict], label: str, trained: int) -> None:
@@ -69,7 +69,7 @@ def copy(fig, t):
         means = [statistics.mean(v) for v in values]
         spreads = [statistics.stdev(v) for v in values]
         ax.errorbar(lengths, means, yerr=spreads, marker="o", capsize=3, label=encoding,
-                    color=ENCODING_COLOURS[encoding])
+                    color=colour(encoding))
     _finish(ax, t, rows, t("exactitud", "accuracy"), 64)
 
 
@@ -98,7 +98,7 @@ def default(fig, t):
     encodings = list(dict.fromkeys(r["encoding"] for r in rows))
     ratios = [loss[e, 1024] / loss[e, 128] for e in encodings]
     ax = fig.subplots()
-    bars = ax.barh(encodings, ratios, color=[ENCODING_COLOURS[e] for e in encodings])
+    bars = ax.barh(encodings, ratios, color=[colour(e) for e in encodings])
     ax.bar_label(bars, fmt="%.2f", padding=3)
     ax.axvline(1, color="gray", lw=1)
     ax.invert_yaxis()

@@ -24,18 +24,20 @@ import torch.nn.functional as F
 
 from minimodel.data import load_data
 from minimodel.device import resolve_device
+from minimodel.encodings import ENCODINGS
 from minimodel.evaluate import FACTORS, bucket_losses, evaluate_lengths, retrieval_by_depth
 from minimodel.messages import LANGUAGES, bilingual, pick, split_bilingual
-from minimodel.model import ENCODINGS, GPT, GPTConfig
+from minimodel.model import GPT, GPTConfig
 from minimodel.train import TrainConfig, add_model_arguments, configs_from_args, train
 
 # The default comparison fits 20 minutes on 2 CPU cores for all six encodings (13.3 min measured:
 # benchmarks/results/compare_default.txt).
 DEFAULT_STEPS = 1200
 
-# One colour per encoding, the same in these plots and in every figure of the course.
-ENCODING_COLOURS = {"none": "#7f7f7f", "sinusoidal": "#4c72b0", "learned": "#dd8452",
-                    "rope": "#55a868", "alibi": "#c44e52", "t5": "#8172b3"}  # fmt: skip
+
+def colour(encoding: str) -> str:
+    """The encoding's colour, the same in these plots and in every figure of the course."""
+    return ENCODINGS[encoding].colour
 
 
 def encoding_problems(model_config: GPTConfig, encodings) -> dict[str, tuple[str, str]]:
@@ -44,8 +46,6 @@ def encoding_problems(model_config: GPTConfig, encodings) -> dict[str, tuple[str
     One tiny forward pass per encoding (two sequences of a few tokens) goes through the student's
     files, so a missing function shows up in seconds, before anything is trained.
     """
-    from minimodel.selfcheck.per_encoding import FILES
-
     problems = {}
     T = min(8, model_config.block_size)
     for encoding in encodings:
@@ -57,7 +57,7 @@ def encoding_problems(model_config: GPTConfig, encodings) -> dict[str, tuple[str
         except Exception as error:  # noqa: BLE001 - whatever the student's code raises
             es, en = split_bilingual(str(error))
             kind = "" if isinstance(error, NotImplementedError) else f"{type(error).__name__}: "
-            where = FILES.get(encoding, "")
+            where = ENCODINGS[encoding].file
             problems[encoding] = (f"{where} · {kind}{es}", f"{where} · {kind}{en}")
     return problems
 
@@ -91,7 +91,7 @@ def compare(
     train_config: TrainConfig,
     data,
     out: str | Path,
-    encodings=ENCODINGS,
+    encodings=None,
     seeds=(0,),
     factors=FACTORS,
     n_eval: int = 16,
@@ -101,8 +101,10 @@ def compare(
     """Train and evaluate every encoding for every seed; write the results into ``out``.
 
     Only ``positional`` (and ``seed``) change between runs; everything else is ``model_config``
-    and ``train_config``. Returns the rows written to ``results.csv``.
+    and ``train_config``. ``encodings``: names of ``minimodel.encodings.ENCODINGS`` (``None``:
+    every one). Returns the rows written to ``results.csv``.
     """
+    encodings = list(encodings or ENCODINGS)
     require_encodings(model_config, encodings)
     T = model_config.block_size
     bucket_losses(torch.zeros(1, max(factors) * T), T)  # lab 18.01's functions, before training
@@ -221,7 +223,7 @@ def plot_loss_vs_position(curves: dict, block_size: int, path: Path) -> None:
     for encoding, runs in curves.items():
         curve = torch.stack(runs).nanmean(0)
         ax.plot(_smooth(curve, max(1, block_size // 8)), label=encoding, lw=1.4,
-                color=ENCODING_COLOURS.get(encoding))
+                color=colour(encoding))
     ax.axvline(block_size, color="gray", ls="--", lw=1)
     ax.text(block_size, ax.get_ylim()[1], " training length / longitud de entrenamiento",
             va="top", color="gray")
@@ -241,7 +243,7 @@ def draw_loss_vs_length(ax, rows: list[dict]) -> None:
         lengths = sorted({r["eval_length"] for r in rows if r["encoding"] == encoding})
         means, errors = zip(*(mean_and_spread(rows, encoding, L) for L in lengths), strict=True)
         ax.errorbar(lengths, means, yerr=errors, marker="o", capsize=3, label=encoding,
-                    color=ENCODING_COLOURS.get(encoding))
+                    color=colour(encoding))
     ax.set_xscale("log", base=2)
 
 
@@ -265,7 +267,8 @@ def plot_loss_vs_length(rows: list[dict], block_size: int, path: Path) -> None:
 # --- command line: `minimodel compare` --------------------------------------------------------
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="runs/compare", help="output folder / carpeta de salida")
-    parser.add_argument("--encodings", nargs="+", choices=ENCODINGS, default=list(ENCODINGS))
+    parser.add_argument("--encodings", nargs="+", choices=list(ENCODINGS),
+                        default=list(ENCODINGS))
     parser.add_argument("--seeds", type=int, nargs="+", help="several seeds (default: --seed)")
     parser.add_argument("--factors", type=int, nargs="+", default=list(FACTORS))
     parser.add_argument("--sequences", type=int, default=16, help="evaluation sequences")
@@ -292,14 +295,9 @@ def run(args: argparse.Namespace) -> int:
         args.device,
     )
     print(summary(rows, model_config.block_size))
-    if "learned" in args.encodings:
-        print(
-            pick(
-                "learned: más allá de su tabla, filas tal como se inicializaron (nunca "
-                "entrenadas); ver allow_length.",
-                "learned: past its table, rows as initialised (never trained); see allow_length.",
-            )
-        )
+    for encoding in args.encodings:
+        if ENCODINGS[encoding].hook.note:
+            print(pick(*ENCODINGS[encoding].hook.note))
     minutes = (time.perf_counter() - start) / 60
     print(f"{minutes:.1f} min -> {Path(args.out) / 'results.csv'}, loss_vs_*.png")
     return 0

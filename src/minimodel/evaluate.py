@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from minimodel.checkpoint import load_model
 from minimodel.data import load_data
 from minimodel.device import DEVICES, autocast, resolve_device
-from minimodel.hooks import encoding_module, student_function
+from minimodel.hooks import student_function
 from minimodel.messages import bilingual
 from minimodel.model import GPT
 
@@ -63,26 +63,15 @@ def mean_loss(model: GPT, data, length: int, n: int, device="cpu") -> float:
 def allow_length(model: GPT, length: int, seed: int = 0) -> GPT:
     """A copy of ``model`` that accepts sequences of ``length`` tokens (the policy for tables).
 
-    Learned positions have no rows past the table. To measure what the model does there anyway,
-    the copy gets a longer table: the trained rows, then rows as initialised (``N(0, 0.02)``,
-    never trained), which is what a longer table trained only on short sequences holds. Other
-    encodings are returned unchanged (sinusoidal's table covers ``max_len`` positions).
+    The encoding's hook decides (``Hook.allowing``): learned positions get a longer table whose
+    rows past the trained ones are as initialised; other encodings, and any model that already
+    accepts ``length``, are returned unchanged (sinusoidal's table covers ``max_len`` positions).
     """
-    limit = model.hooks.max_positions
-    if model.config.positional != "learned" or limit is None or length <= limit:
+    hook = model.hooks.allowing(length, seed)
+    if hook is model.hooks:
         return model
     longer = copy.deepcopy(model)
-    old = model.hooks.input
-    new = encoding_module("learned").LearnedPositionalEmbedding(length, model.config.n_embd)
-    generator = torch.Generator().manual_seed(seed)
-    state = {}
-    for name, tensor in new.state_dict().items():
-        fresh = torch.randn(tensor.shape, generator=generator) * 0.02
-        trained = old.state_dict()[name]
-        fresh[: trained.shape[0]] = trained.cpu()
-        state[name] = fresh
-    new.load_state_dict(state)
-    longer.hooks.input = new.to(next(model.parameters()).device)
+    longer.hooks = hook
     return longer
 
 

@@ -1,27 +1,29 @@
 """The three hooks through which a positional encoding enters the Mini-GPT.
 
-Every encoding of ``minimodel.positional`` plugs into exactly one of them (its row of
-``minimodel.encodings.ENCODINGS`` says which):
+An encoding is a ``Hook``: an ``nn.Module`` with three methods, and the model calls all three
+unconditionally; the encoding overrides the one it uses (the others stay the identity):
 
-1. ``add_to_input(x, offset)``: add a vector per position to the token embeddings
-   (``sinusoidal``, ``learned``);
-2. ``rotate(q, k, offset)``: rotate queries and keys by their positions (``rope``);
-3. ``attention_bias(q_len, k_len)``: add a bias to the attention logits (``alibi``, ``t5``).
+1. ``add_to_input(x, offset)``: add a vector per position to the token embeddings (``Embed``:
+   sinusoidal, learned);
+2. ``rotate(q, k, offset)``: turn queries and keys by their positions, not necessarily alike
+   (``Rotate``: RoPE; xPos also scales them, queries and keys inversely);
+3. ``attention_bias(q_len, k_len)``: add a bias to the attention logits (``Bias``: ALiBi, T5).
 
 Each hook is told where the chunk starts (an offset, or queries aligned to the end of the keys),
-so a chunk fed after a KV cache gets the same encoding as in a full forward pass. This file is the
-only place where the model calls the encodings: their call sites are below.
+so a chunk fed after a KV cache gets the same encoding as in a full forward pass. The row of
+``minimodel.encodings.ENCODINGS`` names each encoding's ``Hook`` class; the classes of the
+course's own encodings are at the end of this file, and they build on the student's modules.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib
 import math
 
 import torch
 from torch import nn
 
-from minimodel.encodings import ENCODINGS
 from minimodel.messages import bilingual, split_bilingual
 
 
@@ -52,13 +54,13 @@ def student_function(module: str, name: str, why: tuple[str, str], *args, **kwar
     complete and what the function said, in both languages; a stub's ``NotImplementedError``
     stays one, anything else becomes a ``RuntimeError``.
     """
-    from minimodel.course import LABS
+    from minimodel.course import lab_of
 
     function = getattr(encoding_module(module), name)
     try:
         return function(*args, **kwargs)
     except Exception as error:  # noqa: BLE001 - whatever the student's code raises
-        lab = next((lab.id for lab in LABS if module in lab.modules), "?")
+        lab = getattr(lab_of(module), "id", "?")
         es, en = split_bilingual(str(error))
         if isinstance(error, NotImplementedError):
             kind, state_es, state_en = NotImplementedError, "aún no está completa", \
@@ -97,38 +99,173 @@ def causal_mask(q_len: int, k_len: int, device: torch.device | None = None) -> t
                             k_len - q_len, q_len, device=device)
 
 
-class PositionalHooks(nn.Module):
-    """Builds the encoding named by ``config.positional`` and exposes the three hooks.
+class Hook(nn.Module):
+    """An encoding's way into the Mini-GPT, built from the model's config; as is, no encoding.
 
-    The encoding's row in ``minimodel.encodings.ENCODINGS`` says which hook it uses; the hooks an
-    encoding does not use are the identity (or ``None`` for the bias), so the model calls all
-    three unconditionally. ``_build_<name>`` builds encoding ``<name>`` from the student's module.
+    A subclass overrides the hook it uses. ``kind`` is the encoding's name
+    (``config.positional``), for reading, never for choosing what to do. ``note``: what
+    ``minimodel compare`` says about its results past the training length, in Spanish and
+    English (``None``: nothing).
     """
+
+    note: tuple[str, str] | None = None
 
     def __init__(self, config) -> None:
         super().__init__()
+        self.config = config
         self.kind = config.positional
-        self.encoding = ENCODINGS[self.kind]
-        self.input = None  # hook 1: a module whose forward(x, offset) adds the encodings to x
-        self.input_scale = 1.0
-        self.bias = None  # hook 3: bias(q_len, k_len) (H, q_len, k_len), causal -inf folded in
-        getattr(self, f"_build_{self.kind}")(config)
 
-    def _build_none(self, config) -> None:
-        pass
+    @classmethod
+    def covering(cls, length: int) -> dict:
+        """Config fields with which the encoding's precomputed tables (or learnt buckets) cover
+        only ``length`` positions, so that a longer sequence reaches what lies past them."""
+        return {}
 
-    def _build_sinusoidal(self, config) -> None:
+    @property
+    def max_positions(self) -> int | None:
+        """Number of positions the encoding has an answer for, or ``None`` when unbounded."""
+        return None
+
+    def check_length(self, total: int) -> None:
+        """Raise a clear error when positions ``0 .. total-1`` exceed the encoding's table."""
+        from minimodel.encodings import ENCODINGS
+
+        limit = self.max_positions
+        if limit is not None and total > limit:
+            names = ", ".join(e.name for e in ENCODINGS.values() if not issubclass(e.hook, Embed))
+            raise ValueError(
+                bilingual(
+                    f"La codificación '{self.kind}' solo tiene {limit} posiciones y esta secuencia "
+                    f"llega a {total} (contando la caché KV). Acórtala, o usa una codificación sin "
+                    f"tabla ({names}).",
+                    f"Encoding '{self.kind}' has only {limit} positions and this sequence reaches "
+                    f"{total} (counting the KV cache). Shorten it, or use an encoding without a "
+                    f"table ({names}).",
+                )
+            )
+
+    def allowing(self, length: int, seed: int = 0) -> Hook:
+        """This hook, or a copy that accepts sequences of ``length`` tokens (see
+        ``minimodel.evaluate.allow_length``)."""
+        return self
+
+    def add_to_input(self, x: torch.Tensor, offset: int) -> torch.Tensor:
+        """Hook 1: embeddings ``(B, T, C)`` plus the encodings of positions
+        ``offset .. offset + T - 1``."""
+        return x
+
+    def rotate(
+        self, q: torch.Tensor, k: torch.Tensor, offset: int
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Hook 2: queries and keys ``(B, H, T, head_dim)`` at positions
+        ``offset .. offset + T - 1``, turned (and scaled) by position."""
+        return q, k
+
+    def attention_bias(self, q_len: int, k_len: int) -> torch.Tensor | None:
+        """Hook 3: float bias ``(1, H, q_len, k_len)`` with the causal ``-inf`` folded in, or None.
+
+        Queries are the last ``q_len`` of the ``k_len`` positions (end alignment, as with a KV
+        cache). ``None`` means "no bias": attention then uses SDPA's fused causal path.
+        """
+        return None
+
+    def reset_tables(self, device: torch.device | str) -> None:
+        """Recompute on ``device`` every tensor a checkpoint does not hold (non-persistent
+        buffers, tensors kept as attributes), as the constructor computes them.
+
+        For meta-device initialisation: after ``to_empty`` those tensors are uninitialised memory,
+        and ``load_state_dict`` does not fill them.
+        """
+        with torch.device(device):
+            fresh = type(self)(self.config).to(device)
+        for mine, theirs in zip(self.modules(), fresh.modules(), strict=True):
+            for name in mine._non_persistent_buffers_set:
+                mine._buffers[name] = theirs._buffers[name]
+            for name, value in vars(theirs).items():
+                if isinstance(value, torch.Tensor):
+                    setattr(mine, name, value)
+
+
+class Embed(Hook):
+    """Hook 1: a table module whose ``forward(x, offset)`` adds position vectors to ``x``, which is
+    first multiplied by ``input_scale``."""
+
+    def __init__(self, config, table: nn.Module, input_scale: float = 1.0) -> None:
+        super().__init__(config)
+        self.input = table
+        self.input_scale = input_scale
+
+    @property
+    def max_positions(self) -> int:
+        return self.input.max_len
+
+    def add_to_input(self, x: torch.Tensor, offset: int) -> torch.Tensor:
+        return self.input(x * self.input_scale, offset=offset)
+
+
+class Rotate(Hook):
+    """Hook 2: a subclass defines ``rotate(q, k, offset)``."""
+
+
+class Bias(Hook):
+    """Hook 3: a subclass defines ``bias(q_len, k_len)``, ``(H, q_len, k_len)`` with the causal
+    ``-inf`` folded in."""
+
+    def bias(self, q_len: int, k_len: int) -> torch.Tensor:
+        raise NotImplementedError
+
+    def attention_bias(self, q_len: int, k_len: int) -> torch.Tensor:
+        return self.bias(q_len, k_len).unsqueeze(0)
+
+
+# --- the course's own encodings -------------------------------------------------------------
+class Sinusoidal(Embed):
+    def __init__(self, config) -> None:
         sinusoidal = encoding_module("sinusoidal")
-        self.input = sinusoidal.SinusoidalPositionalEncoding(config.n_embd, config.max_len)
         # As in Vaswani et al. (and fairseq): token embeddings times sqrt(d_model), so that a fixed
         # table of +-1 values does not drown embeddings initialised at std 0.02.
-        self.input_scale = math.sqrt(config.n_embd)
+        super().__init__(config, sinusoidal.SinusoidalPositionalEncoding(config.n_embd,
+                                                                          config.max_len),
+                         math.sqrt(config.n_embd))
 
-    def _build_learned(self, config) -> None:
+
+class Learned(Embed):
+    note = ("learned: más allá de su tabla, filas tal como se inicializaron (nunca entrenadas); "
+            "ver allow_length.",
+            "learned: past its table, rows as initialised (never trained); see allow_length.")
+
+    def __init__(self, config) -> None:
         learned = encoding_module("learned")
-        self.input = learned.LearnedPositionalEmbedding(config.block_size, config.n_embd)
+        super().__init__(config, learned.LearnedPositionalEmbedding(config.block_size,
+                                                                    config.n_embd))
 
-    def _build_rope(self, config) -> None:
+    def allowing(self, length: int, seed: int = 0) -> Hook:
+        """Learned positions have no rows past the table. To measure what the model does there
+        anyway, the copy gets a longer table: the trained rows, then rows as initialised
+        (``N(0, 0.02)``, never trained), which is what a longer table trained only on short
+        sequences holds."""
+        if length <= self.max_positions:
+            return self
+        longer = copy.deepcopy(self)
+        old = self.input
+        new = encoding_module("learned").LearnedPositionalEmbedding(length, self.config.n_embd)
+        generator = torch.Generator().manual_seed(seed)
+        state = {}
+        for name, tensor in new.state_dict().items():
+            fresh = torch.randn(tensor.shape, generator=generator) * 0.02
+            trained = old.state_dict()[name]
+            fresh[: trained.shape[0]] = trained.cpu()
+            state[name] = fresh
+        new.load_state_dict(state)
+        longer.input = new.to(next(old.parameters()).device)
+        return longer
+
+
+class Rope(Rotate):
+    """RoPE, with an optional scaling of lesson 18.02 (``config.rope_scaling``)."""
+
+    def __init__(self, config) -> None:
+        super().__init__(config)
         self.rope = encoding_module("rope")
         self.rotary_dim = config.rope_dim or config.n_embd // config.n_head
         self.convention = config.rope_convention
@@ -147,62 +284,10 @@ class PositionalHooks(nn.Module):
             inv_freq=inv_freq,
         )
 
-    def _build_alibi(self, config) -> None:
-        alibi = encoding_module("alibi")
-        self.alibi_bias = alibi.alibi_bias
-        self.register_buffer("slopes", alibi.alibi_slopes(config.n_head), persistent=False)
-        self.bias = self._alibi
+    @classmethod
+    def covering(cls, length: int) -> dict:
+        return {"max_len": length}  # past its cos/sin table, RoPE computes the angles
 
-    def _alibi(self, q_len: int, k_len: int) -> torch.Tensor:
-        return self.alibi_bias(q_len, k_len, self.slopes, causal=True)
-
-    def _build_t5(self, config) -> None:
-        relative_bias = encoding_module("relative_bias")
-        self.relative = relative_bias.RelativePositionBias(
-            config.n_head,
-            bidirectional=False,
-            num_buckets=config.t5_num_buckets,
-            max_distance=config.t5_max_distance,
-        )
-        # T5 does not divide its logits by sqrt(head_dim); SDPA does. The bias is multiplied by
-        # sqrt(head_dim), as in x-transformers: SDPA then computes
-        # (q.k + head_dim * b) / sqrt(head_dim), which is not T5's balance between content and
-        # position (that is scale=1.0 with the bias as is) but a reparametrisation for a model
-        # trained from scratch: a bias sqrt(head_dim) times larger at init, and larger steps.
-        self.bias_scale = math.sqrt(config.n_embd // config.n_head)
-        self.bias = self._t5
-
-    def _t5(self, q_len: int, k_len: int) -> torch.Tensor:
-        scaled = self.relative(q_len, k_len) * self.bias_scale
-        return scaled + causal_mask(q_len, k_len, scaled.device)
-
-    @property
-    def max_positions(self) -> int | None:
-        """Number of positions the encoding has an answer for, or ``None`` when unbounded."""
-        return self.input.max_len if self.input is not None else None
-
-    def check_length(self, total: int) -> None:
-        """Raise a clear error when positions ``0 .. total-1`` exceed the encoding's table."""
-        limit = self.max_positions
-        if limit is not None and total > limit:
-            names = ", ".join(e.name for e in ENCODINGS.values() if e.hook != "input")
-            raise ValueError(
-                bilingual(
-                    f"La codificación '{self.kind}' solo tiene {limit} posiciones y esta secuencia "
-                    f"llega a {total} (contando la caché KV). Acórtala, o usa una codificación sin "
-                    f"tabla ({names}).",
-                    f"Encoding '{self.kind}' has only {limit} positions and this sequence reaches "
-                    f"{total} (counting the KV cache). Shorten it, or use an encoding without a "
-                    f"table ({names}).",
-                )
-            )
-
-    # --- hook 1: additive input ------------------------------------------------------------
-    def add_to_input(self, x: torch.Tensor, offset: int) -> torch.Tensor:
-        """Embeddings ``(B, T, C)`` plus the encodings of positions ``offset .. offset + T - 1``."""
-        return x if self.input is None else self.input(x * self.input_scale, offset=offset)
-
-    # --- hook 2: rotation of queries and keys ---------------------------------------------------
     def rope_frequencies(self, seq_len: int) -> tuple[torch.Tensor, float]:
         """RoPE inverse frequencies ``(rotary_dim // 2,)`` float32 and the attention factor.
 
@@ -225,9 +310,6 @@ class PositionalHooks(nn.Module):
     def rotate(
         self, q: torch.Tensor, k: torch.Tensor, offset: int
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Rotate queries and keys ``(B, H, T, head_dim)`` at positions ``offset .. offset+T-1``."""
-        if self.encoding.hook != "rotate":
-            return q, k
         if self.scaling == "dynamic_ntk":  # frequencies depend on the current length
             T = q.size(-2)
             inv_freq, factor = self.rope_frequencies(seq_len=offset + T)
@@ -239,14 +321,39 @@ class PositionalHooks(nn.Module):
             )
         return self.rotary(q, offset), self.rotary(k, offset)
 
-    # --- hook 3: bias on the attention logits -------------------------------------------------
-    def attention_bias(self, q_len: int, k_len: int) -> torch.Tensor | None:
-        """Float bias ``(1, H, q_len, k_len)`` with the causal ``-inf`` folded in, or None.
 
-        Queries are the last ``q_len`` of the ``k_len`` positions (end alignment, as with a KV
-        cache). ``None`` means "no bias": attention then uses SDPA's fused causal path.
-        """
-        if self.bias is None:
-            return None
-        bias = self.bias(q_len, k_len)
-        return bias.unsqueeze(0)
+class Alibi(Bias):
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        alibi = encoding_module("alibi")
+        self.alibi_bias = alibi.alibi_bias
+        self.register_buffer("slopes", alibi.alibi_slopes(config.n_head), persistent=False)
+
+    def bias(self, q_len: int, k_len: int) -> torch.Tensor:
+        return self.alibi_bias(q_len, k_len, self.slopes, causal=True)
+
+
+class T5(Bias):
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        relative_bias = encoding_module("relative_bias")
+        self.relative = relative_bias.RelativePositionBias(
+            config.n_head,
+            bidirectional=False,
+            num_buckets=config.t5_num_buckets,
+            max_distance=config.t5_max_distance,
+        )
+        # T5 does not divide its logits by sqrt(head_dim); SDPA does. The bias is multiplied by
+        # sqrt(head_dim), as in x-transformers: SDPA then computes
+        # (q.k + head_dim * b) / sqrt(head_dim), which is not T5's balance between content and
+        # position (that is scale=1.0 with the bias as is) but a reparametrisation for a model
+        # trained from scratch: a bias sqrt(head_dim) times larger at init, and larger steps.
+        self.bias_scale = math.sqrt(config.n_embd // config.n_head)
+
+    @classmethod
+    def covering(cls, length: int) -> dict:
+        return {"t5_num_buckets": 8, "t5_max_distance": length}  # farther keys share a bucket
+
+    def bias(self, q_len: int, k_len: int) -> torch.Tensor:
+        scaled = self.relative(q_len, k_len) * self.bias_scale
+        return scaled + causal_mask(q_len, k_len, scaled.device)

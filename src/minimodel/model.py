@@ -1,11 +1,11 @@
 """Mini-GPT: a small decoder-only Transformer whose positional encoding is chosen by name.
 
 The shape follows nanoGPT (pre-LayerNorm blocks, a fused QKV projection, GELU MLP, tied input and
-output embeddings). Unlike nanoGPT, the position is not hard-wired: ``GPTConfig.positional`` picks
-one of ``none``, ``sinusoidal``, ``learned``, ``rope``, ``alibi`` or ``t5``, and the encoding enters
-through one of three hooks (see ``minimodel.hooks``). Attention runs through PyTorch's
-``scaled_dot_product_attention``: its fused causal path when there is no bias, a float bias with the
-causal mask folded in for ALiBi and T5.
+output embeddings). Unlike nanoGPT, the position is not hard-wired: ``GPTConfig.positional`` names
+a row of ``minimodel.encodings.ENCODINGS`` (``none``, ``sinusoidal``, ``learned``, ``rope``,
+``alibi``, ``t5``, ...), and the encoding enters through one of three hooks (see
+``minimodel.hooks``). Attention runs through PyTorch's ``scaled_dot_product_attention``: its fused
+causal path when there is no bias, a float bias with the causal mask folded in for ALiBi and T5.
 """
 
 from __future__ import annotations
@@ -17,12 +17,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from minimodel.encodings import NAMES
-from minimodel.hooks import PositionalHooks, causal_mask
+from minimodel.encodings import ENCODINGS
+from minimodel.hooks import Hook, causal_mask
 from minimodel.kv_cache import KVCache
 from minimodel.messages import bilingual
 
-ENCODINGS = NAMES  # the names of minimodel.encodings.ENCODINGS, as the labs know them
 ROPE_CONVENTIONS = ("interleaved", "half")
 
 
@@ -36,7 +35,7 @@ class GPTConfig:
         n_layer, n_head, n_embd: depth, attention heads and width (``n_embd % n_head == 0``).
         dropout: dropout probability (0 for the course's small runs).
         bias: whether Linear and LayerNorm layers have biases.
-        positional: the encoding, one of ``ENCODINGS``.
+        positional: the encoding, a name of ``minimodel.encodings.ENCODINGS``.
         max_len: positions covered by the ``sinusoidal`` table (a buffer, no parameters).
         rope_base, rope_convention, rope_dim: RoPE's base, pairing (``"interleaved"``:
             ``(2i, 2i+1)`` as in Meta's LLaMA; ``"half"``: ``(i, i + r/2)`` as in Hugging Face)
@@ -72,8 +71,8 @@ class GPTConfig:
         if self.positional not in ENCODINGS:
             raise ValueError(
                 bilingual(
-                    f"positional debe ser una de {ENCODINGS}; recibí {self.positional!r}.",
-                    f"positional must be one of {ENCODINGS}; got {self.positional!r}.",
+                    f"positional debe ser una de {tuple(ENCODINGS)}; recibí {self.positional!r}.",
+                    f"positional must be one of {tuple(ENCODINGS)}; got {self.positional!r}.",
                 )
             )
         if self.rope_convention not in ROPE_CONVENTIONS:
@@ -109,7 +108,7 @@ class CausalSelfAttention(nn.Module):
     def forward(
         self,
         x: torch.Tensor,
-        hooks: PositionalHooks,
+        hooks: Hook,
         offset: int,
         bias: torch.Tensor | None,
         cache: KVCache | None,
@@ -180,8 +179,22 @@ class GPT(nn.Module):
                 nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
         # Built and initialised last, so for a given seed every other weight is the same
         # whichever encoding is chosen.
-        self.hooks = PositionalHooks(config)
+        self.hooks = ENCODINGS[config.positional].hook(config)
         self.hooks.apply(self._init_weights)
+
+    def reset_tables(self) -> None:
+        """Recompute the encoding's tables that no checkpoint holds, where the model lives.
+
+        Meta-device initialisation builds the model without memory, then allocates it and loads
+        a checkpoint; the tables must then be computed again (torchtune's ``rope_init``)::
+
+            with torch.device("meta"):
+                model = GPT(config)
+            model.to_empty(device=device)
+            model.reset_tables()
+            model.load_state_dict(state)
+        """
+        self.hooks.reset_tables(self.wte.weight.device)
 
     @staticmethod
     def _init_weights(module: nn.Module) -> None:

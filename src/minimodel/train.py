@@ -25,9 +25,10 @@ from minimodel.checkpoint import (
 )
 from minimodel.data import load_data
 from minimodel.device import DEVICES, autocast, resolve_device
+from minimodel.encodings import ENCODINGS
 from minimodel.evaluate import mean_loss
 from minimodel.messages import LANGUAGES, bilingual, pick
-from minimodel.model import ENCODINGS, GPT, ROPE_CONVENTIONS, GPTConfig
+from minimodel.model import GPT, ROPE_CONVENTIONS, GPTConfig
 
 CHECKPOINT = "checkpoint.pt"
 
@@ -293,7 +294,7 @@ def configs_from_args(args, vocab_size: int, positional: str) -> tuple[GPTConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--positional", choices=ENCODINGS, default="rope")
+    parser.add_argument("--positional", choices=list(ENCODINGS), default=GPTConfig.positional)
     parser.add_argument(
         "--out",
         default=None,

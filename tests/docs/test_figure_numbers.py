@@ -20,8 +20,8 @@ import torch.nn.functional as F
 from docs_pages import LANGS, ROOT
 from matplotlib.figure import Figure
 
-from minimodel.compare import ENCODING_COLOURS, mean_and_spread
-from minimodel.model import ENCODINGS
+from minimodel.compare import colour, mean_and_spread
+from minimodel.encodings import COURSE as ENCODINGS
 from minimodel.positional.alibi import alibi_bias, alibi_slopes
 from minimodel.positional.cache_positions import causal_mask_after_cache, relative_positions
 from minimodel.positional.relative_bias import swin_relative_index
@@ -246,5 +246,4 @@ def test_every_figure_draws_an_encoding_in_its_own_colour(figure_id):
         drawn = {label: to_hex(handle[0].get_color() if isinstance(handle, tuple)  # error bars
                                else handle.get_edgecolor())  # steps
                  for handle, label in zip(handles, labels, strict=True)}  # fmt: skip
-    assert drawn and drawn == {e: ENCODING_COLOURS[e] for e in drawn}
-    assert set(ENCODING_COLOURS) == set(ENCODINGS)
+    assert drawn and drawn == {e: colour(e) for e in drawn}

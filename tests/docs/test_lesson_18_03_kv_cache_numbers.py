@@ -18,8 +18,10 @@ import torch.nn.functional as F
 from docs_pages import LANGS, pages
 from page_numbers import check_all_statements, run_code_blocks, statements
 
+from minimodel.encodings import COURSE as ENCODINGS
+from minimodel.hooks import T5, Alibi
 from minimodel.kv_cache import KVCache
-from minimodel.model import ENCODINGS, GPT, GPTConfig
+from minimodel.model import GPT, GPTConfig
 from minimodel.positional.alibi import alibi_bias
 from minimodel.positional.cache_positions import (
     causal_mask_after_cache,
@@ -184,9 +186,9 @@ def _decode(model: GPT, idx: torch.Tensor, prefill: int, bug: str | None) -> tor
                 ~torch.ones(q_len, k_len, dtype=torch.bool).tril(), -math.inf
             )
         x = hooks.add_to_input(model.wte(chunk), offset=start)
-        if hooks.kind == "alibi":
+        if isinstance(hooks, Alibi):
             bias = hooks.slopes[:, None, None] * rel + mask
-        elif hooks.kind == "t5":
+        elif isinstance(hooks, T5):
             table = hooks.relative
             buckets = relative_position_bucket(
                 rel, bidirectional=False, num_buckets=table.num_buckets,
@@ -198,8 +200,7 @@ def _decode(model: GPT, idx: torch.Tensor, prefill: int, bug: str | None) -> tor
         for layer, block in enumerate(model.blocks):
             q, k, v = block.attn.c_attn(block.ln_1(x)).split(C, dim=2)
             q, k, v = (t.view(B, q_len, H, C // H).transpose(1, 2) for t in (q, k, v))
-            if hooks.kind == "rope":
-                q, k = hooks.rotary(q, positions=positions), hooks.rotary(k, positions=positions)
+            q, k = hooks.rotate(q, k, start)  # the identity but for RoPE
             k, v = cache.update(layer, k, v)
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
             x = x + block.attn.c_proj(y.transpose(1, 2).reshape(B, q_len, C))

@@ -31,7 +31,8 @@ from page_numbers import check_statement, statements
 
 from minimodel.cli import SUBCOMMANDS
 from minimodel.compare import mean_and_spread
-from minimodel.model import ENCODINGS, GPT, GPTConfig
+from minimodel.encodings import COURSE as ENCODINGS
+from minimodel.model import GPT, GPTConfig
 
 LESSON = "19/02-experiments.md"
 MEASURED = ROOT / "benchmarks" / "results"

@@ -7,8 +7,9 @@ import pytest
 import torch
 
 from grader.build.sync import released_text
+from minimodel.encodings import ENCODINGS
 from minimodel.implementation import STUBS_DIR
-from minimodel.model import ENCODINGS, GPT, GPTConfig
+from minimodel.model import GPT, GPTConfig
 
 # Tiny models gain nothing from threads, and two test workers with two threads each on two cores
 # spend their time waiting for each other.
@@ -26,7 +27,7 @@ def tiny_model(positional: str, seed: int = 0, **overrides) -> GPT:
     return GPT(tiny_config(positional, **overrides)).eval()
 
 
-@pytest.fixture(params=ENCODINGS)
+@pytest.fixture(params=list(ENCODINGS))
 def encoding(request) -> str:
     return request.param
 

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from minimodel.compare import DEFAULT_STEPS
+from minimodel.encodings import COURSE as ENCODINGS
 from minimodel.evaluate import FACTORS
-from minimodel.model import ENCODINGS, GPTConfig
+from minimodel.model import GPTConfig
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 T = GPTConfig().block_size

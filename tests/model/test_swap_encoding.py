@@ -4,7 +4,8 @@ import pytest
 import torch
 from conftest import TINY, tiny_model
 
-from minimodel.model import ENCODINGS, GPT, GPTConfig
+from minimodel.encodings import ENCODINGS
+from minimodel.model import GPT, GPTConfig
 
 
 def test_parameter_counts_differ_by_exactly_the_encoding():
@@ -57,7 +58,7 @@ def test_every_encoding_trains(encoding):
 
 def test_unknown_encoding_is_a_bilingual_error():
     with pytest.raises(ValueError, match=r"\[es\].*positional.*\n\[en\].*positional"):
-        GPTConfig(positional="xpos")
+        GPTConfig(positional="no-such-encoding")
     with pytest.raises(ValueError, match="rope_convention"):
         GPTConfig(rope_convention="neox")
     with pytest.raises(ValueError, match="n_head"):

@@ -47,7 +47,7 @@ def test_registry_has_the_five_methods_under_their_names():
 
 @pytest.mark.parametrize("name", list(SCALINGS))
 def test_every_method_takes_the_models_call_and_returns_float32_pairs(name):
-    # The call the Mini-GPT makes (minimodel.hooks.PositionalHooks.rope_frequencies).
+    # The call the Mini-GPT makes (minimodel.hooks.Rope.rope_frequencies).
     inv_freq, factor = SCALINGS[name](32, 10000.0, factor=4.0, original_max_len=128, seq_len=512)
     assert inv_freq.shape == (16,) and inv_freq.dtype == torch.float32
     assert isinstance(factor, float) and factor >= 1.0

@@ -161,13 +161,11 @@ def train(model: Copier, steps: int = STEPS, seed: int = 0) -> list[float]:
 
 
 models, curves = {}, {}
-for name in ("learned", "sinusoidal"):
+tables = {"learned": lambda: LearnedPositionalEmbedding(max_len=T_TRAIN, d_model=D),
+          "sinusoidal": lambda: SinusoidalPositionalEncoding(D, max_len=512)}
+for name, table in tables.items():
     torch.manual_seed(0)
-    if name == "learned":
-        positions = LearnedPositionalEmbedding(max_len=T_TRAIN, d_model=D)
-    else:
-        positions = SinusoidalPositionalEncoding(D, max_len=512)
-    models[name] = Copier(positions)
+    models[name] = Copier(table())
     start = time.perf_counter()
     curves[name] = train(models[name])
     print(f"{name:<10} pérdida final / final loss {curves[name][-1]:.4f}  ({time.perf_counter() - start:.1f} s)")

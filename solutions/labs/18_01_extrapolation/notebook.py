@@ -51,10 +51,11 @@ import numpy as np
 import torch
 
 from minimodel.data import load_data
+from minimodel.encodings import COURSE as ENCODINGS  # the course's own encodings
 from minimodel.evaluate import allow_length, retrieval_by_depth, token_losses
 from minimodel.implementation import REPO_ROOT
 from minimodel.labkit import lab_size, reload_edited_modules, save_figure, sized
-from minimodel.model import ENCODINGS, GPT, GPTConfig
+from minimodel.model import GPT, GPTConfig
 from minimodel.positional.extrapolation import (
     bucket_means,
     doubling_buckets,
@@ -453,7 +454,8 @@ for encoding in ("rope", "alibi"):
                 model(x)
         seconds = (time.perf_counter() - tick) / REPEATS
         timings[encoding].append(seconds)
-        bias_bytes = 4 * L * L * 4 if encoding == "alibi" else 0  # H x L x L float32
+        bias = model.hooks.attention_bias(L, L)  # ALiBi: H x L x L float32; RoPE: none
+        bias_bytes = 0 if bias is None else bias.numel() * bias.element_size()
         print(f"{encoding:<6} L = {L:>4}: {1e3 * seconds:7.2f} ms, "
               f"{1e6 * seconds / (4 * L):6.2f} µs/token, sesgo / bias {bias_bytes / 2**20:5.2f} MiB")
 

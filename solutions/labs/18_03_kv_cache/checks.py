@@ -35,7 +35,7 @@ from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, difference
 from grader.hidden.common import cases_judge, device_judge, finite_mask, judged_cases, student
 from grader.hidden.spec import Case, CellCheck, Device, DType, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import Finding, JudgeContext
-from minimodel.encodings import NAMES as ENCODINGS
+from minimodel.encodings import COURSE as ENCODINGS
 
 MODULE = "cache_positions"
 # (cache_len, q_len)

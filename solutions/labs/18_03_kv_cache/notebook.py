@@ -52,10 +52,11 @@ import torch
 import torch.nn.functional as F
 
 from minimodel.data import load_data
+from minimodel.encodings import COURSE as ENCODINGS  # the course's own encodings
 from minimodel.generate import generate
 from minimodel.kv_cache import KVCache
 from minimodel.labkit import reload_edited_modules, save_figure, sized
-from minimodel.model import ENCODINGS, GPT, GPTConfig
+from minimodel.model import GPT, GPTConfig
 from minimodel.positional.cache_positions import (
     bias_rows_after_cache,
     causal_mask_after_cache,
@@ -234,31 +235,24 @@ def forward_chunk(model, idx, cache, *, bug=None, keys="rotated"):
         rel = torch.arange(k_len)[None, :] - positions[:, None]
     elif bug == "top-left":
         mask = top_left_mask(q_len, k_len)
+    offset = int(positions[0])
     # hook 1 (sinusoidal, learned): the vectors of positions offset .. offset + q_len - 1
-    x = hooks.add_to_input(model.wte(idx), offset=int(positions[0]))
+    x = hooks.add_to_input(model.wte(idx), offset=offset)
     bias = chunk_bias(model, rel) + mask  # hook 3, with the causal mask folded in
-    if hooks.kind == "rope":  # hook 2: frequencies for the current length (dynamic NTK)
-        inv_freq, factor = hooks.rope_frequencies(seq_len=k_len)
-
-        def rotate(t, where):
-            return hooks.rope.apply_rope(
-                t, where, inv_freq, convention=hooks.convention, attention_factor=factor
-            )
-
     for layer, block in enumerate(model.blocks):
         q, k, v = block.attn.c_attn(block.ln_1(x)).split(C, dim=2)
         q, k, v = (t.view(B, q_len, H, C // H).transpose(1, 2) for t in (q, k, v))
-        if hooks.kind == "rope":
-            q = rotate(q, positions)
-            if keys == "raw":
-                k, v = cache.update(layer, k, v)
-                k = rotate(k, torch.arange(k_len))
-            else:
-                k, v = cache.update(layer, rotate(k, positions), v)
-                if keys == "twice":
-                    k = rotate(k, torch.arange(k_len))
-        else:
+        # hook 2 (RoPE): rotate(q, k, offset) turns rows offset, offset + 1, ...; the identity
+        # for the encodings that do not rotate
+        if keys == "raw":
+            q, _ = hooks.rotate(q, q, offset)
             k, v = cache.update(layer, k, v)
+            _, k = hooks.rotate(k, k, 0)  # every key, from position 0
+        else:
+            q, k = hooks.rotate(q, k, offset)
+            k, v = cache.update(layer, k, v)
+            if keys == "twice":
+                _, k = hooks.rotate(k, k, 0)
         y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.to(q.dtype))
         x = x + block.attn.c_proj(y.transpose(1, 2).reshape(B, q_len, C))
         x = x + block.mlp(block.ln_2(x))

@@ -23,7 +23,7 @@ import numpy as np
 from grader.hidden.cells import EXACT, Mistake, cell_judge, differences_below, value
 from grader.hidden.spec import CellCheck, LabChecks
 from grader.trusted.verdicts import Finding
-from minimodel.encodings import NAMES as ENCODINGS
+from minimodel.encodings import COURSE as ENCODINGS
 
 # (V, C, N, H, block_size, t5_num_buckets): the lesson's model and the test cell's hidden one
 LESSON = (98, 128, 4, 4, 128, 32)

@@ -50,11 +50,13 @@ import torch
 
 from minimodel.checkpoint import load_checkpoint
 from minimodel.data import load_data
+from minimodel.encodings import COURSE as ENCODINGS  # the course's own encodings
 from minimodel.evaluate import allow_length
+from minimodel.hooks import Bias, Embed, Rotate
 from minimodel.implementation import resolve
 from minimodel.kv_cache import KVCache
 from minimodel.labkit import reload_edited_modules, save_figure, sized
-from minimodel.model import ENCODINGS, GPT, GPTConfig
+from minimodel.model import GPT, GPTConfig
 from minimodel.train import TrainConfig, train
 
 LAB_START = time.perf_counter()
@@ -162,11 +164,11 @@ def cached_logits(model: GPT, idx: torch.Tensor, prompt_len: int) -> torch.Tenso
 def hook_of(model: GPT) -> str:
     """Which of the three hooks the model's encoding uses."""
     hooks = model.hooks
-    if hooks.input is not None:
+    if isinstance(hooks, Embed):
         return "1 · entrada / input"
-    if hooks.kind == "rope":
+    if isinstance(hooks, Rotate):
         return "2 · q, k"
-    if hooks.attention_bias(1, 1) is not None:
+    if isinstance(hooks, Bias):
         return "3 · logits"
     return "ninguno / none"
 
@@ -347,9 +349,7 @@ def step_seconds(length: int, rounds: int, batch_size: int = 4) -> dict[str, flo
     x = torch.randint(1, data.vocab_size, (batch_size, length))
     models = {}
     for name, r in trained.items():
-        models[name] = r["model"]
-        if name == "learned" and length > MODEL.block_size:
-            models[name] = allow_length(r["model"], length)
+        models[name] = allow_length(r["model"], length)  # a longer table for learned
     best = {name: float("inf") for name in models}
     for _ in range(rounds):
         for name, model in models.items():

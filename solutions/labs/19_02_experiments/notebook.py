@@ -51,10 +51,11 @@ import torch
 
 from minimodel.compare import compare, summary
 from minimodel.data import load_data
+from minimodel.encodings import COURSE as ENCODINGS  # the course's own encodings
 from minimodel.evaluate import evaluate_lengths
 from minimodel.implementation import resolve
 from minimodel.labkit import reload_edited_modules, save_figure, sized
-from minimodel.model import ENCODINGS, GPTConfig
+from minimodel.model import GPTConfig
 from minimodel.train import TrainConfig, train
 
 LAB_START = time.perf_counter()

@@ -1,16 +1,28 @@
-"""The encodings the Mini-GPT can use, in one table: name, student module, hook and lesson.
+"""Every encoding the Mini-GPT can use, one row each: the row is the whole encoding.
 
 Everything that lists the encodings reads this table: the model (``GPTConfig.positional``), the
-command line (``train``, ``compare``), the self-check of labs 19.01 and 19.02, the grader and the
-tests. Adding an encoding means a row here, its module in ``minimodel/positional/`` and the
-method ``PositionalHooks._build_<name>`` (``minimodel.hooks``) that builds it.
+command line (``train``, ``compare``), the plots and figures (``colour``), the self-check and
+the tests. Where a lab names the course's own encodings it reads ``COURSE``, not this table, so
+a new row changes no lab. No code outside an encoding's own module chooses what to do by its
+name (``tests/model/test_registry.py`` checks it).
+
+Adding an encoding:
+
+1. write its module: a ``minimodel.hooks.Hook`` subclass built from the model's config (it
+   overrides ``add_to_input``, ``rotate`` or ``attention_bias``; ``Embed``, ``Rotate`` and
+   ``Bias`` are the three kinds). An encoding no lab grades is given code and its module goes in
+   this folder, next to this table (``xpos.py``); one that students complete in a lab goes in
+   ``solutions/positional/``, its lab lists it in ``minimodel.course.LABS`` and ``make sync``
+   writes its stub;
+2. add its row below.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-HOOKS = ("input", "rotate", "bias")  # see minimodel.hooks
+from minimodel import hooks
+from minimodel.course import lab_of
 
 
 @dataclass(frozen=True)
@@ -19,32 +31,60 @@ class Encoding:
 
     Attributes:
         name: the value of ``GPTConfig.positional``.
-        module: the file of ``minimodel.positional`` the student completes (``None``: no file).
-        hook: where it enters the model, one of ``HOOKS`` (``None``: nowhere).
-        lesson: the lesson that builds it, e.g. ``"17.01"``.
+        module: the module that implements it: the file of ``minimodel.positional`` a student
+            completes, or of ``minimodel.encodings`` (given code); ``None``: nothing to implement.
+        hook: its ``minimodel.hooks.Hook`` class, built as ``hook(config)``.
+        colour: its colour in every plot and figure of the course.
+        hint: what to look at, in Spanish and English, when decoding after a KV cache gives other
+            logits than the full pass (the prefill being right).
     """
 
     name: str
     module: str | None
-    hook: str | None
-    lesson: str | None
+    hook: type[hooks.Hook]
+    colour: str
+    hint: tuple[str, str] = ("", "")
+
+    @property
+    def lesson(self) -> str | None:
+        """The lab in which students complete its module, ``"17.01"`` (``None``: none)."""
+        lab = lab_of(self.module) if self.module else None
+        return lab.id if lab else None
 
     @property
     def file(self) -> str:
-        """How a student knows it: ``"sinusoidal.py (17.01)"``."""
-        return f"{self.module}.py ({self.lesson})"
+        """How a student knows it: ``"sinusoidal.py (17.01)"``; ``"xpos.py"`` for given code,
+        ``""`` when there is no module."""
+        if self.module is None:
+            return ""
+        return f"{self.module}.py ({self.lesson})" if self.lesson else f"{self.module}.py"
+
+
+def _after_cache(what: str) -> tuple[str, str]:
+    return (f"{what} debe alinear las consultas al final de las claves: la consulta i está en la "
+            "posición k_len - q_len + i.",
+            f"{what} must align the queries with the end of the keys: query i sits at position "
+            "k_len - q_len + i.")
 
 
 ENCODINGS = {
     encoding.name: encoding
     for encoding in (
-        Encoding("none", None, None, None),
-        Encoding("sinusoidal", "sinusoidal", "input", "17.01"),
-        Encoding("learned", "learned", "input", "17.02"),
-        Encoding("rope", "rope", "rotate", "17.03"),
-        Encoding("alibi", "alibi", "bias", "17.04"),
-        Encoding("t5", "relative_bias", "bias", "17.05"),
+        Encoding("none", None, hooks.Hook, "#7f7f7f"),
+        Encoding("sinusoidal", "sinusoidal", hooks.Sinusoidal, "#4c72b0", (
+            "SinusoidalPositionalEncoding.forward debe sumar las filas offset .. offset+T-1.",
+            "SinusoidalPositionalEncoding.forward must add rows offset .. offset+T-1.")),
+        Encoding("learned", "learned", hooks.Learned, "#dd8452", (
+            "LearnedPositionalEmbedding.forward debe sumar las filas offset .. offset+T-1.",
+            "LearnedPositionalEmbedding.forward must add rows offset .. offset+T-1.")),
+        Encoding("rope", "rope", hooks.Rope, "#55a868", (
+            "RotaryEmbedding.forward debe girar las filas en las posiciones offset .. offset+T-1.",
+            "RotaryEmbedding.forward must rotate the rows at positions offset .. offset+T-1.")),
+        Encoding("alibi", "alibi", hooks.Alibi, "#c44e52",
+                 _after_cache("alibi_bias(q_len, k_len, ...)")),
+        Encoding("t5", "relative_bias", hooks.T5, "#8172b3",
+                 _after_cache("RelativePositionBias.forward(q_len, k_len)")),
     )
 }
-NAMES = tuple(ENCODINGS)  # in course order, "none" first
-STUDENT_WRITTEN = tuple(e for e in ENCODINGS.values() if e.module)  # what labs 19.01/19.02 check
+COURSE = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")  # what the labs name, in order
+STUDENT_WRITTEN = tuple(ENCODINGS[name] for name in COURSE if ENCODINGS[name].module)  # 19.01/02

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import torch
 
+from minimodel.encodings import ENCODINGS
 from minimodel.selfcheck import per_encoding
 from minimodel.selfcheck.compare import CheckFailure
 from minimodel.selfcheck.per_encoding import FILES, tiny_model, tokens
@@ -18,34 +19,6 @@ from minimodel.selfcheck.per_encoding import FILES, tiny_model, tokens
 kinds = per_encoding.Kinds()
 TINY = dict(block_size=32, n_layer=2, n_head=4, n_embd=32)
 ATOL = 2e-5  # float32; cached and full passes differ only in the order of the sums
-OFFSET_HINT = {
-    "sinusoidal": (
-        "SinusoidalPositionalEncoding.forward debe sumar las filas offset .. offset+T-1.",
-        "SinusoidalPositionalEncoding.forward must add rows offset .. offset+T-1.",
-    ),
-    "learned": (
-        "LearnedPositionalEmbedding.forward debe sumar las filas offset .. offset+T-1.",
-        "LearnedPositionalEmbedding.forward must add rows offset .. offset+T-1.",
-    ),
-    "rope": (
-        "RotaryEmbedding.forward debe girar las filas en las posiciones offset .. offset+T-1.",
-        "RotaryEmbedding.forward must rotate the rows at positions offset .. offset+T-1.",
-    ),
-    "alibi": (
-        "alibi_bias(q_len, k_len, ...) debe alinear las consultas al final de las claves: la "
-        "consulta i está en la posición k_len - q_len + i.",
-        "alibi_bias(q_len, k_len, ...) must align the queries with the end of the keys: query i "
-        "sits at position k_len - q_len + i.",
-    ),
-    "t5": (
-        "RelativePositionBias.forward(q_len, k_len) debe alinear las consultas al final de las "
-        "claves: la consulta i está en la posición k_len - q_len + i.",
-        "RelativePositionBias.forward(q_len, k_len) must align the queries with the end of the "
-        "keys: query i sits at position k_len - q_len + i.",
-    ),
-}
-
-
 def full_logits(model, idx: torch.Tensor) -> torch.Tensor:
     with torch.no_grad():
         return model(idx)[0]
@@ -90,20 +63,20 @@ def check_forward(name: str) -> None:
 @kinds.add("changes_output", "la codificación cambia lo que recibe su enganche",
            "the encoding changes what its hook is given")
 def check_changes_output(name: str) -> None:
-    """The encoding's hook must change what it is given (position 0 of a rotation excepted)."""
+    """The encoding's hook must change what it is given (position 0 of a rotation excepted):
+    the largest change any of the three hooks makes."""
     hooks, T = tiny_model(name, **TINY).hooks, 12
     head_dim = TINY["n_embd"] // TINY["n_head"]
     with torch.no_grad():
-        if name in ("sinusoidal", "learned"):  # hook 1: rows of the table added to x
-            x = torch.zeros(1, T, TINY["n_embd"])
-            changed = hooks.input(x, offset=0).abs().amax()
-        elif name == "rope":  # hook 2: every position but 0 rotated
-            q = torch.ones(1, TINY["n_head"], T, head_dim)
-            changed = (hooks.rotate(q, q.clone(), 0)[0] - q)[:, :, 1:].abs().amax()
-        else:  # hook 3: a bias on the visible (past) keys
-            bias = hooks.attention_bias(T, T)
-            changed = bias[torch.isfinite(bias)].abs().amax()
-    if float(changed) < 1e-6:
+        x = torch.zeros(1, T, TINY["n_embd"])
+        q = torch.ones(1, TINY["n_head"], T, head_dim)
+        bias = hooks.attention_bias(T, T)
+        changed = max(
+            float(hooks.add_to_input(x, offset=0).abs().amax()),  # hook 1: rows added to x
+            float((hooks.rotate(q, q.clone(), 0)[0] - q)[:, :, 1:].abs().amax()),  # hook 2
+            0.0 if bias is None else float(bias[torch.isfinite(bias)].abs().amax()),  # hook 3
+        )
+    if changed < 1e-6:
         raise CheckFailure(
             f"GPT(positional={name!r}): la codificación no cambia nada. Tu {FILES[name]} "
             "devuelve su entrada sin modificar, o un sesgo nulo.",
@@ -129,7 +102,7 @@ def check_cache(name: str) -> None:
         f"position {first} on (largest difference {float(difference.max()):.3g}).",
     )
     if first >= prompt_len:  # the prefill is right: the positions after the cache are not
-        hint_es, hint_en = OFFSET_HINT[name]
+        hint_es, hint_en = ENCODINGS[name].hint
         es += f" El llenado inicial está bien; lo que llega después de la caché no. {hint_es}"
         en += f" The prefill is right; what comes after the cache is not. {hint_en}"
     raise CheckFailure(es, en)

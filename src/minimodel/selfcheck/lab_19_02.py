@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import torch
 
+from minimodel.encodings import ENCODINGS
+from minimodel.hooks import Rotate
 from minimodel.selfcheck import per_encoding
 from minimodel.selfcheck.compare import CheckFailure
 from minimodel.selfcheck.per_encoding import FILES, tiny_model, tokens
@@ -63,10 +65,8 @@ def check_longer(name: str) -> None:
     T = TINY["block_size"]
     # Small tables, so that 4x the training length goes past them: RoPE must compute the angles
     # it has no table for, T5 must put distances past max_distance in its last bucket.
-    overrides = {"max_len": T} if name == "rope" else {}
-    if name == "t5":
-        overrides = {"t5_num_buckets": 8, "t5_max_distance": T}
-    model = allow_length(tiny_model(name, **TINY, **overrides), 4 * T)
+    hook = ENCODINGS[name].hook
+    model = allow_length(tiny_model(name, **TINY, **hook.covering(T)), 4 * T)
     idx = tokens(4 * T)
     with torch.no_grad():
         long_logits = model(idx)[0]
@@ -87,8 +87,8 @@ def check_longer(name: str) -> None:
             f"sequence is longer ({4 * T} tokens). A causal encoding cannot depend on what comes "
             "later.",
         )
-    if name == "rope":  # past the cos/sin table: the same angles as with a table that covers it
-        full_table = allow_length(tiny_model(name, **TINY, max_len=8 * T), 4 * T)
+    if issubclass(hook, Rotate):  # past the cos/sin table: the angles of a table that covers it
+        full_table = allow_length(tiny_model(name, **TINY, **hook.covering(8 * T)), 4 * T)
         with torch.no_grad():
             reference = full_table(idx)[0]
         if not torch.allclose(long_logits, reference, atol=2e-5, rtol=0):
