@@ -64,9 +64,9 @@ def equivariance(fig, t):
 @static(
     "17-00-causal-count",
     title=(
-        "Sin posiciones ni contenido (W_Q = W_K = 0), la máscara causal basta para contar: la "
+        "Sin posiciones ni contenido ($W_Q = W_K = 0$), la máscara causal basta para contar: la "
         "salida en t es 1/(t+1); sin máscara es 1/T en todas.",
-        "With no positions and no content (W_Q = W_K = 0) the causal mask is enough to count: "
+        "With no positions and no content ($W_Q = W_K = 0$) the causal mask is enough to count: "
         "the output at t is 1/(t+1); without a mask it is 1/T everywhere.",
     ),
     alt=(

@@ -74,10 +74,10 @@ def dot(fig, t):
 @static(
     "17-01-wavelengths",
     title=(
-        "Longitud de onda 2π/ω_i de cada pareja (d = 64): una progresión geométrica de 2π a "
-        "casi 2π·10000, una recta en escala logarítmica.",
-        "Wavelength 2π/ω_i of each pair (d = 64): a geometric progression from 2π to almost "
-        "2π·10000, a straight line on a log scale.",
+        "Longitud de onda $2\\pi/\\omega_i$ de cada pareja (d = 64): una progresión geométrica de "
+        "2π a casi 2π·10000, una recta en escala logarítmica.",
+        "Wavelength $2\\pi/\\omega_i$ of each pair (d = 64): a geometric progression from 2π to "
+        "almost 2π·10000, a straight line on a log scale.",
     ),
     alt=(
         "Puntos de la longitud de onda de las 32 parejas en escala logarítmica: suben en línea "
@@ -160,9 +160,10 @@ def explorer(t):
                  "x": {"field": "q", "type": "quantitative",
                        "title": t("posición q", "position q")},
                  "y": {"field": "value", "type": "quantitative", "title": "PE(p)·PE(q)",
-                       "scale": {"domain": [-8, 32]}}}},
+                       "scale": {"domain": {"expr": "[-d / 4, d / 2]"}}}}},
             {"transform": [{"filter": "datum.q == 0"}],
-             **vega.readout("'PE(p)·PE(0) = ' + format(datum.value, '.3f')", x=5, y=5)},
+             # Below the axis, where no point of the curve can cover it.
+             **vega.readout("'PE(p)·PE(0) = ' + format(datum.value, '.3f')", y=266)},
         ],
     }  # fmt: skip
     return vega.chart(

@@ -79,7 +79,7 @@ def angles(fig, t):
     for pair in (0, 4, 8, 16):
         ax.plot(positions, angle[:, pair], lw=1.2, label=t(f"pareja {pair}", f"pair {pair}"))
     ax.set_xlabel(t("posición p", "position p"))
-    ax.set_ylabel(t("ángulo p·θ_i (rad)", "angle p·θ_i (rad)"))
+    ax.set_ylabel(t(r"ángulo $p\,\theta_i$ (rad)", r"angle $p\,\theta_i$ (rad)"))
     ax.legend(loc="lower right", fontsize=8, ncols=2)
 
 
@@ -95,10 +95,10 @@ def _logits(base: float, size: int, d: int = 16) -> torch.Tensor:
 @static(
     "17-03-relative",
     title=(
-        "q_m·k_n para una consulta y una clave fijas, en todas las posiciones m y n: el valor "
-        "solo depende de n − m, así que es constante a lo largo de cada diagonal.",
-        "q_m·k_n for one fixed query and key, at every pair of positions m and n: the value only "
-        "depends on n − m, so it is constant along each diagonal.",
+        "$q_m \\cdot k_n$ para una consulta y una clave fijas, en todas las posiciones m y n: el "
+        "valor solo depende de n − m, así que es constante a lo largo de cada diagonal.",
+        "$q_m \\cdot k_n$ for one fixed query and key, at every pair of positions m and n: the "
+        "value only depends on n − m, so it is constant along each diagonal.",
     ),
     alt=(
         "Mapa de calor de 32 por 32 posiciones con franjas diagonales: cada diagonal tiene un "
@@ -113,7 +113,7 @@ def relative(fig, t):
     image = ax.imshow(_logits(10000.0, 32).numpy(), cmap="RdBu_r")
     ax.set_xlabel(t("posición de la clave n", "key position n"))
     ax.set_ylabel(t("posición de la consulta m", "query position m"))
-    fig.colorbar(image, ax=ax, label="q_m·k_n")
+    fig.colorbar(image, ax=ax, label=r"$q_m \cdot k_n$")
 
 
 D, SIZE, BASES = 16, 32, (100.0, 10000.0)
@@ -140,10 +140,10 @@ def explorer_data() -> dict:
 @interactive(
     "17-03-explorer",
     title=(
-        "RoPE: la pareja i de q en la posición m y de k en la posición n, y el logit q_m·k_n "
-        "frente a n para la m elegida.",
-        "RoPE: pair i of q at position m and of k at position n, and the logit q_m·k_n against "
-        "n for the chosen m.",
+        "RoPE: la pareja i de q en la posición m y de k en la posición n, y el logit $q_m \\cdot "
+        "k_n$ frente a n para la m elegida.",
+        "RoPE: pair i of q at position m and of k at position n, and the logit $q_m \\cdot k_n$ "
+        "against n for the chosen m.",
     ),
     alt=(
         "Figura interactiva con dos gráficos: a la izquierda, el círculo de la pareja i con q "
@@ -188,7 +188,7 @@ def explorer(t):
     }  # fmt: skip
     curve = {
         "width": 300, "height": 240,
-        "title": t("q_m·k_n frente a n", "q_m·k_n against n"),
+        "title": t("qₘ·kₙ frente a n", "qₘ·kₙ against n"),
         "data": {"values": data["logits"]},
         "transform": [
             {"filter": "datum.base == base && datum.m == m"},
@@ -200,16 +200,16 @@ def explorer(t):
             {"mark": {"type": "line", "point": {"size": 12}},
              "encoding": {"x": {"field": "key", "type": "quantitative",
                                 "title": t("posición de la clave n", "key position n")},
-                          "y": {"field": "logit", "type": "quantitative", "title": "q_m·k_n"}}},
+                          "y": {"field": "logit", "type": "quantitative", "title": "qₘ·kₙ"}}},
             {"transform": [{"filter": "datum.key == n"}],
              "mark": {"type": "point", "size": 120, "color": "black", "filled": True},
              "encoding": {"x": {"field": "key", "type": "quantitative"},
                           "y": {"field": "logit", "type": "quantitative"}}},
             {"transform": [{"filter": "datum.key == n"}],
-             **vega.readout("'q_m·k_n = ' + format(datum.logit, '.3f') + '   (n − m = ' + "
+             **vega.readout("'qₘ·kₙ = ' + format(datum.logit, '.3f') + '   (n − m = ' + "
                             "(n - m) + ')'", x=5, y=5)},
         ],
     }  # fmt: skip
     return vega.chart(t("RoPE y la propiedad relativa", "RoPE and the relative property"),
-                      t("q_m·k_n depende de n − m", "q_m·k_n depends on n − m"), params,
+                      t("qₘ·kₙ depende de n − m", "qₘ·kₙ depends on n − m"), params,
                       {"hconcat": [circle, curve]}, {"values": []})  # fmt: skip

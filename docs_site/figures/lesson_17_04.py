@@ -43,9 +43,9 @@ def bias(fig, t):
 @static(
     "17-04-slopes",
     title=(
-        "Pendientes de ALiBi para 8 y 12 cabezas: con 8, la progresión 2^(−8k/H); con 12, las 8 "
+        "Pendientes de ALiBi para 8 y 12 cabezas: con 8, la progresión $2^{-8h/H}$; con 12, las 8 "
         "de H = 8 más 4 intercaladas de la progresión de 16.",
-        "ALiBi's slopes for 8 and 12 heads: with 8, the progression 2^(−8k/H); with 12, the 8 of "
+        "ALiBi's slopes for 8 and 12 heads: with 8, the progression $2^{-8h/H}$; with 12, the 8 of "
         "H = 8 plus 4 interleaved from the progression of 16.",
     ),
     alt=(
@@ -63,8 +63,8 @@ def slopes(fig, t):
         ax.plot(range(1, heads + 1), values, marker, ms=7,
                 label=t(f"{heads} cabezas", f"{heads} heads"))  # fmt: skip
     ax.set_yscale("log", base=2)
-    ax.set_xlabel(t("cabeza k", "head k"))
-    ax.set_ylabel(t("pendiente m_k", "slope m_k"))
+    ax.set_xlabel(t("cabeza h", "head h"))
+    ax.set_ylabel(t("pendiente $m_h$", "slope $m_h$"))
     ax.legend()
 
 
@@ -109,8 +109,12 @@ def explorer(t):
                     1, 10),
     ]  # fmt: skip
     of_heads = {"filter": "datum.heads == heads"}
+    # Below the charts, in rows of 8: all 16 heads fit in the figure's width and height.
+    head_colour = {"field": "head", "type": "ordinal", "title": t("cabeza h", "head h"),
+                   "scale": {"scheme": "viridis"},
+                   "legend": {"orient": "bottom", "columns": 8}}  # fmt: skip
     rows = {
-        "width": 320, "height": 240,
+        "width": 290, "height": 240,
         "title": t("Sesgo de la consulta i sobre cada clave j", "Query i's bias over each key j"),
         "transform": [of_heads, {"calculate": "datum.bias[query]", "as": "row"},
                       {"flatten": ["row"]},
@@ -122,24 +126,24 @@ def explorer(t):
             "x": {"field": "key", "type": "quantitative", "title": t("clave j", "key j"),
                   "scale": {"domain": [0, TOKENS - 1]}},
             "y": {"field": "row", "type": "quantitative", "title": t("sesgo", "bias")},
-            "color": {"field": "head", "type": "ordinal", "title": t("cabeza", "head"),
-                      "scale": {"scheme": "viridis"}},
+            "color": head_colour,
         },
     }  # fmt: skip
     slopes = {
-        "width": 220, "height": 240,
+        "width": 200, "height": 240,
         "title": t("Pendiente de cada cabeza", "Slope of each head"),
         "transform": [of_heads],
         "layer": [
             {"mark": {"type": "point", "filled": True, "size": 60},
              "encoding": {
-                 "x": {"field": "head", "type": "quantitative", "title": t("cabeza k", "head k"),
+                 "x": {"field": "head", "type": "quantitative", "title": t("cabeza h", "head h"),
                        "scale": {"domain": [1, MAX_HEADS]}},
-                 "y": {"field": "slope", "type": "quantitative", "title": t("pendiente m_k",
-                                                                            "slope m_k"),
-                       "scale": {"type": "log", "base": 2}}}},
+                 "y": {"field": "slope", "type": "quantitative",
+                       "title": t("pendiente mₕ", "slope mₕ"), "scale": {"type": "log", "base": 2}},
+                 "color": head_colour}},
+            # Top right: the slopes fall from head 1 (top left) to head H (bottom right).
             {"transform": [{"filter": "datum.head == 1"}],
-             **vega.readout("'m_1 = ' + format(datum.slope, '.6f')", x=5, y=5)},
+             **vega.readout("'m₁ = ' + format(datum.slope, '.6f')", x=195, align="right")},
         ],
     }  # fmt: skip
     return vega.chart(

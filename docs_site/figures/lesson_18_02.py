@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from figures import vega
@@ -30,12 +32,12 @@ def turns(original: int) -> np.ndarray:
 @static(
     "18-02-ratios",
     title=(
-        "Cociente de frecuencias ρ_i = θ'_i/θ_i por pareja, con s = 4 y L0 = 128 (r = 32): PI "
-        "divide todas entre s; NTK conserva las rápidas; YaRN y Llama 3 conservan las rápidas, "
-        "dividen entre s las lentas y mezclan en medio.",
-        "Frequency ratio ρ_i = θ'_i/θ_i per pair, with s = 4 and L0 = 128 (r = 32): PI divides "
-        "all by s; NTK keeps the fast ones; YaRN and Llama 3 keep the fast ones, divide the slow "
-        "ones by s and blend in between.",
+        "Cociente de frecuencias $\\rho_i = \\theta'_i/\\theta_i$ por pareja, con s = 4 y $L_0 = "
+        "128$ (r = 32): PI divide todas entre s; NTK conserva las rápidas; YaRN y Llama 3 "
+        "conservan las rápidas, dividen entre s las lentas y mezclan en medio.",
+        "Frequency ratio $\\rho_i = \\theta'_i/\\theta_i$ per pair, with s = 4 and $L_0 = 128$ (r "
+        "= 32): PI divides all by s; NTK keeps the fast ones; YaRN and Llama 3 keep the fast "
+        "ones, divide the slow ones by s and blend in between.",
     ),
     alt=(
         "Cuatro curvas del cociente de frecuencias frente a la pareja, en escala logarítmica "
@@ -54,19 +56,20 @@ def ratio_plot(fig, t):
     ax.axhline(1 / SCALE, color="gray", lw=0.8, ls=":")
     ax.set_yscale("log", base=2)
     ax.set_xlabel(t("pareja i", "pair i"))
-    ax.set_ylabel("ρ_i = θ'_i / θ_i")
+    ax.set_ylabel(r"$\rho_i = \theta'_i / \theta_i$")
     ax.legend(fontsize=8)
 
 
 @static(
     "18-02-yarn-ramp",
     title=(
-        "La rampa de YaRN (s = 4, L0 = 128): la parte de cada pareja que se interpola, 0 en las "
-        "que giran al menos 32 veces en L0 y 1 en las que giran a lo sumo una; en medio, la rampa "
-        "sobre el índice de la pareja, como en el código de referencia y en Hugging Face.",
-        "YaRN's ramp (s = 4, L0 = 128): the part of each pair that is interpolated, 0 for pairs "
-        "that turn at least 32 times over L0 and 1 for those that turn at most once; in between, "
-        "the ramp over the pair index, as in the reference code and in Hugging Face.",
+        "La rampa de YaRN (s = 4, $L_0 = 128$): la parte de cada pareja que se interpola, 0 en "
+        "las que giran al menos 32 veces en $L_0$ y 1 en las que giran a lo sumo una; en medio, "
+        "la rampa sobre el índice de la pareja, como en el código de referencia y en Hugging "
+        "Face.",
+        "YaRN's ramp (s = 4, $L_0 = 128$): the part of each pair that is interpolated, 0 for "
+        "pairs that turn at least 32 times over $L_0$ and 1 for those that turn at most once; in "
+        "between, the ramp over the pair index, as in the reference code and in Hugging Face.",
     ),
     alt=(
         "Dos paneles. Arriba, las vueltas de cada pareja en 128 posiciones, en escala "
@@ -134,6 +137,7 @@ def temperature(fig, t):
 
 
 FACTORS, LENGTHS = (2.0, 4.0, 8.0, 16.0), (64, 128, 256, 512)
+PAIR = 4  # the pair the explorer first reads: in the transition zone of YaRN and Llama 3
 
 
 def explorer_data() -> list[dict]:
@@ -152,52 +156,64 @@ def explorer_data() -> list[dict]:
 @interactive(
     "18-02-explorer",
     title=(
-        "Escalado de RoPE: el cociente de frecuencias ρ_i de cada pareja para el método, el "
+        "Escalado de RoPE: el cociente de frecuencias $\\rho_i$ de cada pareja para el método, el "
         "factor y la longitud original elegidos, y la fracción interpolada con la rampa de YaRN.",
-        "RoPE scaling: the frequency ratio ρ_i of every pair for the chosen method, factor and "
-        "original length, and the interpolated fraction with YaRN's ramp.",
+        "RoPE scaling: the frequency ratio $\\rho_i$ of every pair for the chosen method, factor "
+        "and original length, and the interpolated fraction with YaRN's ramp.",
     ),
     alt=(
         "Figura interactiva con dos gráficos: a la izquierda, ρ_i frente a la pareja en escala "
         "logarítmica para el método elegido, con PI como referencia; a la derecha, la fracción "
-        "interpolada 1 − ρ_i normalizada, con los extremos de la rampa de YaRN marcados. "
-        "Controles: método, factor s y longitud original L0.",
+        "interpolada 1 − ρ_i normalizada, con los extremos de la rampa marcados si el método es "
+        "YaRN. Bajo el primero, el cociente de la pareja elegida, marcada con un círculo. "
+        "Controles: método, factor s, longitud original L0 y pareja i.",
         "Interactive figure with two charts: on the left, ρ_i against pair on a log scale for "
         "the chosen method, with PI as a reference; on the right, the interpolated fraction, "
-        "normalised 1 − ρ_i, with YaRN's ramp ends marked. Controls: method, factor s and "
-        "original length L0.",
+        "normalised 1 − ρ_i, with the ramp's ends marked when the method is YaRN. Below the "
+        "first, the ratio of the chosen pair, circled. Controls: method, factor s, original "
+        "length L0 and pair i.",
     ),
 )
 def explorer(t):
+    names = [t(*NAMES[m]) for m in METHODS]
     params = [
-        vega.select("method", t("método", "method"), list(METHODS), "yarn",
-                    [t(*NAMES[m]) for m in METHODS]),
+        vega.select("method", t("método", "method"), list(METHODS), "yarn", names),
         vega.select("factor", t("factor s", "factor s"), list(FACTORS), 4.0,
                     [f"{f:g}" for f in FACTORS]),
         vega.select("original", t("longitud original L0", "original length L0"), list(LENGTHS),
                     128),
+        vega.slider("pair", t("pareja i", "pair i"), 0, ROTARY_DIM // 2 - 1, 1, PAIR),
     ]  # fmt: skip
     pairs = [
         {"flatten": ["rho"]},
         {"window": [{"op": "row_number", "as": "i1"}], "groupby": ["method"]},
         {"calculate": "datum.i1 - 1", "as": "pair"},
         {"calculate": "(1 - datum.rho) / (1 - 1 / datum.factor)", "as": "blend"},
+        # The legend shows each method as the drop-down names it.
+        {"calculate": f"{json.dumps(dict(zip(METHODS, names, strict=True)))}[datum.method]",
+         "as": "name"},
     ]
     setting = {"filter": "datum.factor == factor && datum.original == original"}
     x = {"field": "pair", "type": "quantitative", "title": t("pareja i", "pair i")}
-    last = ROTARY_DIM // 2 - 1
+    chosen = {"filter": "datum.method == method && datum.pair == pair"}
     ratio = {
-        "width": 300, "height": 240, "title": "ρ_i = θ'_i / θ_i",
+        "width": 300, "height": 240, "title": "ρᵢ = θ'ᵢ / θᵢ",
         "transform": [setting, {"filter": "datum.method == method || datum.method == 'linear'"},
                       *pairs],
         "layer": [
             {"mark": {"type": "line", "point": {"size": 14}},
-             "encoding": {"x": x, "y": {"field": "rho", "type": "quantitative", "title": "ρ_i",
+             "encoding": {"x": x, "y": {"field": "rho", "type": "quantitative", "title": "ρᵢ",
                                         "scale": {"type": "log", "base": 2}},
-                          "color": {"field": "method", "type": "nominal",
-                                    "title": t("método", "method")}}},
-            {"transform": [{"filter": f"datum.method == method && datum.pair == {last}"}],
-             **vega.readout(f"'ρ_{last} = ' + format(datum.rho, '.5f')", x=5, y=5)},
+                          "color": {"field": "name", "type": "nominal",
+                                    "title": t("método", "method"),
+                                    "scale": {"domain": names}}}},
+            {"transform": [chosen],
+             "mark": {"type": "point", "size": 140, "strokeWidth": 2, "color": "black"},
+             "encoding": {"x": x, "y": {"field": "rho", "type": "quantitative"}}},
+            # Below the axis, where no curve can cover it.
+            {"transform": [chosen],
+             **vega.readout("'ρᵢ = ' + format(datum.rho, '.5f') + '   (i = ' + datum.pair + ')'",
+                            y=286)},
         ],
     }  # fmt: skip
     ramp = {
@@ -209,7 +225,8 @@ def explorer(t):
              "encoding": {"x": x, "y": {"field": "blend", "type": "quantitative",
                                         "title": t("fracción interpolada", "interpolated fraction"),
                                         "scale": {"domain": [-0.05, 1.05]}}}},
-            {"transform": [{"filter": "datum.pair == 0"}, {"fold": ["lo", "hi"]}],
+            {"transform": [{"filter": "datum.pair == 0 && datum.method == 'yarn'"},
+                           {"fold": ["lo", "hi"]}],
              "mark": {"type": "rule", "strokeDash": [4, 3], "color": "gray"},
              "encoding": {"x": {"field": "value", "type": "quantitative"}}},
         ],

@@ -7,6 +7,7 @@ import statistics
 from figures.core import static
 from figures.records import compare_rows
 from minimodel.compare import colour, draw_loss_vs_length
+from minimodel.data.tasks import N_SYMBOLS
 
 
 def _finish(ax, t, rows: list[dict], label: str, trained: int) -> None:
@@ -53,10 +54,12 @@ def text(fig, t):
         "standard deviation over 3 seeds (recorded results).",
     ),
     alt=(
-        "Cuatro curvas de exactitud sobre las longitudes 64, 128 y 256. A 64 todas están cerca "
-        "de 1 (ALiBi algo por debajo); a 128 y 256 todas caen por debajo de 0.15.",
-        "Four accuracy curves over the lengths 64, 128 and 256. At 64 they are all close to 1 "
-        "(ALiBi somewhat below); at 128 and 256 they all fall below 0.15.",
+        "Cuatro curvas de exactitud sobre las longitudes 64, 128 y 256, con una línea de puntos "
+        "en el azar, 1/64. A 64 todas están cerca de 1 (ALiBi algo por debajo); a 128 y 256 "
+        "todas caen por debajo de 0.15, la mayoría cerca del azar.",
+        "Four accuracy curves over the lengths 64, 128 and 256, with a dotted line at chance, "
+        "1/64. At 64 they are all close to 1 (ALiBi somewhat below); at 128 and 256 they all "
+        "fall below 0.15, most of them close to chance.",
     ),
 )
 def copy(fig, t):
@@ -70,37 +73,44 @@ def copy(fig, t):
         spreads = [statistics.stdev(v) for v in values]
         ax.errorbar(lengths, means, yerr=spreads, marker="o", capsize=3, label=encoding,
                     color=colour(encoding))
+    chance = 1 / N_SYMBOLS  # a uniform guess among the symbols
+    ax.axhline(chance, color="gray", ls=":", lw=1)
+    ax.annotate(t(f"azar: 1/{N_SYMBOLS}", f"chance: 1/{N_SYMBOLS}"), (1, chance),
+                xycoords=("axes fraction", "data"), xytext=(-4, 3), textcoords="offset points",
+                ha="right", va="bottom", color="gray", fontsize=8)
     _finish(ax, t, rows, t("exactitud", "accuracy"), 64)
 
 
 @static(
     "19-02-default",
     title=(
-        "La comparación por defecto de minimodel compare (entrenado a 128): la pérdida media de "
-        "cada codificación a 8 × dividida por la suya a 1 ×; por debajo de 1, mejora al alargar "
-        "(resultados registrados).",
-        "The default comparison of minimodel compare (trained at 128): each encoding's mean loss "
-        "at 8 × divided by its own at 1 ×; below 1, it improves with length (recorded results).",
+        "La comparación por defecto de minimodel compare (4 capas, anchura 128, entrenado a 128, "
+        "una semilla), medida como la última columna de la primera tabla: cuánto sube la pérdida "
+        "media de 1 × a 8 ×, en nats; por debajo de 0, baja al alargar (resultados registrados).",
+        "The default comparison of minimodel compare (4 layers, width 128, trained at 128, one "
+        "seed), measured as the last column of the first table: how much the mean loss rises "
+        "from 1 × to 8 ×, in nats; below 0, it falls with length (recorded results).",
     ),
     alt=(
-        "Barras horizontales del cociente de pérdidas a 8 × y a 1 × de seis codificaciones: "
-        "sinusoidal y aprendida cerca de 1.6, RoPE 1.4, sin posición 1.2, T5 1.06 y ALiBi 0.98, "
-        "con una línea vertical en 1.",
-        "Horizontal bars of the ratio of losses at 8 × and at 1 × for six encodings: sinusoidal "
-        "and learned near 1.6, RoPE 1.4, none 1.2, T5 1.06 and ALiBi 0.98, with a vertical line "
-        "at 1.",
+        "Barras horizontales de la subida de la pérdida media de 1 × a 8 × de seis "
+        "codificaciones: sinusoidal 1.24 nats, aprendida 1.17, RoPE 0.68, sin posición 0.37, "
+        "T5 0.10 y ALiBi −0.03, con una línea vertical en 0.",
+        "Horizontal bars of the rise of the mean loss from 1 × to 8 × for six encodings: "
+        "sinusoidal 1.24 nats, learned 1.17, RoPE 0.68, none 0.37, T5 0.10 and ALiBi −0.03, "
+        "with a vertical line at 0.",
     ),
     size=(6.4, 2.9),
 )
 def default(fig, t):
     rows = compare_rows("compare_default.csv")
     loss = {(r["encoding"], r["eval_length"]): r["mean_loss"] for r in rows}
+    trained = min(r["eval_length"] for r in rows)
     encodings = list(dict.fromkeys(r["encoding"] for r in rows))
-    ratios = [loss[e, 1024] / loss[e, 128] for e in encodings]
+    rises = [loss[e, 8 * trained] - loss[e, trained] for e in encodings]
     ax = fig.subplots()
-    bars = ax.barh(encodings, ratios, color=[colour(e) for e in encodings])
-    ax.bar_label(bars, fmt="%.2f", padding=3)
-    ax.axvline(1, color="gray", lw=1)
+    bars = ax.barh(encodings, rises, color=[colour(e) for e in encodings])
+    ax.bar_label(bars, fmt="%+.3f", padding=3)
+    ax.axvline(0, color="gray", lw=1)
     ax.invert_yaxis()
-    ax.set_xlim(0, max(ratios) * 1.2)
-    ax.set_xlabel(t("pérdida a 8 × / pérdida a 1 ×", "loss at 8 × / loss at 1 ×"))
+    ax.set_xlim(min(0, *rises) - 0.1, max(rises) * 1.25)
+    ax.set_xlabel(t("pérdida media a 8 × − a 1 × (nats)", "mean loss at 8 × − at 1 × (nats)"))

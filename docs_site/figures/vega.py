@@ -33,16 +33,16 @@ def radio(name: str, label: str, options: list, value, labels: list[str] | None 
     return spec
 
 
-def readout(expression: str, *, x: float = 0, y: float = 0) -> dict:
+def readout(expression: str, *, x: float = 0, y: float = 0, align: str = "left") -> dict:
     """A text mark named ``readout`` that shows ``expression``, a Vega expression string that
-    reads ``'<what> = ' + <value>``.
+    reads ``'<what> = ' + <value>``, with its top ``left`` (or ``right``) corner at ``(x, y)``.
 
     The browser tests read the first number after the ``=`` and compare it with the reference
     code's value at the same setting.
     """
     return {
         "name": "readout",
-        "mark": {"type": "text", "align": "left", "baseline": "top", "fontSize": 13, "x": x,
+        "mark": {"type": "text", "align": align, "baseline": "top", "fontSize": 13, "x": x,
                  "y": y, "fontWeight": "bold"},
         "encoding": {"text": {"value": {"expr": expression}}},
     }  # fmt: skip
@@ -56,6 +56,7 @@ def chart(title: str, description: str, params: list[dict], body: dict, data: di
         "description": description,
         "params": params,
         "data": data,
-        "config": {"view": {"stroke": None}, "axis": {"labelFontSize": 11, "titleFontSize": 12}},
+        "config": {"view": {"stroke": None}, "axis": {"labelFontSize": 11, "titleFontSize": 12},
+                   "legend": {"labelFontSize": 11, "titleFontSize": 11}},
         **body,
     }

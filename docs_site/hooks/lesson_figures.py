@@ -33,6 +33,7 @@ from figures import render  # noqa: E402
 from vendor_assets import VEGA_SCRIPTS  # noqa: E402
 
 MARKER = re.compile(r'<div class="course-figure" data-figure="(?P<id>[a-z0-9-]+)"></div>')
+MATH = re.compile(r"\$([^$]+)\$")  # inline math in a figure's title
 FIGURES_URI = "assets/figures"
 DRAW_SCRIPT = "assets/javascripts/figures.js"
 LABEL = {"es": "Figura", "en": "Figure"}
@@ -80,12 +81,21 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
     return markdown
 
 
+def caption_html(title: str) -> str:
+    """A figure title as caption HTML: ``$...$`` becomes math, typeset in the page by KaTeX like
+    the lessons' own (``assets/javascripts/katex-init.js``); the rest is escaped text."""
+    parts = [html.escape(part) for part in MATH.split(title)]  # text, math, ..., text
+    for i in range(1, len(parts), 2):
+        parts[i] = f'<span class="arithmatex">\\({parts[i]}\\)</span>'
+    return "".join(parts)
+
+
 def _caption(figure_id: str, number: str) -> str:
     figure, lang = _state["figures"][figure_id], _state["lang"]
     hint = f" <em>{HINT[lang]}</em>" if figure.kind == "interactive" else ""
     return (
         f"<figcaption><strong>{LABEL[lang]} {number}.</strong> "
-        f"{html.escape(figure.title(lang))}{hint}</figcaption>"
+        f"{caption_html(figure.title(lang))}{hint}</figcaption>"
     )
 
 

@@ -23,6 +23,9 @@ sys.path.insert(0, str(ROOT / "docs_site"))
 from figures import render  # noqa: E402
 from figures.core import text_for  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "docs_site" / "hooks"))
+from lesson_figures import caption_html  # noqa: E402
+
 MARKER = re.compile(r'<div class="course-figure" data-figure="([a-z0-9-]+)"></div>')
 LESSON = re.compile(r"^1[789]/\d\d-[a-z0-9-]+\.md$")
 LESSONS = sorted(page for page in markdown_files("es") if LESSON.match(page))
@@ -78,7 +81,7 @@ def test_referenced_figures_are_in_the_built_site_with_alt_text_and_caption(buil
             figure = FIGURES[figure_id]
             alt = html.escape(figure.alt(lang))
             assert len(figure.alt(lang)) > 40 and figure.alt("es") != figure.alt("en")
-            assert html.escape(figure.title(lang)) in element, f"{figure_id}: caption"
+            assert caption_html(figure.title(lang)) in element, f"{figure_id}: caption"
             if figure.kind == "static":
                 [src] = re.findall(r'<img src="([^"]+)"', element)
                 assert f'alt="{alt}"' in element, f"{figure_id}: alt text"
@@ -88,6 +91,18 @@ def test_referenced_figures_are_in_the_built_site_with_alt_text_and_caption(buil
             else:
                 assert f'role="img" aria-label="{alt}"' in element, f"{figure_id}: alt text"
                 assert f'<script type="application/json" id="spec-{figure_id}">' in element
+
+
+def test_captions_typeset_math_and_escape_the_rest():
+    """A title's ``$...$`` is the lessons' inline math (KaTeX typesets it in the page): real
+    subscripts, not ``q_m·k_n``; everything else is text."""
+    assert caption_html("the logit $q_m \\cdot k_n$ & <b>") == (
+        'the logit <span class="arithmatex">\\(q_m \\cdot k_n\\)</span> &amp; &lt;b&gt;'
+    )
+    for figure in FIGURES.values():
+        for lang in LANGS:
+            text = re.sub(r"\$[^$]+\$", "", figure.title(lang))
+            assert not re.search(r"(?<!\w)[A-Za-zα-ω]'?_\w(?!\w)", text), f"{figure.id}: x_i"
 
 
 def test_figures_are_drawn_by_the_build_not_committed(built_site):

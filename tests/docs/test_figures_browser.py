@@ -82,8 +82,9 @@ CASES = {
     "18-01-explorer": ("18/01-extrapolation", {"length": 512, "highlight": "alibi"},
                        _recorded_mean("alibi", 512),
                        5e-5),
-    "18-02-explorer": ("18/02-rope-scaling", {"method": "ntk", "factor": 8.0, "original": 256},
-                       _ratio("ntk", 8.0, 256, 15), 1e-5),
+    "18-02-explorer": ("18/02-rope-scaling",
+                       {"method": "ntk", "factor": 8.0, "original": 256, "pair": 5},
+                       _ratio("ntk", 8.0, 256, 5), 1e-5),
     "18-03-explorer": ("18/03-kv-cache", {"cache": 5, "chunk": 3},
                        float(chunk_positions(5, 3)[0]), 0),
 }  # fmt: skip
@@ -215,3 +216,42 @@ def test_controls_change_the_figure_and_it_shows_the_reference_value(
     assert math.isclose(shown, expected, abs_tol=tolerance + 1e-9), (
         f"{figure_id} ({lang}) shows {shown} at {setting}; the reference gives {expected}"
     )
+
+
+# The readout, a point of the charts, and the size every text is drawn at, measured in the page.
+MEASURE = """(el) => {
+  const svg = el.querySelector('svg');
+  const scale = svg.getBoundingClientRect().width / svg.width.baseVal.value;
+  const box = (node) => { const r = node.getBoundingClientRect();
+                          return [r.left, r.top, r.right, r.bottom]; };
+  const readout = el.querySelector("g.role-mark[class*='readout'] text");
+  return {
+    layout: el.dataset.layout,
+    smallest: Math.min(...[...svg.querySelectorAll('text')].filter((t) => t.textContent.trim())
+                          .map((t) => parseFloat(getComputedStyle(t).fontSize) * scale)),
+    right: el.getBoundingClientRect().right, width: window.innerWidth,
+    readout: readout ? box(readout) : null,
+    points: [...svg.querySelectorAll('g.role-mark.mark-symbol path')].map(box),
+  };
+}"""
+PHONE, DESKTOP = (390, 844), (1280, 900)
+
+
+def _overlap(a: list[float], b: list[float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_interactive_figures_read_at_phone_and_desktop_widths(browser_page, server, size):
+    """At 390 x 844 the charts are drawn for the narrow column (side-by-side ones stacked), not
+    shrunk: no text is drawn smaller than 10 px and no figure is wider than the screen; at
+    1280 x 900 they keep their layout. No readout covers a point of its chart."""
+    browser_page.set_viewport_size({"width": size[0], "height": size[1]})
+    for figure_id, (path, *_) in sorted(CASES.items()):
+        container, spec = _open(browser_page, server, "es", path, figure_id)
+        found = container.evaluate(MEASURE)
+        assert found["layout"] == ("narrow" if size == PHONE else "wide"), figure_id
+        assert found["smallest"] >= 10, (figure_id, size, found["smallest"])
+        assert found["right"] <= found["width"], (figure_id, size, found["right"])
+        covered = [p for p in found["points"] if _overlap(found["readout"], p)]
+        assert not covered, (figure_id, size, "the readout covers a point", found["readout"])

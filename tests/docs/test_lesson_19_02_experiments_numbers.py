@@ -38,6 +38,7 @@ LESSON = "19/02-experiments.md"
 MEASURED = ROOT / "benchmarks" / "results"
 TEXT_CSV = MEASURED / "19_02_text_results.csv"
 COPY_CSV = MEASURED / "19_02_copy_results.csv"
+DEFAULT_CSV = MEASURED / "compare_default.csv"
 
 # Press, Smith and Lewis (2022), WikiText-103, trained at L = 1024: perplexity at each length.
 PRESS = {
@@ -67,9 +68,14 @@ def read_csv(path: Path) -> list[dict]:
     return rows
 
 
+def over_seeds(rows, encoding: str, length: int, column: str = "mean_loss") -> list[float]:
+    """One column of ``encoding`` at ``length``, one value per seed."""
+    return [r[column] for r in rows if r["encoding"] == encoding and r["eval_length"] == length]
+
+
 def stats(rows, encoding: str, length: int, column: str = "mean_loss") -> tuple[float, float]:
     """Mean and sample standard deviation over seeds of one column."""
-    values = [r[column] for r in rows if r["encoding"] == encoding and r["eval_length"] == length]
+    values = over_seeds(rows, encoding, length, column)
     return statistics.mean(values), statistics.stdev(values)
 
 
@@ -297,6 +303,30 @@ def test_text_claims_hold_in_the_data(page):
         assert number in text, number
     for number in ("$0.005$", "$0.025$", "$0.158$", "$2.9$", "$3.3$"):
         assert number in text, number
+
+
+def test_the_default_comparison_keeps_the_ordering_the_page_states(page):
+    """The paragraph before figure 19-02-default: the larger default run, measured as the first
+    table's last column (8x - 1x), falls for ALiBi and rises for the rest in the same order."""
+    rows, small = read_csv(DEFAULT_CSV), read_csv(TEXT_CSV)
+    text = page.paragraph("results", "compare_default.csv")
+    none = next(r for r in rows if r["encoding"] == "none")
+    larger = GPTConfig(vocab_size=98, block_size=128, n_layer=4, n_embd=128, positional="none")
+    assert none["params"] == GPT(larger).num_parameters(), "4 layers, width 128"
+    assert {r["train_steps"] for r in rows} == {1200} and {r["seed"] for r in rows} == {0}
+    assert min(r["eval_length"] for r in rows) == 128 and "$L_0 = 128$" in text
+    assert "4" in text and "128" in text and "1200" in text
+
+    def rises(data, trained):
+        return {e: statistics.mean(over_seeds(data, e, 8 * trained))
+                - statistics.mean(over_seeds(data, e, trained)) for e in ENCODINGS}  # fmt: skip
+
+    default, here = rises(rows, 128), rises(small, 64)
+    assert sorted(default, key=default.get) == sorted(here, key=here.get)
+    assert sorted(default, key=default.get) == ["alibi", "t5", "none", "rope", "learned",
+                                                "sinusoidal"]  # the order the page names
+    assert default["alibi"] < 0 < min(v for e, v in default.items() if e != "alibi")
+    assert f"${-default['alibi']:.3f}$" in text
 
 
 def test_copy_command_describes_the_committed_runs(page):
