@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(args) -> int:
     from grader.build.nbgrader_course import CourseError
-    from grader.build.release import LeakError
+    from grader.build.release import ReleaseError
     from grader.hidden import LabChoiceError
     from grader.trusted.grading import GradingError
     from grader.trusted.lms_export import ExportError
@@ -312,7 +312,7 @@ def _dispatch(args) -> int:
 
             return run_demo(out=args.out, workers=args.workers, device=args.device)
     except (GradingError, MergeError, CourseError, ExportError, LabChoiceError,
-            LeakError, SlurmError) as error:
+            ReleaseError, SlurmError) as error:
         print(f"minimodel-grader: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

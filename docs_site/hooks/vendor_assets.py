@@ -9,6 +9,9 @@ files a page needs (``assets/vendor/<name>/...``, with the package's LICENSE) an
 - KaTeX renders the math of every page.
 - Vega, Vega-Lite and vega-embed draw the interactive figures (``docs_site/figures/``); only the
   pages with one load them.
+- iframe-worker lets the search run in a page opened from the file system (``file://``), where
+  browsers refuse web workers: Material's ``offline`` plugin loads it (``extra.polyfills``) and
+  inlines the search index as ``search/search_index.js``.
 """
 
 from __future__ import annotations
@@ -83,7 +86,14 @@ VEGA_EMBED = NpmPackage(
     "build",
     ("vega-embed.min.js",),
 )
-PACKAGES = (KATEX, VEGA, VEGA_LITE, VEGA_EMBED)
+IFRAME_WORKER = NpmPackage(
+    "iframe-worker",
+    "1.0.4",
+    "sha512-roeaaI+Lg1LJNfgpCjoRe/+WzEjy9+Z08LoEvu85MCPbBjwm+qXz8Ag5U05lHa6V1CysZyGzE0SOkAtSUA5q7Q==",
+    "shim",
+    ("index.js",),
+)
+PACKAGES = (KATEX, VEGA, VEGA_LITE, VEGA_EMBED, IFRAME_WORKER)
 # The scripts an interactive figure needs, in load order (site paths).
 VEGA_SCRIPTS = tuple(f"{p.uri}/{p.files[0]}" for p in (VEGA, VEGA_LITE, VEGA_EMBED))
 

@@ -1,13 +1,15 @@
 """``minimodel-grader release OUT``: write the student repository.
 
-The student gets the lessons, the labs (already stripped of solutions and hidden tests by
-nbgrader), the library with the stubs, the visible tests (``tests/student/``) and everything
-needed to install and run them. Left out: ``solutions/``, the whole ``grader/`` package (hidden
-checks, reference outputs, sample submissions, the sandbox), the project's own tests, CI and the
-grading benchmark. ``pyproject.toml`` and the ``Makefile`` are rewritten so that they no longer
-mention what was left out, the README is the students' own (``STUDENT_README``), and the
-result is scanned for leaks before it is accepted: instructor-only files, and any callable that
-computes a graded function's answers on the hidden inputs (``grader.build.leaks``).
+The student gets only what a student uses (``SHIPPED``): the lessons, the labs (already stripped
+of solutions and hidden tests by nbgrader), the library with the stubs, the visible tests
+(``tests/student/``), what installs them, and the lessons' site built from the commit (``SITE``,
+every figure, interactive figure, quiz and the search working from the file system). Everything
+else stays: ``solutions/``, the whole ``grader/`` package, the benchmarks, the site's sources,
+the project's own tests, CI. ``pyproject.toml``, the ``Makefile`` and ``.gitignore`` are
+rewritten so that they no longer mention what was left out, the README is the students' own
+(``STUDENT_README``), and the result is scanned for leaks before it is accepted:
+instructor-only files, any callable that computes a graded function's answers on the hidden
+inputs (``grader.build.leaks``), and figure data that shows a hidden case's answer.
 
 The release is built from the last commit, never from the working tree, and only after checking
 that the commit's stubs and notebooks are exactly what its ``solutions/`` generate.
@@ -16,23 +18,32 @@ that the commit's stubs and notebooks are exactly what its ``solutions/`` genera
 from __future__ import annotations
 
 import io
+import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from grader.build import sync
+from minimodel.course import LABS
 from minimodel.implementation import REPO_ROOT
 from minimodel.messages import bilingual
 
 STUDENT_README = "grader/student_readme.md"
 
-EXCLUDED_DIRS = ("solutions/", "grader/", ".ci/", "build/", "site/", ".github/")
-EXCLUDED_FILES = ("benchmarks/grading.py", "benchmarks/demo.py")  # they time the grader
-KEPT_TESTS = ("tests/student/", "tests/conftest.py")
+# What a student uses, and nothing else: the lessons, the labs, the library, the visible tests,
+# what installs them and JupyterLab's settings. Anything else in the course repository (the
+# solutions, the grader, the benchmarks, the site's sources, the project's own tests, CI) stays.
+SHIPPED = (".gitignore", ".jupyter/", "Makefile", "README.md", "environment.yml",
+           "pyproject.toml", "docs_es/", "docs_en/", "labs/", "src/", "tests/student/",
+           "tests/conftest.py")
 # The self-check's stored answers on the visible inputs (minimodel.selfcheck.snapshots) ship.
 SNAPSHOTS = "src/minimodel/selfcheck/snapshots/"
 LEAK_MARKERS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "grader.hidden",
@@ -40,19 +51,27 @@ LEAK_MARKERS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "grader.hidden",
                 "grader/samples")
 
 
+# The lessons' site, built at release time from the commit (figures, interactive figures,
+# quizzes and search, all working from the file system): students have no solutions/ to draw the
+# figures from, so they get the site itself.
+SITE = "site/"
+
 REFUSED = "No publico / refusing to release:\n"
 
 
-class LeakError(RuntimeError):
+class ReleaseError(RuntimeError):
+    """The student repository cannot be written."""
+
+
+class LeakError(ReleaseError):
     """Something instructor-only would reach students."""
 
 
 def released(name: str) -> bool:
-    if name.startswith(EXCLUDED_DIRS) or name in EXCLUDED_FILES:
-        return False
-    if name.startswith("tests/"):
-        return name.startswith(KEPT_TESTS)
-    return True
+    """Whether the file ``name`` (a path relative to the repository) reaches students: one of
+    the commit's files a student uses, or the site the release builds."""
+    folders = tuple(s for s in (*SHIPPED, SITE) if s.endswith("/"))
+    return name in SHIPPED or name.startswith(folders)
 
 
 def student_pyproject(text: str) -> str:
@@ -90,7 +109,25 @@ STUDENT_HELP = {  # what a command does in the student's repository, said as in 
     "ejecuta cada laboratorio con la referencia y califica los ejemplos":
         "ejecuta cada laboratorio con tu código",
     "run every lab against the reference and grade the samples": "run every lab against your code",
+    "construye los sitios en español e inglés en site/":
+        "abre las lecciones (site/es/index.html, site/en/index.html)",
+    "build the Spanish and English sites into site/":
+        "open the lessons (site/es/index.html, site/en/index.html)",
 }
+# The student's `make docs` opens the site the release built (``SITE``): it prints where the
+# lessons are and, on a desktop, opens them in the browser. Nothing to install, nothing to build.
+STUDENT_DOCS = [
+    '\t@test -f site/es/index.html || { echo "[es] Falta site/: vuelve a copiar el repositorio '
+    'del curso"; echo "[en] site/ is missing: copy the course repository again"; exit 1; }',
+    '\t@echo "[es] Lecciones: file://$(CURDIR)/site/es/index.html"',
+    '\t@echo "[en] Lessons: file://$(CURDIR)/site/en/index.html"',
+    '\t@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ] || [ "$$(uname)" = Darwin ]; then '
+    '$(PYTHON) -m webbrowser -t "file://$(CURDIR)/site/$(if $(filter en,$(MINIMODEL_LANG)),en,es)'
+    '/index.html" >/dev/null 2>&1 || true; fi',
+]
+def student_gitignore(text: str) -> str:
+    """The course ignores its built site; the student repository ships it."""
+    return "".join(line for line in text.splitlines(keepends=True) if line.strip() != SITE)
 
 
 def student_makefile(text: str) -> str:
@@ -117,6 +154,10 @@ def student_makefile(text: str) -> str:
             kept = [r for r in recipe if not re.search(r"\bgrader\b|minimodel-grader", r)]
             if match.group(1) == "test":
                 kept = [STUDENT_TEST]
+            elif match.group(1) == "docs":
+                line, kept = "docs:", STUDENT_DOCS
+            elif match.group(1) == "clean":  # the shipped site is not a build product there
+                kept = [r.replace(" site ", " ") for r in kept]
             if recipe and not kept:
                 dropped_targets.add(match.group(1))
             else:
@@ -162,15 +203,16 @@ def solution_runs(root: Path = REPO_ROOT) -> dict[tuple[str, ...], str]:
     return runs
 
 
-def leaks(folder: Path, root: Path = REPO_ROOT) -> list[str]:
-    """Instructor-only material found in a released folder: instructor-only paths and markers,
-    array files, and the code of a lab notebook's solution copied into a Python file."""
+def leaks(folder: Path, root: Path = REPO_ROOT, prefix: str = "") -> list[str]:
+    """Instructor-only material found in a released folder (at ``prefix`` in the release):
+    instructor-only paths and markers, array files, and the code of a lab notebook's solution
+    copied into a Python file."""
     found = []
     runs = solution_runs(root)
     for path in sorted(folder.rglob("*")):
         if not path.is_file():
             continue
-        name = str(path.relative_to(folder))
+        name = prefix + str(path.relative_to(folder))
         if not released(name):
             found.append(f"{name}: instructor-only path")
         if path.suffix in (".npz", ".npy") and not name.startswith(SNAPSHOTS):
@@ -247,11 +289,107 @@ def release(out: Path, *, force: bool = False, root: Path = REPO_ROOT,
             say(bilingual(f"La publicación anterior está en {saved}",
                           f"The previous release is kept in {saved}"))
         written = _write(tree, out)
-    problems = leaks(out, root) or answers(out, say)
+        problems = leaks(out, root) or answers(out, say)
+        if not problems:  # the site takes a minute: built once the code is known clean
+            written += build_site(tree, out / SITE, root, say)
+            problems = leaks(out / SITE, root, prefix=SITE) + site_answers(out / SITE, root)
     if problems:
         shutil.rmtree(out)
         raise LeakError(REFUSED + "\n".join(problems))
     return written
+
+
+def build_site(tree: Path, site: Path, root: Path, say=print) -> list[Path]:
+    """Build the lessons of the exported commit ``tree`` into ``site`` (``docs_site/build.py``,
+    with the commit's library and reference code); return the files written.
+
+    The npm packages the site serves come from ``root``'s cache (``build/npm``, checked against
+    their pinned hashes), so a release needs the network only when that cache is empty.
+    """
+    say(bilingual("Construyendo las lecciones (site/)…", "Building the lessons (site/)…"))
+    cache = root / "build" / "npm"
+    cache.mkdir(parents=True, exist_ok=True)
+    (tree / "build").mkdir(exist_ok=True)
+    (tree / "build" / "npm").symlink_to(cache, target_is_directory=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MINIMODEL_")}
+    env["PYTHONPATH"] = str(tree / "src")  # the commit's minimodel, not the working tree's
+    run = subprocess.run([sys.executable, str(tree / "docs_site" / "build.py"), "--out",
+                          str(site)], cwd=tree, env=env, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise ReleaseError(bilingual(
+            "No se pudieron construir las lecciones de la publicación:",
+            "The release's lessons could not be built:") + "\n" + (run.stdout + run.stderr)[-3000:])
+    return sorted(path for path in site.rglob("*") if path.is_file())
+
+
+SITE_RUN = 8  # consecutive numbers of a hidden case's answer that, found in figure data, are a leak
+SITE_DECIMALS = 3  # numbers are compared at this precision (the figures round theirs to 4)
+
+
+def _number_runs(values, found: set) -> None:
+    """Add to ``found`` every run of ``SITE_RUN`` consecutive numbers of ``values`` (JSON: lists
+    of numbers, and lists of records read column by column), as integers at ``SITE_DECIMALS``."""
+    if isinstance(values, dict):
+        for value in values.values():
+            _number_runs(value, found)
+        return
+    if not isinstance(values, list):
+        return
+    columns: dict[str, list] = {}
+    numbers = []
+    for value in values:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            numbers.append(value)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(item, (int, float)) and not isinstance(item, bool):
+                    columns.setdefault(key, []).append(item)
+        _number_runs(value, found)
+    for sequence in (numbers, *columns.values()):
+        found.update(_informative_runs(np.asarray(sequence, dtype=np.float64)))
+
+
+def _informative_runs(values: np.ndarray) -> list[tuple[int, ...]]:
+    """The runs of ``SITE_RUN`` consecutive values (rounded to integers at ``SITE_DECIMALS``)
+    with at least half of them not whole numbers: positions, counts and constants match
+    anything."""
+    scaled = np.round(values[np.isfinite(values)] * 10 ** SITE_DECIMALS).astype(np.int64)
+    fraction = scaled % 10 ** SITE_DECIMALS != 0
+    return [tuple(scaled[i:i + SITE_RUN]) for i in range(len(scaled) - SITE_RUN + 1)
+            if fraction[i:i + SITE_RUN].sum() * 2 >= SITE_RUN]
+
+
+def figure_data(site: Path) -> dict[str, object]:
+    """Every interactive figure's data in the built ``site``: ``page#figure`` -> its spec."""
+    found = {}
+    for page in sorted(site.rglob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        for figure, spec in re.findall(
+                r'<script type="application/json" id="spec-([^"]+)">(.*?)</script>', text, re.S):
+            found[f"{page.relative_to(site)}#{figure}"] = json.loads(spec.replace("<\\/", "</"))
+    return found
+
+
+def site_answers(site: Path, root: Path = REPO_ROOT) -> list[str]:
+    """The interactive figures of the built ``site`` whose data hold ``SITE_RUN`` consecutive
+    numbers of a hidden case's reference output (any lab's ``references.npz``)."""
+    from grader.trusted.references import paths
+
+    answers: dict[tuple[int, ...], str] = {}
+    for lab in LABS:
+        stored, _ = paths(lab.id, root)
+        if stored.exists():
+            with np.load(stored) as arrays:
+                for key in arrays.files:
+                    values = np.asarray(arrays[key], dtype=np.float64).ravel()
+                    answers.update(dict.fromkeys(_informative_runs(values), f"{lab.id} {key}"))
+    found = []
+    for where, spec in figure_data(site).items():
+        runs: set[tuple[int, ...]] = set()
+        _number_runs(spec, runs)
+        shown = sorted({answers[run] for run in runs if run in answers})
+        found += [f"{SITE}{where}: shows the hidden answer {answer}" for answer in shown]
+    return found
 
 
 def answers(out: Path, say=print) -> list[str]:
@@ -264,14 +402,15 @@ def answers(out: Path, say=print) -> list[str]:
     return [f"{leak} · a student could call it for full marks" for leak in found.leaks]
 
 
-REWRITTEN = {"pyproject.toml": student_pyproject, "Makefile": student_makefile}
+REWRITTEN = {"pyproject.toml": student_pyproject, "Makefile": student_makefile,
+             ".gitignore": student_gitignore}
 
 
 def _write(tree: Path, out: Path) -> list[Path]:
     """Copy the released files of the exported ``tree`` to ``out``, rewriting what must be."""
     written = []
     for name in sorted(str(p.relative_to(tree)) for p in tree.rglob("*") if p.is_file()):
-        if not released(name):
+        if not released(name) or name.startswith(SITE):  # the site is built, never copied
             continue
         source, target = tree / name, out / name
         target.parent.mkdir(parents=True, exist_ok=True)

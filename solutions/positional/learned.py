@@ -97,8 +97,8 @@ def interpolate_positions(table: torch.Tensor, new_len: int) -> torch.Tensor:
 
     Convention ``align_corners=True``: the first and last rows are kept exactly and new row ``j``
     is the table read at the fractional position ``j * (L - 1) / (new_len - 1)``, blending the
-    two nearest old rows. (With ``new_len == 1`` the result is row 0.) The same as
-    ``F.interpolate(table.T[None], new_len, mode="linear", align_corners=True)[0].T``.
+    two nearest old rows, with weights that add up to 1. (With ``new_len == 1`` the result is
+    row 0.)
 
     Args:
         table: float tensor of shape ``(L, D)`` with ``L >= 1`` (e.g. ``weight.detach()``).
