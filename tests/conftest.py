@@ -23,6 +23,7 @@ SLOW = {
     "grader/test_borrowed_answers.py", "grader/test_determinism.py", "grader/test_hostile.py",
     "grader/test_kernels.py", "grader/test_merging.py", "grader/test_nbgrader_course.py",
     "grader/test_notebooks.py", "grader/test_redact.py", "grader/test_release.py",
+    "grader/test_release_site.py",
     "grader/test_release_holds_no_answers.py", "grader/test_runs.py",
     "grader/test_student_cap.py", "grader/test_student_flow.py", "grader/test_intake.py",
     "grader/test_references.py", "grader/test_notebook_judges.py",
