@@ -15,8 +15,10 @@ returns that constant would match them.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -129,7 +131,53 @@ def _request(found: list[Target], release: Path, work: Path) -> dict:
                         "cases": [c.to_json() for c in target.cases], "outputs": described})
     return {"labs": str(release / "labs"), "memory_mb": MEMORY_MB, "rtol": RTOL,
             "atol": ATOL, "skip": [], "results": str(work / "results.jsonl"),
-            "targets": entries}
+            "targets": entries, "snippets": snippets(release)}
+
+
+CODE = re.compile(r"```[\w-]*\n(.*?)```|``(.+?)``|`([^`\n]+)`", re.S)
+
+
+def _readable_texts(path: Path) -> list[str]:
+    """What a student reads as text in one released file: a Python file's docstrings, a
+    markdown file, a notebook's text cells."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".md":
+        return [text]
+    if path.suffix == ".py":
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            return []
+        return [ast.get_docstring(node) or "" for node in ast.walk(tree)
+                if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef,
+                                     ast.ClassDef))]
+    if path.suffix == ".ipynb":
+        cells = json.loads(text).get("cells", [])
+        return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+                for c in cells if c.get("cell_type") == "markdown"]
+    return []
+
+
+def snippets(release: Path) -> list[dict]:
+    """Every piece of code in what a student reads in ``release`` (inline code and code blocks
+    of docstrings, lessons and notebooks' text cells; the built site repeats the lessons) that is
+    one Python expression with a call: ``{"where": file, "code": expression}``."""
+    found: dict[str, str] = {}
+    for path in sorted(release.rglob("*")):
+        name = path.relative_to(release).as_posix()
+        if not path.is_file() or name.startswith("site/") or \
+                path.suffix not in (".py", ".md", ".ipynb"):
+            continue
+        for text in _readable_texts(path):
+            for match in CODE.finditer(text):
+                code = next(group for group in match.groups() if group is not None).strip()
+                try:
+                    tree = ast.parse(code, mode="eval")
+                except (SyntaxError, ValueError):
+                    continue
+                if any(isinstance(node, ast.Call) for node in ast.walk(tree)):
+                    found.setdefault(code, name)
+    return [{"where": where, "code": code} for code, where in found.items()]
 
 
 def _child_env(release: Path, home: Path) -> dict[str, str]:

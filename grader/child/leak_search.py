@@ -165,6 +165,45 @@ def notebook_candidates(labs: str) -> dict[str, object]:
     return found
 
 
+def snippet_candidates(snippets: list[dict], name: str) -> dict[str, object]:
+    """``"<file>: <code>"`` -> function: each one-expression snippet a student reads (docstrings,
+    lessons, notebooks' text) that uses an argument of the graded function ``name``, as a
+    function with that function's signature returning the expression (with ``torch``, ``F``,
+    ``nn``, ``np`` and ``math`` at hand): ``F.interpolate(table.T[None], new_len, ...)`` in a
+    docstring is ``interpolate_positions``'s answer."""
+    import math
+
+    import torch
+
+    import minimodel.positional
+
+    graded = None
+    for info in pkgutil.iter_modules(minimodel.positional.__path__, "minimodel.positional."):
+        module = __import__(info.name, fromlist=["_"])
+        graded = getattr(module, name, None) if graded is None else graded
+    if not callable(graded):
+        return {}
+    signature = inspect.signature(graded)
+    namespace = {"torch": torch, "F": torch.nn.functional, "nn": torch.nn, "np": np,
+                 "math": math}
+    found = {}
+    for snippet in snippets:
+        tree = ast.parse(snippet["code"], mode="eval")
+        if not {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} & \
+                set(signature.parameters):
+            continue
+        code = compile(tree, snippet["where"], "eval")
+
+        def candidate(*args, _code=code, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return eval(_code, dict(namespace), dict(bound.arguments))  # noqa: S307
+
+        candidate.__signature__ = signature
+        found[f"{snippet['where']}: {snippet['code']}"] = candidate
+    return found
+
+
 def _values(outputs: list[tuple[dict, object]]) -> tuple[np.ndarray, list]:
     """All numbers of one case's outputs (``(description, array or None)`` pairs, as
     ``probe_runner.plain_outputs`` gives them), raveled into one float64 vector (containers and
@@ -304,7 +343,9 @@ def main(path: str) -> None:
                   for outputs in target["outputs"]]
         first = _arguments(target["cases"][0], inputs)
         tensors = any(_has_tensor(_arguments(case, inputs)) for case in target["cases"])
-        for name, function in candidates.items():
+        snippets = snippet_candidates(request.get("snippets", []), target["cases"][0]["name"])
+        for name, function in {**candidates, **snippets}.items():
+            slow.setdefault(name, 0)
             if slow[name] >= SLOW_CALLS or name in skip or not binds(function, *first):
                 continue
             say(start=[name, target["id"]])

@@ -68,6 +68,12 @@ def spin(n_heads):
     while True:
         pass
 '''
+DOCSTRING = '''"""Resizing tables of positions.
+
+A table of ``L`` rows becomes one of ``new_len`` rows with
+``F.interpolate(table.T[None], new_len, mode="linear", align_corners=True)[0].T``.
+"""
+'''
 NOTEBOOK_CELL = '''def frequencies(rotary_dim, base=10000.0):
     return 1.0 / base ** (torch.arange(0, rotary_dim, 2).float() / rotary_dim)
 '''
@@ -95,13 +101,15 @@ def test_every_graded_function_is_searched():
 
 @pytest.fixture(scope="module")
 def planted(released, tmp_path_factory) -> Path:
-    """The release with four answers planted: the reference ``sinusoidal_pe`` imported by a
+    """The release with five answers planted: the reference ``sinusoidal_pe`` imported by a
     new module, ALiBi's slopes rewritten as a static method and its biases with NumPy, RoPE's
-    frequencies rewritten in a notebook cell; and two functions that kill the search's child
+    frequencies rewritten in a notebook cell, ``interpolate_positions`` as one expression in a
+    docstring; and two functions that kill the search's child
     and never return."""
     repo = tmp_path_factory.mktemp("planted") / "repo"
     shutil.copytree(released, repo)
     (repo / "src" / "minimodel" / "shortcut.py").write_text(SHORTCUT, encoding="utf-8")
+    (repo / "src" / "minimodel" / "resize.py").write_text(DOCSTRING, encoding="utf-8")
     lab = repo / "labs" / "17_03_rope.ipynb"
     notebook = json.loads(lab.read_text(encoding="utf-8"))
     notebook["cells"].append({"cell_type": "code", "execution_count": None, "id": "planted",
@@ -111,7 +119,7 @@ def planted(released, tmp_path_factory) -> Path:
 
 
 def test_the_search_finds_planted_implementations(planted):
-    found = search(planted, labs=["17.01", "17.03", "17.04"], time_limit_s=1.0)
+    found = search(planted, labs=["17.01", "17.02", "17.03", "17.04"], time_limit_s=1.0)
     assert set(found.leaks) >= {
         Leak("minimodel.shortcut.sinusoidal_pe", "17.01/pe/sinusoidal_pe"),
         Leak("minimodel.shortcut.Heads.slopes", "17.04/slopes/alibi_slopes"),
@@ -120,6 +128,9 @@ def test_the_search_finds_planted_implementations(planted):
     }, found.leaks
     assert "minimodel.shortcut.sinusoidal_pe computes sinusoidal_pe (lab 17.01" in \
         "\n".join(map(str, found.leaks))
+    assert any(leak.candidate.startswith("src/minimodel/resize.py: F.interpolate(")
+               and leak.target.endswith("/interpolate_positions") for leak in found.leaks), \
+        "an answer written in a docstring"
     assert "minimodel.shortcut.crash" in found.crashed, "skipped, and the search went on"
     assert "minimodel.shortcut.spin" in found.slow
 

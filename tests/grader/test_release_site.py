@@ -69,7 +69,9 @@ def test_figure_data_that_shows_a_hidden_answer_is_refused(released, tmp_path):
     shutil.copytree(released / SITE, site)
     assert site_answers(site) == []
     target = next(t for t in targets() if t.id == "17.01/pe/sinusoidal_pe")
-    answer = np.asarray(target.outputs[0][0]["array"], dtype=np.float64).ravel()[:40]
+    largest = max((output["array"] for outputs in target.outputs for output in outputs),
+                  key=np.size)
+    answer = np.asarray(largest, dtype=np.float64).ravel()[40:80]
     page = site / "en" / "17" / "01-sinusoidal.html"
     spec = json.dumps({"data": {"values": [{"p": i, "value": round(float(v), 4)}
                                            for i, v in enumerate(answer)]}})
