@@ -113,6 +113,7 @@ STUDENT_HELP = {  # what a command does in the student's repository, said as in 
     "build the Spanish and English sites into site/":
         "open the lessons (site/es/index.html, site/en/index.html)",
 }
+
 # The student's `make docs` opens the site the release built (``SITE``): it prints where the
 # lessons are and, on a desktop, opens them in the browser. Nothing to install, nothing to build.
 STUDENT_DOCS = [
@@ -124,6 +125,8 @@ STUDENT_DOCS = [
     '$(PYTHON) -m webbrowser -t "file://$(CURDIR)/site/$(if $(filter en,$(MINIMODEL_LANG)),en,es)'
     '/index.html" >/dev/null 2>&1 || true; fi',
 ]
+
+
 def student_gitignore(text: str) -> str:
     """The course ignores its built site; the student repository ships it."""
     return "".join(line for line in text.splitlines(keepends=True) if line.strip() != SITE)
