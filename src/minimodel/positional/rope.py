@@ -3,7 +3,7 @@
 #      vez que lo editas, ninguna orden del curso lo sobrescribe.
 # [en] Fill in the blocks marked "YOUR CODE" (lesson 17.03). This file is yours: once you
 #      edit it, no course command overwrites it.
-# minimodel-generated:a0aebb4e90d0
+# minimodel-generated:e736eb90b8b3
 # ---------------------------------------------------------------------------------------------
 """Rotary position embedding, RoPE (Su et al., 2021). Lesson 17.03.
 
@@ -306,15 +306,16 @@ class RotaryEmbedding(nn.Module):
                         f"it has {inv_freq.shape[0]}.",
                     )
                 )
-            # A private float32 copy: casting the model must not round the frequencies.
-            inv_freq = inv_freq.detach().to(device="cpu", dtype=torch.float32).clone()
+            # A private float32 copy: casting the model must not round the frequencies. It stays
+            # on its device (the meta device, when a model is built without memory).
+            inv_freq = inv_freq.detach().to(dtype=torch.float32).clone()
         self.rotary_dim = rotary_dim
         self.max_len = max_len
         self.base = float(base)
         self.convention = convention
         self.attention_factor = float(attention_factor)
         self._given_inv_freq = inv_freq
-        self._build_tables(device=None)
+        self._build_tables(device=None if inv_freq is None else inv_freq.device)
 
     def _build_tables(self, device: torch.device | None) -> None:
         """Build the float32 buffers ``inv_freq`` ``(F,)``, ``cos`` and ``sin`` ``(max_len, F)``."""
