@@ -11,6 +11,7 @@ from grader.build.mistakes import ignoring, mistake
 from minimodel.positional.rope import RotaryEmbedding
 from minimodel.positional.rope import apply_rotary as right_rotary
 from minimodel.positional.rope import rope_cos_sin as right_cos_sin
+from minimodel.positional.rope import rope_frequencies as right_frequencies
 
 OTHER = {"interleaved": "half", "half": "interleaved"}
 
@@ -40,6 +41,14 @@ def exponent(rotary_dim: int, base: float = 10000.0, *, device=None) -> torch.Te
             "base^(2i/r) grows.")
 def positive_exponent(rotary_dim: int, base: float = 10000.0, *, device=None) -> torch.Tensor:
     return base ** (torch.arange(0, rotary_dim, 2, device=device).float() / rotary_dim)
+
+
+base_ignored = mistake(
+    "rope_frequencies", "base-ignored",
+    es="rope_frequencies no usa el argumento base: con otra base (500000 en Llama 3, por "
+       "ejemplo) sigue dando las frecuencias de 10000.",
+    en="rope_frequencies ignores the base argument: with another base (500000 in Llama 3, for "
+       "instance) it still gives the frequencies of 10000.")(ignoring(right_frequencies, "base"))
 
 
 @mistake("rope_cos_sin", "sign",

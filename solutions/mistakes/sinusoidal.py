@@ -65,6 +65,21 @@ def from_one(T: int, d: int, base: float = 10000.0) -> np.ndarray:
     return _table(T, d, base, start=1)
 
 
+@mistake("sinusoidal_pe", "float16",
+         es="Tu tabla se calcula en float16: con 11 bits de precisión, los ángulos entre 32 y 64 "
+            "radianes van de 1/32 en 1/32, y senos y cosenos salen con errores de milésimas. "
+            "Calcula los ángulos en float64 y guarda la tabla en float32.",
+         en="Your table is computed in float16: with 11 bits of precision, angles between 32 and "
+            "64 radians go in steps of 1/32, and sines and cosines come out wrong in the third "
+            "decimal. Compute the angles in float64 and store the table in float32.")
+def float16(T: int, d: int, base: float = 10000.0) -> np.ndarray:
+    inv_freq = base ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    angles = np.arange(T, dtype=np.float16)[:, None] * inv_freq.astype(np.float16)[None, :]
+    table = np.empty((T, d), dtype=np.float32)
+    table[:, 0::2], table[:, 1::2] = np.sin(angles), np.cos(angles)
+    return table
+
+
 base_ignored = mistake(
     "sinusoidal_pe", "base-ignored",
     es="Tu función no usa el argumento base: con otra base sigue calculando la tabla de "

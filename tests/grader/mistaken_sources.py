@@ -26,6 +26,9 @@ SINUSOIDAL = {
         "angles = np.arange(1, T + 1, dtype=np.float64)[:, None]",
     ),
     "base-ignored": ("inv_freq = base ** (", "inv_freq = 10000.0 ** ("),
+    "float16": ("angles = np.arange(T, dtype=np.float64)[:, None] * inv_freq[None, :]",
+                "angles = np.arange(T, dtype=np.float16)[:, None] * "
+                "inv_freq.astype(np.float16)[None, :]"),
     "offset-ignored": ("rows = self.pe[offset : offset + T]", "rows = self.pe[:T]"),
     "offset-off-by-one": ("rows = self.pe[offset : offset + T]",
                           "rows = self.pe[offset + 1 : offset + 1 + T]"),
@@ -63,6 +66,7 @@ ROPE = {
     "exponent": ("torch.arange(0, rotary_dim, 2, device=device).to(torch.float32) / rotary_dim",
                  "torch.arange(rotary_dim // 2, device=device).to(torch.float32) / rotary_dim"),
     "positive-exponent": ("return 1.0 / base**exponents", "return base**exponents"),
+    "base-ignored": ("return 1.0 / base**exponents", "return 1.0 / 10000.0**exponents"),
     "sign": ("return angles.cos() * attention_factor, angles.sin() * attention_factor",
              "return angles.cos() * attention_factor, -angles.sin() * attention_factor"),
     "bf16-angles": (

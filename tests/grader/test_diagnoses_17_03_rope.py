@@ -20,7 +20,8 @@ ROPE_OTHERS = {  # mistakes the judges name without the catalogue
 }
 
 
-NAMED_IN = {"exponent": "frequencies", "positive-exponent": "frequencies", "sign": "cos_sin",
+NAMED_IN = {"exponent": "frequencies", "positive-exponent": "frequencies",
+            "base-ignored": "frequencies", "sign": "cos_sin",
             "bf16-angles": "cos_sin", "factor-ignored": "cos_sin", "direction": "rotary",
             "convention-swapped": "rotary", "tail": "rotary", "offset-ignored": "module"}
 
@@ -48,7 +49,7 @@ def test_rope_mistakes_are_named(mistake, rope_graded):
     assert mistake in codes(verdict) and verdict.score < verdict.points
 
 
-@pytest.mark.parametrize("mistake", ["tail", "offset-ignored"])
+@pytest.mark.parametrize("mistake", ["tail", "offset-ignored", "base-ignored"])
 def test_rope_mistakes_of_some_cases_cost_only_those(mistake, rope_graded):
     verdict = rope_graded[mistake][NAMED_IN[mistake]]
     assert 0 < verdict.score < verdict.points
