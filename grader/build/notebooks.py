@@ -30,7 +30,9 @@ CACHE_DIR = REPO_ROOT / "build" / "cache" / "notebooks"
 
 
 def _clean(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Drop everything that is not content: outputs, counts, volatile metadata."""
+    """Drop everything that is not content: outputs, counts, volatile metadata. A locked cell
+    (the lab's text, its given code and its tests) is read-only in JupyterLab, which honours
+    ``editable`` and ``deletable``; the grader checks it anyway, from nbgrader's checksums."""
     for cell in notebook.cells:
         if cell.cell_type == "code":
             cell.outputs = []
@@ -38,6 +40,8 @@ def _clean(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
         cell.metadata = {
             key: cell.metadata[key] for key in ("nbgrader", "tags") if key in cell.metadata
         }
+        if cell.metadata.get("nbgrader", {}).get("locked"):
+            cell.metadata.update(editable=False, deletable=False)
     return notebook
 
 
