@@ -158,16 +158,33 @@ def test_an_edited_module_is_picked_up_without_restarting_the_kernel(tmp_path):
     cells = [
         f"import os, sys, time\nsys.path.insert(0, {str(tmp_path)!r})\n"
         "from minimodel.labkit import reload_edited_modules\n"
-        "assert reload_edited_modules()\n"
-        "from student_module import answer\nassert answer() == 1",
+        "from student_module import answer\nassert answer() == 1\n"
+        "reload_edited_modules()",  # last, as in the labs' setup cells
         f"time.sleep(1.1)\nopen({str(module)!r}, 'w').write({edit!r})",
         "assert answer() == 2, answer()",
     ]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
+    assert notebook.cells[0].outputs == []  # no stray value (it showed True) under the setup
 
 
 def test_outside_ipython_reloading_is_left_alone():
+    import sys
+
     from minimodel.labkit import reload_edited_modules
 
-    assert reload_edited_modules() is False
+    reload_edited_modules()
+    assert "IPython.extensions.autoreload" not in sys.modules
+
+
+@pytest.mark.parametrize("lab", LABS, ids=[lab.id for lab in LABS])
+def test_locked_cells_are_read_only_in_jupyterlab(lab):
+    """What the notebook calls locked (text, given code, tests) cannot be edited or deleted in
+    JupyterLab; the cells a student writes in can."""
+    notebook = json.loads((REPO_ROOT / "labs" / f"{lab.slug}.ipynb").read_text())
+    cells = [cell["metadata"] for cell in notebook["cells"]]
+    locked = [meta for meta in cells if meta.get("nbgrader", {}).get("locked")]
+    assert locked and all(meta.get("editable") is False and meta.get("deletable") is False
+                          for meta in locked)
+    assert all("editable" not in meta and "deletable" not in meta
+               for meta in cells if not meta.get("nbgrader", {}).get("locked"))

@@ -38,20 +38,20 @@ def save_figure(fig, name: str) -> Path | None:
     return path
 
 
-def reload_edited_modules() -> bool:
+def reload_edited_modules() -> None:
     """Turn on IPython's ``autoreload``: edited modules are reloaded before each cell runs.
 
-    Functions imported with ``from ... import`` are updated too. Returns ``False`` (and does
-    nothing) outside IPython, e.g. when the lab runs as a plain script.
+    Functions imported with ``from ... import`` are updated too. Does nothing outside IPython,
+    e.g. when the lab runs as a plain script. Returns nothing, so that the setup cell that ends
+    with it shows no value.
     """
     try:
         from IPython import get_ipython
     except ImportError:
-        return False
+        return
     shell = get_ipython()
     if shell is None:
-        return False
+        return
     if "autoreload" not in shell.extension_manager.loaded:
         shell.extension_manager.load_extension("autoreload")
     shell.run_line_magic("autoreload", "2")
-    return True
