@@ -87,5 +87,15 @@ submit: install
 check: install
 	@$(BIN)/minimodel check $(LAB) $(lab) $(CHECK_GOALS)
 
+# Not while `make lab` runs: its server keeps its runtime files (kernels' connection files) in
+# build/jupyter/runtime, named jpserver-<process id>.json.
 clean:
+	@for server in build/jupyter/runtime/jpserver-*.json; do \
+		pid=$${server##*jpserver-}; pid=$${pid%.json}; \
+		if [ -f "$$server" ] && kill -0 "$$pid" 2>/dev/null; then \
+			echo "[es] JupyterLab está abierto (make lab, proceso $$pid): ciérralo antes de make clean."; \
+			echo "[en] JupyterLab is running (make lab, process $$pid): close it before make clean."; \
+			exit 1; \
+		fi; \
+	done
 	rm -rf build site .pytest_cache
