@@ -2,12 +2,14 @@
 
 import io
 import os
+import re
 import subprocess
 import sys
 import time
 
 from minimodel import labrun
 from minimodel.course import DEMO_FULL_S, LABS, find_lab
+from minimodel.implementation import REPO_ROOT
 
 
 def test_demo_runs_the_quick_labs_whole_and_the_training_labs_small():
@@ -66,3 +68,28 @@ def test_a_failed_lab_says_the_error_and_its_message_in_plain_text(monkeypatch):
     monkeypatch.setenv("MINIMODEL_LANG", "es")
     assert labrun.failure(RuntimeError(message)) == \
         "RuntimeError: Falta implementar sinusoidal_pe (lección 17.01)."
+
+
+UNMEASURED = re.compile(r"menos de un minuto|under a minute", re.I)
+STATED = re.compile(r"(?:unos|about) (\d+ (?:s|min))\b")
+
+
+def test_the_times_a_lab_states_are_the_measured_ones():
+    """A lab's text says how long it takes only in the words of its measured full-size time
+    (``Lab.full_run_s``, what ``make demo-full`` announces), never an unmeasured promise."""
+    for lab in LABS:
+        source = (REPO_ROOT / lab.source).read_text(encoding="utf-8")
+        prose = " ".join(line.lstrip("# ") for line in source.splitlines()
+                         if line.startswith("#"))
+        assert not UNMEASURED.search(prose), lab.id
+        assert all(said == labrun.about(lab) for said in STATED.findall(prose)), lab.id
+    stated = (REPO_ROOT / find_lab("18.03").source).read_text(encoding="utf-8")
+    assert f"unos {labrun.about(find_lab('18.03'))}" in stated
+    assert f"about {labrun.about(find_lab('18.03'))}" in stated
+
+
+def test_18_03_says_first_which_labs_it_needs():
+    lab = find_lab("18.03")
+    intro = (REPO_ROOT / lab.source).read_text(encoding="utf-8").split("# %%", 2)[1]
+    assert lab.needs and all(need in intro for need in lab.needs)
+    assert f"make check LAB={lab.id}" in intro

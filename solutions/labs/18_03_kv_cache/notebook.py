@@ -37,9 +37,12 @@
 # 2. Completa / complete `chunk_positions`, `relative_positions`, `causal_mask_after_cache` y/and
 #    `bias_rows_after_cache` en/in `src/minimodel/positional/cache_positions.py`.
 # 3. Comprueba tu código / check your code: `make check LAB=18.03`.
-# 4. Este cuaderno usa también tus codificaciones de la Fase 17 y, en la parte 6, el NTK dinámico
-#    de la lección 18.02. / This notebook also uses your Phase 17 encodings and, in part 6, the
-#    dynamic NTK of lesson 18.02.
+# 4. Termina antes los laboratorios 17.01, 17.02, 17.03, 17.04 y 17.05: este cuaderno entrena y
+#    decodifica con esas cinco codificaciones, y `make check LAB=18.03` dice cuáles faltan. La
+#    parte 6 usa además el NTK dinámico de la lección 18.02 (sin él, se la salta). / First finish
+#    labs 17.01, 17.02, 17.03, 17.04 and 17.05: this notebook trains and decodes with those five
+#    encodings, and `make check LAB=18.03` says which are missing. Part 6 also uses the dynamic NTK
+#    of lesson 18.02 (without it, it is skipped).
 # 5. Ejecuta este cuaderno de arriba abajo / run this notebook top to bottom. Las celdas marcadas
 #    `TU CÓDIGO` / `YOUR CODE` son tuyas; las de pruebas están bloqueadas.
 
@@ -128,12 +131,14 @@ for cache_len, q_len in [(0, 1), (0, 6), (7, 1), (4, 3), (30, 2)]:
 # **[es]** Entrenamos un Mini-GPT diminuto por codificación (2 capas, anchura 64, 4 cabezas,
 # secuencias de 64 caracteres del código de la biblioteca estándar de Python). No hace falta que
 # sean buenos: basta con que su atención haya aprendido a mirar a sitios concretos, para que un
-# error de posiciones tenga consecuencias visibles. Tarda menos de un minuto en total.
+# error de posiciones tenga consecuencias visibles. Es la mayor parte del laboratorio, que entero
+# tarda unos 50 s en dos núcleos sin otra carga; en un equipo más lento u ocupado, el doble o más.
 #
 # **[en]** We train one tiny Mini-GPT per encoding (2 layers, width 64, 4 heads, sequences of 64
 # characters of the Python standard library's source code). They need not be good: it is enough
 # that their attention has learnt to look at specific places, so that a position bug has visible
-# consequences. It takes under a minute in total.
+# consequences. It is most of the lab, which takes about 50 s in all on two otherwise idle cores;
+# on a slower or busy machine, twice that or more.
 
 # %% nbgrader={"grade_id": "train", "locked": true}
 data = load_data("stdlib")
