@@ -161,6 +161,33 @@ def close(folders: list[str]) -> dict:
     return seen
 
 
+def remove_stale() -> list[str]:
+    """Remove the groups a killed grader left under this process's own (``mmg-<pid>-<n>`` of a
+    process that is gone, once empty); the folders removed."""
+    if version() is None:
+        return []
+    parents = [os.path.join(ROOT, _own(""))] if version() == 2 else \
+        [os.path.join(ROOT, c, _own(c)) for c in ("memory", "pids")]
+    removed = []
+    for parent in parents:
+        for name in os.listdir(parent):
+            parts = name.split("-")
+            if len(parts) != 3 or parts[0] != "mmg" or not parts[1].isdigit():
+                continue
+            try:
+                os.kill(int(parts[1]), 0)
+                continue  # its maker is alive
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                continue
+            folder = os.path.join(parent, name)
+            kill([folder], timeout=1.0)
+            remove([folder], timeout=0.5)
+            removed += [] if os.path.isdir(folder) else [folder]
+    return removed
+
+
 def available() -> tuple[int | None, str]:
     """Whether groups can be made here: ``(version, "")``, or ``(None, why not)``."""
     found = version()

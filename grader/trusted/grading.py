@@ -17,6 +17,7 @@ not yet run score 0 with a reason (``grader.trusted.budget``).
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import fcntl
 import hashlib
@@ -32,6 +33,7 @@ from pathlib import Path
 
 import nbformat
 
+from grader.child import cgroup
 from grader.hidden import chosen, module_name, registry
 from grader.trusted import gradebook, nbexec
 from grader.trusted.borrowed import borrowed_modules
@@ -319,6 +321,8 @@ def _gpu_summary(record: dict) -> str:
 # --- the run -------------------------------------------------------------------------------------
 
 def _clean_stale_scratch() -> None:
+    with contextlib.suppress(OSError):
+        cgroup.remove_stale()  # the control groups of a grader killed with its monitors
     for folder in Path(tempfile.gettempdir()).glob("mmg-run-*"):
         try:
             pid = int((folder / "pid").read_text())
