@@ -24,7 +24,7 @@ import torch.nn.functional as F
 
 from minimodel.data import load_data
 from minimodel.device import resolve_device
-from minimodel.encodings import ENCODINGS
+from minimodel.encodings import COURSE, ENCODINGS
 from minimodel.evaluate import FACTORS, bucket_losses, evaluate_lengths, retrieval_by_depth
 from minimodel.messages import LANGUAGES, bilingual, pick, split_bilingual
 from minimodel.model import GPT, GPTConfig
@@ -102,9 +102,10 @@ def compare(
 
     Only ``positional`` (and ``seed``) change between runs; everything else is ``model_config``
     and ``train_config``. ``encodings``: names of ``minimodel.encodings.ENCODINGS`` (``None``:
-    every one). Returns the rows written to ``results.csv``.
+    the course's six, ``COURSE``, whose recorded runs the lessons quote). Returns the rows
+    written to ``results.csv``.
     """
-    encodings = list(encodings or ENCODINGS)
+    encodings = list(encodings or COURSE)
     require_encodings(model_config, encodings)
     T = model_config.block_size
     bucket_losses(torch.zeros(1, max(factors) * T), T)  # lab 18.01's functions, before training
@@ -268,7 +269,7 @@ def plot_loss_vs_length(rows: list[dict], block_size: int, path: Path) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="runs/compare", help="output folder / carpeta de salida")
     parser.add_argument("--encodings", nargs="+", choices=list(ENCODINGS),
-                        default=list(ENCODINGS))
+                        default=list(COURSE))
     parser.add_argument("--seeds", type=int, nargs="+", help="several seeds (default: --seed)")
     parser.add_argument("--factors", type=int, nargs="+", default=list(FACTORS))
     parser.add_argument("--sequences", type=int, default=16, help="evaluation sequences")

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from minimodel import hooks
 from minimodel.course import lab_of
+from minimodel.encodings.xpos import XPos
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,9 @@ ENCODINGS = {
                  _after_cache("alibi_bias(q_len, k_len, ...)")),
         Encoding("t5", "relative_bias", hooks.T5, "#8172b3",
                  _after_cache("RelativePositionBias.forward(q_len, k_len)")),
+        Encoding("xpos", "xpos", XPos, "#937860", (
+            "XPos.rotate debe girar y escalar las filas en las posiciones offset .. offset+T-1.",
+            "XPos.rotate must rotate and scale the rows at positions offset .. offset+T-1.")),
     )
 }
 COURSE = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")  # what the labs name, in order
