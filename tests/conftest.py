@@ -16,6 +16,7 @@ import pytest
 from minimodel.implementation import REFERENCE_DIR
 
 os.environ.setdefault("MINIMODEL_IMPL", "reference" if REFERENCE_DIR.is_dir() else "src")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the labs' tiny Llama is built from a config
 
 TESTS = Path(__file__).resolve().parent
 SLOW = {

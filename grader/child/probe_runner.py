@@ -21,6 +21,12 @@ device as a string, and ``{"$dtype": "bfloat16"}`` that PyTorch dtype (``torch.b
 ``{"$function": "lambda z: z @ w", "env": {"w": {"$input": "w0"}}}`` is a callable built here
 from source the parent wrote, with ``torch`` and the resolved ``env`` as its globals (a layer for
 code that takes one, e.g. ``permutation_equivariance_gap``).
+
+A ``"given"`` case calls a function of the course's given code with the student's module first:
+``{"call": "given", "name": "minimodel.hf_llama.course_rope_logits", "args": [...]}`` runs
+``course_rope_logits(<student module>, *args, **kwargs)`` (the student's RoPE inside a Hugging
+Face Llama, say). Only ``minimodel`` modules outside the student's package and the self-check
+can be named.
 """
 
 from __future__ import annotations
@@ -221,12 +227,24 @@ def load_arrays(path: str) -> dict:
         return {key: stored[key] for key in stored.files}
 
 
+def given_function(name: str, package: str = "minimodel.positional"):
+    """The function ``name`` (``"minimodel.<module>.<function>"``) of the course's given code;
+    ``ValueError`` for anything else (the student's package, the self-check, another library)."""
+    where, _, function = name.rpartition(".")
+    if not where.startswith("minimodel.") or where == package or \
+            where.startswith(package + ".") or forbidden(where):
+        raise ValueError(f"not a function of the course's given code: {name!r}")
+    return getattr(importlib.import_module(where), function)
+
+
 def call_case(module, case: dict, inputs, device: str):
     """Run one case against the imported student module and return its raw result."""
     import torch
 
     args = _resolve(case.get("args", []), inputs, device)
     kwargs = _resolve(case.get("kwargs", {}), inputs, device)
+    if case["call"] == "given":
+        return given_function(case["name"], module.__package__)(module, *args, **kwargs)
     target = getattr(module, case["name"])
     if case["call"] == "function":
         return target(*args, **kwargs)

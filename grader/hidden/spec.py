@@ -106,7 +106,10 @@ class Case:
     ``call="function"``: ``name(*args, **kwargs)``. ``call="module"``: build
     ``name(*init_args, **init_kwargs)`` and call it (``forward``); ``state``
     first copies known values into its parameters or buffers (``{"bias.weight": Input("w")}``),
-    e.g. to replace a table that ``__init__`` fills at random.
+    e.g. to replace a table that ``__init__`` fills at random. ``call="given"``: ``name`` is a
+    function of the course's given code, called with the student's module first,
+    ``name(module, *args, **kwargs)`` (``"minimodel.hf_llama.course_rope_logits"``: the
+    student's RoPE inside a Hugging Face Llama, computed in the sandbox like any other case).
     """
 
     call: str

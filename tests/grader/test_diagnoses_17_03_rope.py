@@ -12,11 +12,14 @@ from source_runs import codes, grade_source, mutated
 ROPE = MISTAKEN["rope"]  # RoPE's classic mistakes, written into the reference
 
 
-ROPE_OTHERS = {  # mistakes the judges name without the catalogue
+ROPE_OTHERS = {  # mistakes the judges name without the catalogue (or only score)
     "tail-dropped": ("rotated = torch.cat((rotated, x[..., r:]), dim=-1)", "rotated = rotated"),
     "dtype-not-kept": (
         "return apply_rotary(x.float(), cos, sin, convention=convention).to(x.dtype)",
         "return apply_rotary(x.float(), cos, sin, convention=convention)"),
+    "identity-permutation": (
+        "return torch.cat([torch.arange(0, r, 2), torch.arange(1, r, 2), torch.arange(r, D)])",
+        "return torch.arange(D)"),
 }
 
 
@@ -55,9 +58,19 @@ def test_rope_mistakes_of_some_cases_cost_only_those(mistake, rope_graded):
     assert 0 < verdict.score < verdict.points
 
 
-@pytest.mark.parametrize("item", ["apply_rope", "module"])
+@pytest.mark.parametrize("item", ["apply_rope", "module", "llama"])
 def test_rope_swapped_conventions_are_named_where_inherited(item, rope_graded):
-    assert "convention-swapped" in codes(rope_graded["convention-swapped"][item])
+    verdict = rope_graded["convention-swapped"][item]
+    assert "convention-swapped" in codes(verdict) and verdict.score < verdict.points
+
+
+def test_rope_inside_hugging_face_llama(rope_graded):
+    """The module in a Hugging Face Llama: the right convention gives its logits (both cases);
+    the other convention does not, nor the converted heads when rope_permutation is the
+    identity."""
+    assert rope_graded[""]["llama"].score == rope_graded[""]["llama"].points == 2
+    assert rope_graded["convention-swapped"]["llama"].score == 0
+    assert 0 < rope_graded["identity-permutation"]["llama"].score < 2
 
 
 def test_rope_dropped_tail_and_dtype(rope_graded):

@@ -1,6 +1,8 @@
 """Hidden checks of lab 17.03 (RoPE).
 
-Graded from ``src/minimodel/positional/rope.py`` (9 points) and the lab notebook (its
+Graded from ``src/minimodel/positional/rope.py`` (11 points, 2 of them for the module inside a
+Hugging Face Llama, part 7 of the notebook, computed in the sandbox from the module, never read
+from the kernel) and the lab notebook (its
 auto-graded cells, 14 points, at the end of this file; the written answers by hand). Hidden inputs:
 other head sizes, partial rotation, per-sequence positions ``(B, T)``, positions far beyond the
 visible ones (4095 … 100000), another base, an ``attention_factor``, float16 and bfloat16 queries,
@@ -76,6 +78,7 @@ def inputs() -> dict[str, np.ndarray]:
         "x2": rng.standard_normal((2, 2, 4, 6)).astype(np.float32),
         "p0": P0, "p1": P1, "pb": PB, "pl": PL, "pm": PM,
         "f8": freqs(8), "f6": freqs(6), "f6b": freqs(6, 500.0), "f4": freqs(4),
+        "tok": rng.integers(0, 128, (2, 12)),  # token ids for the tiny Llama (vocabulary 128)
     }
     arrays["c0"], arrays["s0"] = _tables(P0, arrays["f8"])
     arrays["c1"], arrays["s1"] = _tables(P1[0], arrays["f6"])
@@ -136,6 +139,11 @@ GROUPS = (
     ), device=True),
     Group("perm", MODULE, tuple(Case("function", "rope_permutation", (D,) if r is None else (D, r))
                                 for D, r in PERM_CASES)),
+    # The module in place of a Hugging Face Llama's rotary embedding (minimodel.hf_llama): in its
+    # own convention, then with the heads put back in the interleaved layout by rope_permutation.
+    Group("llama", MODULE, tuple(
+        Case("given", "minimodel.hf_llama.course_rope_logits", (Input("tok", "int64"),), kwargs)
+        for kwargs in ({}, {"convention": "interleaved", "converted": True}))),
 )
 
 
@@ -208,6 +216,12 @@ ITEMS.add("device", 1, "RoPE: conserva el dispositivo", "RoPE: keeps the device"
 
 
 ITEMS.add("permutation", 1, "rope_permutation", "rope_permutation", cases_judge(), group="perm")
+
+
+# Logits of two float32 passes through the same tiny Llama, one rotation done another way
+# (|logits| ~ 10): within 1e-5 of each other; the wrong convention is off by whole units.
+ITEMS.add("llama", 2, "Tu RoPE dentro de un Llama de Hugging Face",
+          "Your RoPE inside a Hugging Face Llama", cases_judge(tol=Tolerance(1e-4, 1e-4)))
 
 
 # --- the notebook --------------------------------------------------------------------------------

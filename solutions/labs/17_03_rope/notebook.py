@@ -445,3 +445,65 @@ assert torch.equal(angles_in(torch.bfloat16, torch.tensor([257]), torch.tensor([
 # again, and chaotically. In `float32` the error at those distances stays at thousandths of a
 # radian.
 # ### END SOLUTION
+
+# %% [markdown] nbgrader={"grade_id": "part7-md", "locked": true}
+# ## 7. Tu RoPE dentro de un Llama de Hugging Face / Your RoPE inside a Hugging Face Llama
+#
+# **[es]** Las convenciones de este laboratorio son las de la biblioteca que usarás después.
+# `tiny_llama` construye un `LlamaForCausalLM` de `transformers` a partir de un `LlamaConfig`:
+# 2 capas, dimensión 64, 4 cabezas de 16 dimensiones y un vocabulario de 128 fichas, con pesos
+# aleatorios (no se descarga nada). Hugging Face calcula las tablas de cosenos y senos una vez
+# por pasada en `model.model.rotary_emb` y gira las consultas y las claves de cada capa con
+# `apply_rotary_pos_emb`, que usa *rotate-half*: la convención de mitades.
+# `llama_logits(model, tokens, rope, convention)` sustituye las dos piezas por las tuyas
+# (`rope_cos_sin` y `apply_rotary` de tu `rope.py`) mientras calcula los *logits*. Con la
+# convención de mitades deben salir los mismos *logits* que con el RoPE del propio modelo; con la
+# intercalada, no. Después pasas el modelo a la disposición de Meta: con tu `permute_heads` y
+# la permutación inversa de `rope_permutation`, reordenas las filas de `q_proj` y `k_proj` de cada
+# cabeza y lo ejecutas con la convención intercalada.
+#
+# **[en]** This lab's conventions are those of the library you will use next. `tiny_llama`
+# builds a `transformers` `LlamaForCausalLM` from a `LlamaConfig`: 2 layers, width 64, 4 heads of
+# 16 dimensions and a vocabulary of 128 tokens, with random weights (nothing is downloaded).
+# Hugging Face computes the cosine and sine tables once per pass in `model.model.rotary_emb` and
+# rotates each layer's queries and keys with `apply_rotary_pos_emb`, which uses rotate-half: the
+# half convention. `llama_logits(model, tokens, rope, convention)` replaces both pieces with yours
+# (`rope_cos_sin` and `apply_rotary` from your `rope.py`) while it computes the logits. With the
+# half convention the logits must equal those of the model's own RoPE; with the interleaved one,
+# they must not. Then you move the model to Meta's layout: with your `permute_heads` and the
+# inverse of `rope_permutation`, you reorder the rows of `q_proj` and `k_proj` in each head and
+# run it with the interleaved convention.
+
+# %% nbgrader={"grade_id": "llama", "locked": true}
+import copy
+
+import minimodel.positional.rope as my_rope
+from minimodel.hf_llama import llama_logits, tiny_llama
+
+llama = tiny_llama(seed=0)
+n_heads, head_dim = llama.config.num_attention_heads, llama.config.head_dim
+tokens = torch.randint(0, llama.config.vocab_size, (2, 12), generator=torch.Generator().manual_seed(4))
+hf_logits = llama_logits(llama, tokens)  # su propio RoPE / its own RoPE
+with_half = llama_logits(llama, tokens, my_rope, convention="half")
+with_interleaved = llama_logits(llama, tokens, my_rope, convention="interleaved")
+
+# De mitades a intercalada / from half to interleaved: x_half = x_interleaved[..., perm].
+back = torch.argsort(rope_permutation(head_dim))
+meta_layout = copy.deepcopy(llama)
+with torch.no_grad():
+    for layer in meta_layout.model.layers:
+        for proj in (layer.self_attn.q_proj, layer.self_attn.k_proj):
+            proj.weight.copy_(permute_heads(proj.weight, back, n_heads))
+as_meta = llama_logits(meta_layout, tokens, my_rope, convention="interleaved")
+
+print(f"logits {tuple(hf_logits.shape)}, max |logit| = {hf_logits.abs().max():.2f}")
+print(f"tu RoPE, mitades      / your RoPE, half:        max |diferencia / difference| = {(with_half - hf_logits).abs().max():.2e}")
+print(f"tu RoPE, intercalada  / your RoPE, interleaved: max |diferencia / difference| = {(with_interleaved - hf_logits).abs().max():.2e}")
+print(f"pesos de Meta, intercalada / Meta's layout, interleaved: max |diferencia / difference| = {(as_meta - hf_logits).abs().max():.2e}")
+
+# %% nbgrader={"grade_id": "llama-check", "locked": true}
+assert (with_half - hf_logits).abs().max() < 1e-4, "con la convención de mitades, tu RoPE debe dar los logits de Hugging Face / with the half convention, your RoPE must give Hugging Face's logits"
+assert (with_interleaved - hf_logits).abs().max() > 0.1, "con la convención intercalada los logits deberían cambiar / with the interleaved convention the logits should change"
+assert (as_meta - hf_logits).abs().max() < 1e-4, "con las filas de q_proj y k_proj permutadas, la convención intercalada debe dar los mismos logits / with the rows of q_proj and k_proj permuted, the interleaved convention must give the same logits"
+print("[es] Los pesos de este Llama se hicieron para la convención de mitades: la dimensión i de cada cabeza gira junto a la i + 8. Con la intercalada giran juntas la 2i y la 2i + 1, parejas que los pesos no forman, así que los ángulos y los logits cambian sin ningún error de forma. Permutar las filas de q_proj y k_proj dentro de cada cabeza junta otra vez las parejas: q·k no cambia y los logits coinciden.")
+print("[en] This Llama's weights were made for the half convention: dimension i of each head turns with i + 8. With the interleaved one, 2i and 2i + 1 turn together, pairs the weights do not form, so the angles and the logits change without any shape error. Permuting the rows of q_proj and k_proj inside each head brings the pairs together again: q·k does not change and the logits match.")
