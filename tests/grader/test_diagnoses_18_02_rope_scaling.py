@@ -24,7 +24,7 @@ from grader.hidden import registry
 
 ROPE = reference("rope")
 ITEM_POINTS = {"linear": 1, "ntk": 1, "dynamic_ntk": 2, "yarn_range": 1, "yarn": 2,
-               "yarn_factor": 1, "llama3": 1}
+               "yarn_factor": 1, "llama3": 1, "hf_config": 1}
 FACTOR = "attention_factor = 0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0"
 NTK_BASE = "new_base = base * factor ** (rotary_dim / (rotary_dim - 2))"
 DYNAMIC_SCALE = "scale = factor * seq_len / original_max_len - (factor - 1)"
@@ -102,13 +102,24 @@ MISTAKES = [
 ]
 
 
+# What each mistake costs in ``hf_config`` (YaRN and Llama 3 from Hugging Face configs: two cases
+# each), which checks the numbers transformers gives: a YaRN mistake that shows on one of its two
+# configurations costs a quarter; on both, or a Llama 3 mistake, half. The others cost nothing.
+HF_CONFIG = {"range-not-rounded": 0.75, "range-rounded-in": 0.75, "range-always-rounded": 0.75,
+             "range-swapped": 0.5, "range-not-clamped": 0.75, "range-no-two-pi": 0.5,
+             "yarn-ramp-reversed": 0.5, "yarn-all-divided": 0.5, "yarn-extended-length": 0.5,
+             "yarn-truncate-ignored": 0.75, "factor-squared": 0.5, "factor-sqrt": 0.5,
+             "factor-log10": 0.5, "factor-tensor": 0.5, "llama3-bands-swapped": 0.5,
+             "llama3-weights-swapped": 0.5}
+
+
 def test_item_points():
     assert {i.key: i.points for i in registry()["18.02"].items} == ITEM_POINTS
 
 
 def test_reference_scores_full_marks(tmp_path):
     verdicts = grade_sources("18.02", {"scaling": reference("scaling"), "rope": ROPE}, tmp_path)
-    assert points(verdicts) == 9
+    assert points(verdicts) == 10
     assert all(v.status == "passed" and not v.findings for v in verdicts.values())
 
 
@@ -127,7 +138,8 @@ def test_mistake_is_named_and_costs_its_points(tmp_path, name, replacements, sco
     assert code in scoring(verdicts[item])
     finding = next(f for f in verdicts[item].findings if f.code == code)
     assert finding.es and finding.en and finding.es != finding.en
-    assert {k: v.score for k, v in verdicts.items()} == {**ITEM_POINTS, **scores}
+    assert {k: v.score for k, v in verdicts.items()} == {
+        **ITEM_POINTS, **scores, "hf_config": HF_CONFIG.get(name, 1)}
     if name.startswith("range-") and name != "range-always-rounded":
         assert "depends-on-range" in codes(verdicts["yarn"])
 
@@ -153,7 +165,7 @@ def test_wrong_rope_py_costs_nothing_when_scaling_is_right_on_top_of_it(tmp_path
     assert exponent != ROPE
     verdicts = grade_sources("18.02", {"scaling": reference("scaling"), "rope": exponent},
                              tmp_path)
-    assert points(verdicts) == 9
+    assert points(verdicts) == 10
     assert all(not scoring(v) for v in verdicts.values())
     assert "depends-on-rope" in codes(verdicts["ntk"])
     # a scaling mistake on top of the same rope.py still costs its points

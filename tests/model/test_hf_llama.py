@@ -12,6 +12,7 @@ import torch
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 from transformers.models.llama import modeling_llama
 
+from grader.hidden import lab_18_02
 from minimodel.hf_llama import (
     course_rope_logits,
     llama_logits,
@@ -105,7 +106,12 @@ ROPE_PARAMETERS = [
 ]
 
 
-@pytest.mark.parametrize(("head_dim", "max_len", "parameters"), ROPE_PARAMETERS,
+# and the configurations 18.02's hidden item ``hf_config`` grades (its references are then
+# transformers' own numbers)
+HIDDEN = [(r, 4 * p["original_max_position_embeddings"], p) for r, p in lab_18_02.HF_CASES]
+
+
+@pytest.mark.parametrize(("head_dim", "max_len", "parameters"), ROPE_PARAMETERS + HIDDEN,
                          ids=lambda v: v["rope_type"] if isinstance(v, dict) else str(v))
 def test_scalings_equal_transformers_rope_parameters(head_dim, max_len, parameters):
     config = tiny_config(hidden_size=4 * head_dim, max_position_embeddings=max_len,

@@ -1,6 +1,9 @@
 """Hidden checks of lab 18.02 (RoPE scaling for long context).
 
-Graded from ``src/minimodel/positional/scaling.py`` (9 points) and the lab notebook (its two
+Graded from ``src/minimodel/positional/scaling.py`` (10 points, 1 of them for YaRN and Llama 3
+called with a Hugging Face config's ``rope_parameters``, part 5 of the notebook, computed in the
+sandbox from the module: it checks the numbers transformers gives, so a YaRN or Llama 3 mistake
+costs there too) and the lab notebook (its two
 auto-graded cells, 5 points; the written answers are graded by hand). Every method returns
 ``(inv_freq, attention_factor)``. Hidden inputs: other rotated widths (2 … 96), bases (10 … 10^6)
 and factors (1, 2.5, 7, 32, integer and float); dynamic NTK below, at, just past and far past the
@@ -73,6 +76,22 @@ YARN_CASES = [(96, 500000.0, 8.0, 8192, {}), (32, 10000.0, 4.0, 100, {}),
 LLAMA_CASES = [(96, 500000.0, 8.0, 8192, None, None), (48, 10000.0, 4.0, 512, 1.5, 6.0),
                (16, 10000.0, 2.0, 64, None, None), (64, 500000.0, 32.0, 2048, 1.0, 4.0),
                (32, 10000.0, 1.0, 256, None, None)]
+# (head_dim, a Hugging Face config's rope_parameters): Llama 3.1's, a long-context YaRN model's,
+# and smaller ones with the other options. The reference gives transformers' own numbers on them
+# (ROPE_INIT_FUNCTIONS; tests/model/test_hf_llama.py).
+HF_CASES = [
+    (128, {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
+           "original_max_position_embeddings": 8192, "low_freq_factor": 1.0,
+           "high_freq_factor": 4.0}),
+    (64, {"rope_type": "llama3", "rope_theta": 10000.0, "factor": 4.0,
+          "original_max_position_embeddings": 256, "low_freq_factor": 2.0,
+          "high_freq_factor": 8.0}),
+    (128, {"rope_type": "yarn", "rope_theta": 1000000.0, "factor": 4.0,
+           "original_max_position_embeddings": 32768}),
+    (32, {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 8.0,
+          "original_max_position_embeddings": 64, "beta_fast": 16.0, "beta_slow": 2.0,
+          "truncate": False}),
+]
 
 
 def ntk_base(r: int, base: float, factor: float) -> float:
@@ -122,6 +141,14 @@ GROUPS = (
             {}, factor=s, original_max_len=L0, low_freq_factor=lo, high_freq_factor=hi))
         for r, b, s, L0, lo, hi in LLAMA_CASES) + tuple(
         _probe(r, b) for r, b, *_ in LLAMA_CASES)),
+    Group("hf_config", MODULE, tuple(
+        Case("given", "minimodel.hf_llama.scaling_from_rope_parameters", (params, r))
+        for r, params in HF_CASES) + tuple(_probe(r, p["rope_theta"]) for r, p in HF_CASES)
+        + tuple(  # the student's yarn_correction_range as YaRN calls it
+            Case("function", "yarn_correction_range",
+                 (r, p["rope_theta"], p["original_max_position_embeddings"],
+                  p.get("beta_fast", 32.0), p.get("beta_slow", 1.0)),
+                 {"truncate": p.get("truncate", True)}) for r, p in HF_CASES)),
 )
 
 
@@ -295,6 +322,28 @@ def _llama3(k: int, thetas: np.ndarray) -> np.ndarray:
 ITEMS.add("llama3", 1, "llama3_scaling: tres bandas de longitud de onda (usa rope.py)",
           "llama3_scaling: three wavelength bands (uses rope.py)",
           rope_judge(LLAMA_CASES, "llama3_scaling", _llama3))
+
+
+@ITEMS.judge("hf_config", 1,
+             "YaRN y Llama 3 con los rope_parameters de un Llama de Hugging Face (usa rope.py)",
+             "YaRN and Llama 3 with a Hugging Face Llama's rope_parameters (uses rope.py)")
+def judge_hf_config(ctx: JudgeContext):
+    n = len(HF_CASES)
+
+    def on_own_parts(k: int, thetas: np.ndarray) -> np.ndarray | None:
+        """The table case ``k`` gives on the student's own rope.py frequencies (and, for YaRN,
+        their own yarn_correction_range, probed at ``2n + k``)."""
+        r, p = HF_CASES[k]
+        if p["rope_type"] == "llama3":
+            return llama3(thetas, p["factor"], p["original_max_position_embeddings"],
+                          p["low_freq_factor"], p["high_freq_factor"])
+        ends = _student_range(ctx, 2 * n + k)
+        if ends is None or ends[1] == ends[0]:
+            return None
+        ramp = np.clip((np.arange(r // 2) - ends[0]) / (ends[1] - ends[0]), 0, 1)
+        return thetas * (1 - ramp) + thetas / p["factor"] * ramp
+
+    return rope_judge(HF_CASES, "yarn_scaling / llama3_scaling", on_own_parts)(ctx)
 
 
 # --- the notebook --------------------------------------------------------------------------------

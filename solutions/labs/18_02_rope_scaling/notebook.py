@@ -18,13 +18,15 @@
 # de posiciones, NTK-aware, NTK dinámico, YaRN y Llama 3), ves qué hace cada uno con las
 # frecuencias y los aplicas, sin tocar un solo peso, a un Mini-GPT con RoPE entrenado con
 # secuencias de 128 caracteres. Después mides su pérdida por posición hasta 8 veces esa longitud y,
-# si quieres, haces un ajuste fino corto.
+# si quieres, haces un ajuste fino corto. Al final compruebas que tu YaRN y tu Llama 3 dan lo mismo
+# que `transformers` con la configuración de un Llama de Hugging Face.
 #
 # **[en]** In this lab you implement the lesson's five RoPE scalings (position interpolation,
 # NTK-aware, dynamic NTK, YaRN and Llama 3), see what each one does to the frequencies, and apply
 # them, without touching a single weight, to a RoPE Mini-GPT trained on sequences of 128
 # characters. Then you measure its loss per position up to 8 times that length and, if you like,
-# run a short fine-tune.
+# run a short fine-tune. Last, you check that your YaRN and your Llama 3 give the same as
+# `transformers` with a Hugging Face Llama's configuration.
 #
 # **Antes de empezar / Before you start**
 # 1. Lee la lección / read the lesson: `docs_es/18/02-rope-scaling.md` · `docs_en/18/02-rope-scaling.md`.
@@ -519,6 +521,57 @@ if FINE_TUNE:
 # and YaRN's ramp starts at pair $0$. And the fine-tune is a few dozen steps, with a control showing
 # that much of the improvement comes from training on long texts, not from the scaling.
 # ### END SOLUTION
+
+# %% [markdown] nbgrader={"grade_id": "part5-md", "locked": true}
+# ## 5. Tus escalados en la configuración de un Llama / Your scalings in a Llama's config
+#
+# **[es]** En Hugging Face el escalado se elige en la configuración del modelo: `LlamaConfig` recibe
+# un diccionario `rope_parameters` (`rope_scaling` en versiones antiguas) con `rope_type` y sus
+# opciones, y `LlamaRotaryEmbedding` obtiene la tabla y el factor de atención con
+# `ROPE_INIT_FUNCTIONS[rope_type](config)`. Los nombres cambian: `rope_theta` es la base y
+# `original_max_position_embeddings` es $L_0$. `scaling_from_rope_parameters` traduce esos nombres
+# y llama a tu función. Con la configuración de este laboratorio, tu YaRN y tu Llama 3 deben dar
+# las mismas frecuencias y el mismo factor que `transformers`, y el `LlamaForCausalLM` construido
+# con esa configuración debe guardar tu tabla en su `rotary_emb`.
+#
+# **[en]** In Hugging Face the scaling is chosen in the model's configuration: `LlamaConfig` takes
+# a `rope_parameters` dictionary (`rope_scaling` in older versions) with `rope_type` and its
+# options, and `LlamaRotaryEmbedding` gets the table and the attention factor from
+# `ROPE_INIT_FUNCTIONS[rope_type](config)`. The names change: `rope_theta` is the base and
+# `original_max_position_embeddings` is $L_0$. `scaling_from_rope_parameters` translates those
+# names and calls your function. With this lab's configuration, your YaRN and your Llama 3 must
+# give the same frequencies and the same factor as `transformers`, and the `LlamaForCausalLM`
+# built with that configuration must hold your table in its `rotary_emb`.
+
+# %% nbgrader={"grade_id": "hf-config", "locked": true}
+from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+import minimodel.positional.scaling as my_scaling
+from minimodel.hf_llama import scaling_from_rope_parameters, tiny_config, tiny_llama
+
+ROPE_PARAMETERS = {
+    "yarn": {"rope_type": "yarn", "rope_theta": BASE, "factor": SCALE,
+             "original_max_position_embeddings": L0},
+    "llama3": {"rope_type": "llama3", "rope_theta": BASE, "factor": SCALE,
+               "original_max_position_embeddings": L0, "low_freq_factor": 1.0, "high_freq_factor": 4.0},
+}
+hf_gaps = {}
+for name, parameters in ROPE_PARAMETERS.items():
+    # 4 heads of ROTARY_DIM dimensions, a context of s * L0 tokens
+    shape = {"hidden_size": 4 * ROTARY_DIM, "max_position_embeddings": int(SCALE * L0)}
+    config = tiny_config(**shape, rope_parameters=dict(parameters))
+    theirs, their_factor = ROPE_INIT_FUNCTIONS[name](config, "cpu")
+    ours, our_factor = scaling_from_rope_parameters(my_scaling, parameters, ROTARY_DIM)
+    in_model = tiny_llama(**shape, rope_parameters=dict(parameters)).model.rotary_emb
+    hf_gaps[name] = ((ours - theirs).abs().max().item(), abs(our_factor - their_factor),
+                     (ours - in_model.inv_freq).abs().max().item())
+    print(f"{name:6s}: frecuencias / frequencies max |diferencia / difference| = {hf_gaps[name][0]:.1e}, "
+          f"factor {our_factor:.4f} (transformers {their_factor:.4f}), en el modelo / in the model {hf_gaps[name][2]:.1e}")
+
+# %% nbgrader={"grade_id": "hf-config-check", "locked": true}
+for name, (freq_gap, factor_gap, model_gap) in hf_gaps.items():
+    assert freq_gap <= 1e-6 and model_gap <= 1e-6, f"{name}: tus frecuencias deben ser las de transformers / your frequencies must be transformers' ones"
+    assert factor_gap <= 1e-9, f"{name}: tu factor de atención debe ser el de transformers / your attention factor must be transformers' one"
 
 # %% nbgrader={"grade_id": "timing", "locked": true}
 print(f"Laboratorio completo / whole lab: {time.perf_counter() - LAB_START:.0f} s")
