@@ -145,10 +145,10 @@ def _slurm(args) -> int:
 
     gpu = args.gpu or args.device == "cuda"
     check_class(args.submissions, args.out, Options(device=args.device, labs=args.lab))
+    limits = [(flag, getattr(args, name)) for flag, name, *_ in (*LIMIT_FLAGS, *STUDENT_FLAGS)]
     grade_args = ["--device", "cuda" if gpu else args.device,
-                  "--timeout", f"{args.timeout:g}", "--memory", str(args.memory),
-                  "--cell-timeout", str(args.cell_timeout),
-                  "--student-cpu", f"{args.student_cpu:g}",
+                  *(arg for flag, value in limits if value is not None
+                    for arg in (flag, f"{value:g}")),
                   *(arg for lab in args.lab or [] for arg in ("--lab", lab))]
     jobs = SlurmJobs(args.submissions.resolve(), args.out.resolve(), args.shards, gpu=gpu,
                      partition=args.partition, time=args.time, cpus=args.cpus_per_task)
