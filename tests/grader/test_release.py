@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mistaken_sources import LAB_17_03
+from mistaken_sources import MISTAKEN
 
 from grader.build.release import (
     SOLUTION_RUN,
@@ -81,7 +81,7 @@ def test_make_test_halfway_through_the_course_says_one_line_per_lab(released, tm
     shutil.copytree(released, repo)
     positional = repo / "src" / "minimodel" / "positional"
     shutil.copy2(REFERENCE_DIR / "sinusoidal.py", positional)
-    old, new = LAB_17_03["direction"]
+    old, new = MISTAKEN["rope"]["direction"]
     rope = (REFERENCE_DIR / "rope.py").read_text(encoding="utf-8")
     (positional / "rope.py").write_text(rope.replace(old, new), encoding="utf-8")
     halfway = make_test(repo, tmp_path, "es")

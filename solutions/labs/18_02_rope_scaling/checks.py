@@ -76,13 +76,14 @@ YARN_CASES = [(96, 500000.0, 8.0, 8192, {}), (32, 10000.0, 4.0, 100, {}),
 LLAMA_CASES = [(96, 500000.0, 8.0, 8192, None, None), (48, 10000.0, 4.0, 512, 1.5, 6.0),
                (16, 10000.0, 2.0, 64, None, None), (64, 500000.0, 32.0, 2048, 1.0, 4.0),
                (32, 10000.0, 1.0, 256, None, None)]
-# (head_dim, a Hugging Face config's rope_parameters): Llama 3.1's, a long-context YaRN model's,
-# and smaller ones with the other options. The reference gives transformers' own numbers on them
-# (ROPE_INIT_FUNCTIONS; tests/model/test_hf_llama.py).
+# (head_dim, a Hugging Face config's rope_parameters): Llama 3.2's (Llama 3.1's is the
+# self-check's, which students see), a long-context YaRN model's, and smaller ones with the other
+# options. The reference gives transformers' own numbers on them (ROPE_INIT_FUNCTIONS;
+# tests/model/test_hf_llama.py).
 HF_CASES = [
-    (128, {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
-           "original_max_position_embeddings": 8192, "low_freq_factor": 1.0,
-           "high_freq_factor": 4.0}),
+    (64, {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 32.0,
+          "original_max_position_embeddings": 8192, "low_freq_factor": 1.0,
+          "high_freq_factor": 4.0}),
     (64, {"rope_type": "llama3", "rope_theta": 10000.0, "factor": 4.0,
           "original_max_position_embeddings": 256, "low_freq_factor": 2.0,
           "high_freq_factor": 8.0}),
