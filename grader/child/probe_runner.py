@@ -81,8 +81,13 @@ class BorrowedImportBlocker:
                 frame = frame.f_back
             if frame is not None and _given_code(frame):
                 return None
-        raise ImportError(f"[es] El corrector no deja importar {name}: el trabajo tiene que ser "
-                          f"tuyo.\n[en] {BLOCKED}{name}: the work must be your own.", name=name)
+        raise ImportError(refusal(name), name=name)
+
+
+def refusal(name: str) -> str:
+    """The message of the refused import of the forbidden module ``name``."""
+    return (f"[es] El corrector no deja importar {name}: el trabajo tiene que ser tuyo.\n"
+            f"[en] {BLOCKED}{name}: the work must be your own.")
 
 
 def block_borrowed_imports() -> None:

@@ -38,6 +38,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
+from grader.child.probe_runner import BLOCKED, forbidden, refusal
 from minimodel.course import LABS
 from minimodel.implementation import STUBS_DIR
 from minimodel.messages import split_bilingual
@@ -171,7 +172,7 @@ class Sources:
     def message(self, text: str) -> str:
         """``text`` if a stub's own message, else as the string literal of the sources it
         instantiates, each field a blank (the literal that keeps most of it); else ``""``."""
-        if " ".join(text.split()) in course_messages():
+        if " ".join(text.split()) in course_messages() or _refused_import(text):
             return text
         best = None
         for pieces in self.templates:
@@ -207,6 +208,13 @@ class Sources:
             elif self.line(file, error.get("lineno")):
                 clean["lineno"] = error["lineno"]
         return clean
+
+
+def _refused_import(text: str) -> bool:
+    """Whether ``text`` is, word for word, the sandbox's refusal of a forbidden import
+    (``probe_runner.refusal``): the grader's own words around a name from its fixed list."""
+    found = re.search(re.escape(BLOCKED) + r"([\w.]{1,200})", text)
+    return bool(found) and forbidden(found.group(1)) and text == refusal(found.group(1))
 
 
 @lru_cache(maxsize=64)  # a worker's recent students, not all of them

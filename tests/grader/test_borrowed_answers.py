@@ -29,6 +29,7 @@ from grader_corpus import (
 from grader.child import probe_runner
 from grader.trusted.borrowed import borrowed_modules, imported_names
 from grader.trusted.grading import Options, grade
+from grader.trusted.redact import Sources
 from grader.trusted.sandbox import Limits, Scratch
 from minimodel.implementation import REPO_ROOT
 
@@ -126,6 +127,15 @@ def test_the_sandbox_blocks_the_import_but_not_the_given_code():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0 and "blocked" in result.stdout, result.stderr[-2000:]
+
+
+def test_only_the_sandbox_s_own_refusal_passes_into_feedback_word_for_word():
+    sources = Sources.of({"sinusoidal": b"import torch\n"})
+    refused = probe_runner.refusal("minimodel.selfcheck.lab_17_01")
+    assert sources.message(refused) == refused
+    for forged in [probe_runner.refusal("numpy"), refused + " 0.841470", "1.0 " + refused,
+                   refused.replace("lab_17_01", "lab_17_01 [0.84, 0.54]")]:
+        assert sources.message(forged) == "", forged
 
 
 def test_the_sandbox_holds_no_file_with_answers(tmp_path):
