@@ -12,6 +12,8 @@ the test cell was. Three kinds:
   machines, whose references keep only kind, dtype and shape. They are judged by properties of
   the student's own values, e.g. "the cached logits equal the full pass within 1e-4", where the
   other side is computed in the kernel from the notebook's given cells, never by student code.
+  Where such a property depends on the student's modules alone, a probe group computes it
+  outside the kernel too, and both must hold (``Property.probed``): a forged record gains nothing.
 
 A :class:`Property` is one more check; a :class:`Mistake` names a typical error by the values it
 would record. A diagnosis that cannot be said as "the records hold these wrong values" is a small
@@ -104,7 +106,12 @@ class Property:
     A property usually stands for a diagnosis: each name must first have the reference's shape,
     and its finding replaces the generic ones. ``requirement=True`` (see :func:`requirement`):
     a property the lab states, checked whatever the shape, said as "not met" after the generic
-    findings of the other records."""
+    findings of the other records.
+
+    ``probed``: cases of the cell's probe group (``CellCheck.group``) that compute the same
+    values from the student's modules, outside the kernel. The property then holds only when
+    ``test`` also holds for their outputs, joined in one flat array: the kernel's values can
+    take the check away (the notebook's own function is wrong), never give it."""
 
     code: str
     names: tuple[str, ...]
@@ -112,6 +119,7 @@ class Property:
     es: str
     en: str
     requirement: bool = False
+    probed: tuple[int, ...] = ()
 
     def check(self, ctx: CellContext) -> Check:
         values = []
@@ -132,17 +140,50 @@ class Property:
             ok = bool(self.test(*values))
         except Exception:  # noqa: BLE001 - a value of the wrong kind or shape fails the check
             ok = False
-        return Check(ok, "" if ok else "property")
+        if not ok:
+            return Check(False, "property")
+        return self.check_probe(ctx) if self.probed else Check(True)
+
+    def check_probe(self, ctx: CellContext) -> Check:
+        """``test`` on what the probe group computed from the student's modules: every case of
+        ``probed`` ran and their outputs pass it (else ``probe``, with what a case raised)."""
+        found = []
+        for index in self.probed:
+            outputs = ctx.probe.outputs(index) if ctx.probe is not None else None
+            arrays = [o.get("array") for o in outputs or ()]
+            if not arrays or any(a is None for a in arrays):
+                error = ctx.probe.error(index) if ctx.probe is not None else None
+                return Check(False, "probe", error=error)  # the group's log says more
+            found += [np.asarray(a, dtype=np.float64).ravel() for a in arrays]
+        try:
+            ok = bool(self.test(np.concatenate(found)))
+        except Exception:  # noqa: BLE001 - outputs of the wrong kind fail the check
+            ok = False
+        return Check(ok, "" if ok else "probe")
 
 
-def differences_below(code: str, name: str, limit: float, es: str, en: str) -> Property:
+def differences_below(code: str, name: str, limit: float, es: str, en: str,
+                      probed: tuple[int, ...] = ()) -> Property:
     """A property of differences that must be small (cached decoding against the full pass): the
-    record ``name`` holds at least one, and every one is finite and below ``limit``."""
+    record ``name`` holds at least one, and every one is finite and below ``limit``; so do the
+    outputs of the ``probed`` cases (:class:`Property`), when there are."""
     def test(values: np.ndarray) -> bool:
         return bool(values.size) and bool(np.all(np.isfinite(values))) and \
             bool(np.all(values < limit))
 
-    return Property(code, (name,), test, es, en)
+    return Property(code, (name,), test, es, en, probed=probed)
+
+
+PROBED = Finding(
+    "nb-probed",
+    "El corrector lo calcula también fuera de tu cuaderno, con tus módulos de "
+    "src/minimodel/positional/ dentro del Mini-GPT, y ahí no se cumple (o no se pudo calcular): "
+    "lo que grabe tu núcleo no basta. Revisa cómo usan tus codificaciones la posición de lo que "
+    "llega tras la caché (make check LAB=19.01).",
+    "The grader also computes it outside your notebook, with your modules of "
+    "src/minimodel/positional/ inside the Mini-GPT, and there it does not hold (or could not be "
+    "computed): what your kernel records is not enough. Check how your encodings place what "
+    "comes after the cache (make check LAB=19.01).")
 
 
 def requirement(names: tuple[str, ...], test: Callable[..., bool], es: str, en: str) -> Property:
@@ -210,8 +251,8 @@ def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | Non
         checks = list(named.values())
         if all(c.ok for c in checks):
             return ctx.verdict(checks)
-        failed = [p for k, p in enumerate(properties) if named[f"property:{k}"].reason ==
-                  "property"]
+        failed = [p for k, p in enumerate(properties) if named[f"property:{k}"].reason in
+                  ("property", "probe")]
         known = [*(Mistake(m["code"], lambda get, v=m["values"]: v, m["es"], m["en"])
                    for m in ctx.mistakes), *mistakes]
         found = [Finding(m.code, m.es, m.en) for m in known if m.matches(ctx, named)]
@@ -221,6 +262,8 @@ def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | Non
             with suppress(Exception):  # nonsense outputs: no diagnosis, the checks say enough
                 found += [f if isinstance(f, Finding) else Finding(*f)
                           for f in diagnose(ctx, ok) or ()]
+        if any(named[f"property:{k}"].reason == "probe" for k in range(len(properties))):
+            found.append(PROBED)
         unmet = [Finding(p.code, p.es, p.en) for p in failed if p.requirement]
         if unmet and not found:  # said next to the generic findings of the other records
             found = mismatch_findings(checks)

@@ -193,6 +193,10 @@ class CellCheck:
     judge recognises from the records: when the references are built, the records are evaluated
     once per mistake with that mistake made, after ``given`` (the names of the notebook's given
     cells that the records use, as source; checked against the solved notebook's values).
+    ``group`` names a probe group of the lab that computes from the student's modules, outside
+    the kernel, what a property of the records says (the cached logits equal the full pass):
+    the judge reads its outputs (:class:`grader.hidden.cells.Property`'s ``probed``), so that a
+    cell added to the notebook cannot give those points.
     """
 
     grade_id: str
@@ -203,6 +207,7 @@ class CellCheck:
     volatile: frozenset[str] = frozenset()
     catalogue: str = ""
     given: str = ""
+    group: str = ""
 
 
 @dataclass(frozen=True)

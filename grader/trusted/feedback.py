@@ -47,7 +47,8 @@ WORDS = {
                      "en la salida, los avisos (warnings) y stderr no restan puntos.",
            "kernel": "Las celdas calificadas de los cuadernos se comprueban en tu propio kernel: "
                      "se califican los valores que tu cuaderno calcula al ejecutarse en el "
-                     "corrector.",
+                     "corrector. Lo que depende solo de tus módulos (los logits con caché KV de "
+                     "19.01) el corrector lo calcula además fuera de tu kernel, con tus módulos.",
            "note": "Nota"},
     "en": {"title": "Grading report", "total": "Total", "auto": "automatic", "by_hand": "by hand",
            "pending": ("{n} written answer still to be graded by hand",
@@ -67,7 +68,9 @@ WORDS = {
            "footer": "Hidden tests and their data are not shown. What your code prints, "
                      "warnings and stderr never cost points.",
            "kernel": "The notebooks' graded cells are checked in your own kernel: what is graded "
-                     "is the values your notebook computes when the grader runs it.",
+                     "is the values your notebook computes when the grader runs it. What depends "
+                     "on your modules alone (the logits with a KV cache of 19.01) the grader also "
+                     "computes outside your kernel, with your modules.",
            "note": "Note"},
 }
 

@@ -227,7 +227,9 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
                              item.points, problems))
     notebook_info: dict = {}
     if checks.notebook:
-        items += _grade_notebook(run, submission, ctx, refs, record, notebook_info, problems)
+        probes = {c.group: outcomes[c.group]["cpu"] for c in checks.notebook.cells if c.group}
+        items += _grade_notebook(run, submission, ctx, refs, record, notebook_info, problems,
+                                 probes)
     return {"title_es": lab.title_es, "title_en": lab.title_en,
             "items": [v.to_json() for v in items], "notebook": notebook_info}
 
@@ -241,8 +243,10 @@ def _judged(judge, context, key, title_es, title_en, points, problems) -> Verdic
                        instructor={"traceback": traceback.format_exc()[-4000:]})
 
 
-def _grade_notebook(run: LabRun, submission, ctx, refs, record, info,
-                    problems) -> list[Verdict]:
+def _grade_notebook(run: LabRun, submission, ctx, refs, record, info, problems,
+                    probes: dict[str, GroupOutcome]) -> list[Verdict]:
+    """The notebook's cells judged from what its kernel recorded, and from ``probes`` (the runs
+    of the probe groups that cells name: what the student's modules give, outside the kernel)."""
     lab_id, checks, budget = run.checks.lab_id, run.checks, run.budget
     slug = checks.notebook.slug
     source = _source(slug)
@@ -296,7 +300,7 @@ def _grade_notebook(run: LabRun, submission, ctx, refs, record, info,
             continue
         values = records.get(grade_id, {name: None for name in cell.records})
         context = CellContext(cell, meta["points"], values, refs.cell(grade_id), outcome,
-                              refs.cell_mistakes(grade_id))
+                              refs.cell_mistakes(grade_id), probes.get(cell.group))
         verdicts.append(_judged(cell.judge, context, key, cell.title_es, cell.title_en,
                                 meta["points"], problems))
     return verdicts

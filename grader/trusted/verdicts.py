@@ -329,7 +329,8 @@ class JudgeContext:
 
 @dataclass
 class CellContext:
-    """What a notebook cell's judge may look at: the values recorded in the kernel."""
+    """What a notebook cell's judge may look at: the values recorded in the kernel, and what
+    the cell's probe group computed from the student's modules outside it."""
 
     cell: object  # grader.hidden.spec.CellCheck
     points: float
@@ -337,6 +338,7 @@ class CellContext:
     refs: dict[str, list[dict]]
     kernel: dict  # how the notebook run went (status, errors per cell)
     mistakes: list[dict] = field(default_factory=list)  # References.cell_mistakes(grade_id)
+    probe: GroupOutcome | None = None  # the run of the cell's probe group (CellCheck.group)
 
     def out(self, name: str, position: int = 0) -> dict | None:
         record = self.records.get(name)

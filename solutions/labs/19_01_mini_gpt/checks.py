@@ -1,8 +1,9 @@
 """Hidden checks of lab 19.01 (the Mini-GPT: parameters, cached decoding, memory).
 
-The lab has no module of its own: it is graded from its notebook alone (three auto-graded cells,
+The lab has no module of its own: it is graded from its notebook (three auto-graded cells,
 8 points; the written answers are graded by hand), with the student's encodings of phase 17
-inside the model.
+inside the model, and from one probe group that computes outside the kernel what the modules
+alone decide.
 
 - ``test-parameters``: the formula and the model's count for every encoding, on the lesson's
   configuration and on a hidden one (other vocabulary, widths, heads, buckets), exactly.
@@ -12,6 +13,11 @@ inside the model.
   largest differences from the full pass on random models (visible, and hidden with other
   prompts and encodings: float32 noise that changes with the machine) by property, below 2e-5 as
   the test cell. Diagnosed: the prefill's logits left out, a token fed twice, gradients kept.
+  The differences are also computed by the probe group ``cached``, on the same models and
+  prompts, from the student's modules (``minimodel.cache_gaps`` with the grader's own decode):
+  each property holds only when the group's gaps are below 2e-5 too, so a cell that forges the
+  kernel's records (or a ``cached_logits`` that skips the cache) gains nothing over what the
+  modules give. Shape and gradients are the notebook's function's alone: judged in the kernel.
 - ``test-memory``: the bytes of every encoding's parameters, tables and bias, exactly. Diagnosed:
   numbers counted instead of bytes, parameters and buffers swapped.
 """
@@ -21,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.hidden.cells import EXACT, Mistake, cell_judge, differences_below, value
-from grader.hidden.spec import CellCheck, LabChecks
+from grader.hidden.spec import Case, CellCheck, Function, Group, Input, LabChecks
 from grader.trusted.verdicts import Finding
 from minimodel.encodings import COURSE as ENCODINGS
 
@@ -71,19 +77,54 @@ PARAMETER_MISTAKES = (
 )
 
 
+# The notebook's SMALL model (vocab_size: the stdlib data's), and the records' models and prompts
+SMALL = dict(vocab_size=98, block_size=64, n_layer=2, n_head=4, n_embd=64)
+HIDDEN_ENCODINGS = ("sinusoidal", "alibi", "t5")
+HIDDEN_PROMPTS = [1, 9, 17]
+# The grader's decode: the prefill, then one token per step through the same cache
+DECODE = Function("lambda model, idx, p, cache: torch.cat([model(idx[:, :p], cache=cache)[0]] + "
+                  "[model(idx[:, t : t + 1], cache=cache)[0] for t in range(p, idx.size(1))], "
+                  "dim=1)")
+
+
+def inputs() -> dict[str, np.ndarray]:
+    """The notebook's prompts: ``idx`` (2, 36) and the hidden test's ``short`` (3, 17)."""
+    import torch
+
+    def prompt(shape, seed):
+        generator = torch.Generator().manual_seed(seed)
+        return torch.randint(1, SMALL["vocab_size"], shape, generator=generator).numpy()
+
+    return {"idx": prompt((2, 36), 0), "short": prompt((3, 17), 5)}
+
+
+def _gaps(name: str, key: str, prompt_lens: list[int], seed: int) -> Case:
+    return Case("given", "minimodel.cache_gaps.cache_gaps",
+                (DECODE, name, Input(key, "int64"), prompt_lens), {"seed": seed, **SMALL})
+
+
+# The records "differences" and "hidden" computed from the modules, outside the kernel. The
+# group imports sinusoidal.py first: both records need it, so a file that does not import fails
+# them in the kernel too.
+CACHED_CASES = (*(_gaps(name, "idx", [20], 0) for name in ENCODINGS),
+                *(_gaps(name, "short", HIDDEN_PROMPTS, 1) for name in HIDDEN_ENCODINGS))
+GROUPS = (Group("cached", "sinusoidal", CACHED_CASES),)
+VISIBLE_CASES = tuple(range(len(ENCODINGS)))
+HIDDEN_CASES = tuple(range(len(ENCODINGS), len(CACHED_CASES)))
+
 CACHED_PROPERTIES = (  # differences below 2e-5, the test cell's limit
     differences_below(
         "nb-cached-differs", "differences", 2e-5,
         "Los logits con caché no coinciden con los de la pasada entera (diferencia de 2e-5 "
         "o más) con alguna codificación.",
         "The cached logits do not match the full pass (a difference of 2e-5 or more) with "
-        "some encoding."),
+        "some encoding.", probed=VISIBLE_CASES),
     differences_below(
         "nb-cached-differs-hidden", "hidden", 2e-5,
         "Con otros modelos y otros prefill (de 1 token a la secuencia entera), los logits "
         "con caché no coinciden con la pasada entera.",
         "With other models and other prefills (from 1 token to the whole sequence), the "
-        "cached logits do not match the full pass."),
+        "cached logits do not match the full pass.", probed=HIDDEN_CASES),
 )
 
 
@@ -155,7 +196,7 @@ CELLS = (
                          "generator=torch.Generator().manual_seed(5)))"},
               cell_judge(tol=EXACT, properties=CACHED_PROPERTIES,
                          diagnoses=(_cached_findings,)),
-              volatile=frozenset({"differences", "hidden"})),
+              volatile=frozenset({"differences", "hidden"}), group="cached"),
     CellCheck("test-memory", "Cuaderno: la memoria de cada codificación",
               "Notebook: the memory of each encoding",
               {"keys": "' '.join(sorted(map(str, memory['none'])))",
@@ -165,7 +206,7 @@ CELLS = (
               cell_judge(tol=EXACT, mistakes=MEMORY_MISTAKES)),
 )
 
-CHECKS = LabChecks(lab_id="19.01", cells=CELLS, questions=(
+CHECKS = LabChecks(lab_id="19.01", inputs=inputs, groups=GROUPS, cells=CELLS, questions=(
     ("por qué las tablas sinusoidales ocupan más",
      "why the sinusoidal tables take more memory"),
     ("qué codificaciones cuestan más tiempo", "which encodings cost more time"),
