@@ -36,6 +36,7 @@ from grader.hidden import chosen
 from grader.trusted import nbexec
 from grader.trusted.gradebook import load_records, load_run, rebuild, record_path
 from grader.trusted.safe_io import atomic_write_json
+from grader.trusted.status import Item
 from minimodel.messages import bilingual
 
 COURSE_ID = "minimodel-positional"
@@ -230,7 +231,7 @@ def merge_manual(out: Path, db: Path) -> int:
                     if grade.manual_score is None:
                         continue
                     verdict["score"] = float(grade.manual_score)
-                    verdict["status"] = "graded"
+                    verdict["status"] = Item.GRADED
                     taken += 1
             atomic_write_json(record_path(out, record["student_id"]), record)
     rebuild(out, rewrite_feedback=True)

@@ -31,6 +31,7 @@ from grader.trusted.forkservers import KernelServer, Zygote
 from grader.trusted.references import inputs_hash, lab_modules, paths, record_value, source_hashes
 from grader.trusted.runs import LabRun
 from grader.trusted.sandbox import Limits, Scratch, probe_capabilities
+from grader.trusted.status import Notebook, Report
 from grader.trusted.verdicts import Tolerance, values_close
 from minimodel.course import encoding_modules
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
@@ -68,7 +69,7 @@ def compute(checks: LabChecks, work: Path, log_path: Path) -> tuple[dict, dict]:
     meta: dict = {"groups": {}, "notebook": {}}
     for group in checks.groups:
         outcome = outcomes[group.key]["cpu"]
-        if outcome.import_error or outcome.report.get("status") != "exited":
+        if outcome.import_error or outcome.report.get("status") != Report.EXITED:
             raise ReferenceError(f"{group.key}: reference run failed: {outcome.report} "
                                  f"{outcome.import_error}")
         described = []
@@ -86,7 +87,7 @@ def compute(checks: LabChecks, work: Path, log_path: Path) -> tuple[dict, dict]:
                                                None, kernels, work / "mpl")
         finally:
             kernels.close()
-        if outcome["status"] != "finished" or outcome["cell_errors"] or outcome["unsafe"]:
+        if outcome["status"] != Notebook.FINISHED or outcome["cell_errors"] or outcome["unsafe"]:
             raise ReferenceError(f"reference notebook run failed: {outcome}")
         volatile = {c.grade_id: c.volatile for c in checks.notebook.cells}
         for grade_id, values in records.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader.trusted.status import Run
 from grader.trusted.verdicts import (
     MISTAKE_TOLERANCE,
     Check,
@@ -118,7 +119,7 @@ def off_device(ctx: JudgeContext, n: int) -> bool:
     the wrong device?"""
     runs = ((ctx.meta_run, "meta"), (ctx.gpu_run if ctx.gpu_scores else None, "cuda"))
     for run, device in runs:
-        if run is None or run.status in ("not-run", "missing"):
+        if run is None or run.status in (Run.NOT_RUN, Run.MISSING):
             continue
         for k in range(n):
             error = ctx.error(k, run) or {}

@@ -14,17 +14,19 @@ import re
 from pathlib import Path
 
 from grader.trusted.safe_io import atomic_write_text
+from grader.trusted.status import Gpu, Item, Student
 
 STATUS = {
-    "es": {"passed": "superado", "partial": "parcial", "failed": "no superado",
-           "missing": "sin entregar", "manual": "pendiente de corrección manual",
-           "graded": "corregido a mano"},
-    "en": {"passed": "passed", "partial": "partial", "failed": "failed",
-           "missing": "not submitted", "manual": "awaiting manual grading",
-           "graded": "graded by hand"},
+    "es": {Item.PASSED: "superado", Item.PARTIAL: "parcial", Item.FAILED: "no superado",
+           Item.MISSING: "sin entregar", Item.MANUAL: "pendiente de corrección manual",
+           Item.GRADED: "corregido a mano"},
+    "en": {Item.PASSED: Item.PASSED, Item.PARTIAL: Item.PARTIAL, Item.FAILED: Item.FAILED,
+           Item.MISSING: "not submitted", Item.MANUAL: Student.AWAITING_MANUAL,
+           Item.GRADED: "graded by hand"},  # in English, mostly the status's own word
 }
-ICON = {"passed": "✔", "partial": "◐", "failed": "✘", "missing": "✘", "manual": "✎",
-        "graded": "✎"}
+ICON = {Item.PASSED: "✔", Item.PARTIAL: "◐", Item.FAILED: "✘", Item.MISSING: "✘",
+        Item.MANUAL: "✎", Item.GRADED: "✎"}
+GPU_REPORTED = "failed-report"  # Gpu.FAILED where only --device cuda would make it count
 WORDS = {
     "es": {"title": "Corrección", "total": "Total", "auto": "automático", "by_hand": "a mano",
            "pending": ("{n} respuesta escrita aún por corregir a mano",
@@ -36,11 +38,11 @@ WORDS = {
            "item": "Apartado",
            "points": "Puntos", "status": "Estado", "lab": "Laboratorio", "details": "Detalles",
            "submission": "Tu entrega", "notebook": "Cuaderno",
-           "gpu": {"passed": "Comprobaciones en GPU: superadas.",
-                   "failed": "Comprobaciones en GPU: no superadas.",
-                   "failed-report": "Comprobaciones en GPU: no superadas. En esta corrección no "
+           "gpu": {Gpu.PASSED: "Comprobaciones en GPU: superadas.",
+                   Gpu.FAILED: "Comprobaciones en GPU: no superadas.",
+                   GPU_REPORTED: "Comprobaciones en GPU: no superadas. En esta corrección no "
                                     "cambian la nota, pero tu código fallaría en una GPU.",
-                   "not run": "Comprobaciones en GPU: no ejecutadas (se corrigió sin GPU); "
+                   Gpu.NOT_RUN: "Comprobaciones en GPU: no ejecutadas (se corrigió sin GPU); "
                               "no cambian la nota."},
            "manual": "Respuestas escritas (corrección manual)",
            "footer": "Las pruebas ocultas y sus datos no se muestran. Lo que tu código escribe "
@@ -59,10 +61,10 @@ WORDS = {
            "item": "Item",
            "points": "Points", "status": "Status", "lab": "Lab", "details": "Details",
            "submission": "Your submission", "notebook": "Notebook",
-           "gpu": {"passed": "GPU checks: passed.", "failed": "GPU checks: failed.",
-                   "failed-report": "GPU checks: failed. In this grading they change no points, "
+           "gpu": {Gpu.PASSED: "GPU checks: passed.", Gpu.FAILED: "GPU checks: failed.",
+                   GPU_REPORTED: "GPU checks: failed. In this grading they change no points, "
                                     "but your code would fail on a GPU.",
-                   "not run": "GPU checks: not run (graded without a GPU); they change no "
+                   Gpu.NOT_RUN: "GPU checks: not run (graded without a GPU); they change no "
                               "points."},
            "manual": "Written answers (graded by hand)",
            "footer": "Hidden tests and their data are not shown. What your code prints, "
@@ -111,8 +113,8 @@ def item_texts(record: dict, verdict: dict, lang: str) -> list[str]:
     """What the student reads under one item: its findings and its GPU outcome."""
     texts = [_finding_text(f, lang) for f in verdict.get("findings", [])]
     gpu = verdict.get("gpu")
-    if gpu == "failed" and record.get("device") != "cuda":
-        gpu = "failed-report"  # only --device cuda makes the CUDA runs count
+    if gpu == Gpu.FAILED and record.get("device") != "cuda":
+        gpu = GPU_REPORTED  # only --device cuda makes the CUDA runs count
     if gpu in WORDS[lang]["gpu"]:
         texts.append(WORDS[lang]["gpu"][gpu])
     return texts
@@ -125,9 +127,9 @@ def model(record: dict, lang: str) -> dict:
     for lab_id, lab in record.get("labs", {}).items():
         rows, details = [], []
         for verdict in lab.get("items", []):
-            status = verdict.get("status", "failed")
+            status = verdict.get("status", Item.FAILED)
             if verdict.get("kind") == "manual":
-                status = "graded" if verdict.get("score") is not None else "manual"
+                status = Item.GRADED if verdict.get("score") is not None else Item.MANUAL
             title = verdict.get(f"title_{lang}") or verdict.get("key")
             rows.append((title, f"{_fmt(verdict.get('score'))} / {_fmt(verdict['points'])}",
                          f"{ICON.get(status, '')} {STATUS[lang].get(status, status)}"))

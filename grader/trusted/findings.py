@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from grader.child.probe_runner import BLOCKED, forbidden
 from grader.trusted.redact import exception_words, from_student
+from grader.trusted.status import Run
 
 if TYPE_CHECKING:
     from grader.trusted.verdicts import Check, GroupOutcome
@@ -61,7 +62,7 @@ def run_findings(run: GroupOutcome, module_file: str, limits: dict | None = None
     findings = list(run.file_findings)
     if run.import_error:
         findings.append(import_finding(run.import_error, module_file))
-    if run.status == "timeout":
+    if run.status == Run.TIMEOUT:
         wall = limits.get("wall_s")  # the configured limit, never a time measured
         limit_es = f" (límite: {wall:g} s para este grupo de pruebas)" if wall else ""
         limit_en = f" (limit: {wall:g} s for this group of tests)" if wall else ""
@@ -71,21 +72,21 @@ def run_findings(run: GroupOutcome, module_file: str, limits: dict | None = None
             "espera?",
             f"Your code did not finish in time{limit_en}. Is there a loop that never ends, or a "
             "wait?"))
-    elif run.status == "cpu":
+    elif run.status == Run.CPU:
         findings.append(Finding(
             "cpu", "Tu código superó el límite de tiempo de CPU.",
             "Your code went over the CPU-time limit."))
-    elif run.status == "memory":
+    elif run.status == Run.MEMORY:
         findings.append(Finding(
             "memory", "Tu código usó más memoria de la permitida y se detuvo.",
             "Your code used more memory than allowed and was stopped."))
-    elif run.status == "crashed":  # a signal: said in words, from a fixed few
+    elif run.status == Run.CRASHED:  # a signal: said in words, from a fixed few
         es, en = SIGNAL_NAMES.get(run.report.get("signal"),
                                   ("por una señal", "on a signal"))
         findings.append(Finding(
             "crashed", f"El proceso que ejecutaba tu código murió ({es}).",
             f"The process running your code died ({en})."))
-    elif run.status == "exited" and not run.import_error:
+    elif run.status == Run.EXITED and not run.import_error:
         how_es, how_en = (("sin error", "without an error") if run.report.get("exit_code") == 0
                           else ("con un código de error", "with an error code"))
         findings.append(Finding(
@@ -94,7 +95,7 @@ def run_findings(run: GroupOutcome, module_file: str, limits: dict | None = None
             "sys.exit() u os._exit()?",
             f"The process ended {how_en} before the tests finished. Does your code call "
             "sys.exit() or os._exit()?"))
-    elif run.status == "error":
+    elif run.status == Run.ERROR:
         findings.append(GRADER_ERROR)
     if run.problems:
         findings.append(UNSAFE_OUTPUT)

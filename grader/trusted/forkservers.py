@@ -30,6 +30,7 @@ from grader.trusted.sandbox import (
     sandbox_env,
     sandbox_uid,
 )
+from grader.trusted.status import Report
 
 
 class ZygoteError(RuntimeError):
@@ -134,16 +135,16 @@ class Zygote:
         try:
             self.ensure()
         except ZygoteError as error:
-            return {"status": "grader-error", "detail": str(error)}
+            return {"status": Report.GRADER_ERROR, "detail": str(error)}
         try:
             self.process.stdin.write((json.dumps(request) + "\n").encode())
             self.process.stdin.flush()
         except (BrokenPipeError, OSError) as error:
-            return {"status": "grader-error", "detail": repr(error)}
+            return {"status": Report.GRADER_ERROR, "detail": repr(error)}
         reply = self._read_line(timeout)
         if reply is None:
             self.kill()
-            return {"status": "grader-error", "detail": "sandbox stopped answering"}
+            return {"status": Report.GRADER_ERROR, "detail": "sandbox stopped answering"}
         return reply
 
     def close(self) -> None:

@@ -37,6 +37,7 @@ from grader.hidden import registry
 from grader.trusted import feedback
 from grader.trusted.feedback import number
 from grader.trusted.safe_io import atomic_write_json, atomic_write_text
+from grader.trusted.status import Gpu, Student
 from minimodel.course import find_lab
 
 
@@ -124,9 +125,9 @@ def _scores(record: dict) -> dict[str, float | None]:
 
 def student_status(record: dict) -> str:
     """``ok``; ``awaiting manual grading``; or what the run flagged (``problems: ...``)."""
-    status = record.get("status", "ok")
-    if status == "ok" and record.get("manual_pending"):
-        return "awaiting manual grading"
+    status = record.get("status", Student.OK)
+    if status == Student.OK and record.get("manual_pending"):
+        return Student.AWAITING_MANUAL
     return status
 
 
@@ -155,7 +156,7 @@ def grades_csv(records: list[dict], cols: list[dict]) -> str:
         scores = _scores(record)
         rows.append([record["student_id"], *[number(scores.get(c["column"])) for c in cols],
                      *[number(record.get(name)) for name in totals],
-                     record.get("manual_pending", 0), record.get("gpu", "n/a"),
+                     record.get("manual_pending", 0), record.get("gpu", Gpu.NONE),
                      record.get("device", "cpu"), student_status(record)])
     return csv_text(rows)
 

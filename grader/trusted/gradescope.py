@@ -31,6 +31,7 @@ from pathlib import Path
 from grader.trusted import feedback, gradebook
 from grader.trusted.grading import Options, grade
 from grader.trusted.sandbox import probe_capabilities, python_roots
+from grader.trusted.status import Item, flag_reason, is_flagged
 from minimodel.messages import bilingual
 
 ROOT_ENV = "MINIMODEL_AUTOGRADER_ROOT"
@@ -63,7 +64,7 @@ def lock_down(root: Path) -> None:
 def results(record: dict, mode: tuple[str, str], seconds: float) -> dict:
     """Gradescope's ``results.json`` for one graded ``record``: one test per automatic item,
     the feedback in both languages as the submission's output, 0 for a flagged submission."""
-    flagged = record["status"].startswith("flagged")
+    flagged = is_flagged(record["status"])
     tests = []
     for lab_id, lab in record["labs"].items():
         for verdict in lab["items"]:
@@ -74,12 +75,12 @@ def results(record: dict, mode: tuple[str, str], seconds: float) -> dict:
                 "name": f"{lab_id} · {verdict['title_es']} / {verdict['title_en']}",
                 "score": 0.0 if flagged else float(verdict.get("score") or 0.0),
                 "max_score": float(verdict["points"]),
-                "status": "passed" if verdict.get("status") == "passed" else "failed",
+                "status": Item.PASSED if verdict.get("status") == Item.PASSED else Item.FAILED,
                 "output": bilingual("\n".join(es), "\n".join(en)) if es or en else "",
                 "visibility": "visible"})
     output = [feedback.markdown(record, "es"), feedback.markdown(record, "en")]
     if flagged:
-        reason = record["status"].removeprefix("flagged:").strip()
+        reason = flag_reason(record["status"])
         output.insert(0, bilingual(f"**Entrega marcada: puntuación 0.** Motivo: {reason}",
                                    f"**Submission flagged: score 0.** Reason: {reason}"))
     return {"score": 0.0 if flagged else float(record["auto"]),

@@ -35,7 +35,7 @@ import nbformat
 
 from grader.child import cgroup
 from grader.hidden import chosen, module_name, registry
-from grader.trusted import gradebook, nbexec
+from grader.trusted import gradebook, nbexec, status
 from grader.trusted.borrowed import borrowed_modules
 from grader.trusted.budget import StudentBudget
 from grader.trusted.findings import GRADER_ERROR
@@ -50,6 +50,7 @@ from grader.trusted.sandbox import (
     probe_capabilities,
     scratch_size_mb,
 )
+from grader.trusted.status import Gpu, Item, Notebook, Problem, Run, Student, gpu_summary
 from grader.trusted.unpack import POSITIONAL, Submission, discover, flag_reason, unpack
 from grader.trusted.verdicts import CellContext, Finding, GroupOutcome, JudgeContext, Verdict
 from minimodel.course import LABS, find_lab
@@ -172,11 +173,11 @@ def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
     record["gpu"] = _gpu_summary(record)
     record["instructor"]["budget"] = budget.summary()
     if budget.skipped:
-        problems.append("student wall cap" if budget.finding().code == "student-wall-cap"
-                        else "student cpu cap")
-    record["status"] = "problems: " + ", ".join(sorted(set(problems))) if problems else "ok"
+        problems.append(Problem.STUDENT_WALL_CAP if budget.finding().code == "student-wall-cap"
+                        else Problem.STUDENT_CPU_CAP)
+    record["status"] = status.problems(problems)
     if submission.flags:
-        record["status"] = f"flagged: {flag_reason(submission)}"
+        record["status"] = status.flagged(flag_reason(submission))
     record["graded_at"] = datetime.datetime.now().isoformat(timespec="seconds")
     record["wall_s"] = round(time.monotonic() - start, 2)
     record["complete"] = True
@@ -209,8 +210,8 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
 
     outcomes = run.groups(lambda group: group.variants(ctx.cuda), not_run)
     record["instructor"]["groups"].update(run.reports)
-    if any(o.status == "error" for runs in outcomes.values() for o in runs.values()):
-        problems.append("sandbox")
+    if any(o.status == Run.ERROR for runs in outcomes.values() for o in runs.values()):
+        problems.append(Problem.SANDBOX)
     items = []
     for item in checks.items:
         group = checks.group(item.group)
@@ -218,11 +219,13 @@ def _grade_lab(lab_id, checks, submission: Submission, scratch: Scratch, ctx: Ru
         gpu = meta = None
         if group.device:
             n = len(group.cases)
-            gpu = runs.get("cuda") or GroupOutcome.absent("cuda", "not-run", n)
+            gpu = runs.get("cuda") or GroupOutcome.absent("cuda", Run.NOT_RUN, n)
             meta = runs.get("meta") or GroupOutcome.absent("meta", runs["cpu"].status, n)
-        judge_ctx = JudgeContext(item, group, runs["cpu"], gpu, refs.group(item.group), arrays,
-                                 f"{group.module}.py", ctx.limits.group(), meta,
-                                 ctx.device == "cuda", refs.mistakes(item.group))
+        judge_ctx = JudgeContext(item=item, group=group, run=runs["cpu"], gpu_run=gpu,
+                                 refs=refs.group(item.group), inputs=arrays,
+                                 module_file=f"{group.module}.py", limits=ctx.limits.group(),
+                                 meta_run=meta, gpu_scores=ctx.device == "cuda",
+                                 mistakes=refs.mistakes(item.group))
         items.append(_judged(item.judge, judge_ctx, item.key, item.title_es, item.title_en,
                              item.points, problems))
     notebook_info: dict = {}
@@ -238,8 +241,8 @@ def _judged(judge, context, key, title_es, title_en, points, problems) -> Verdic
     try:
         return judge(context)
     except Exception:  # a bug in a judge must not cost the student: flag it
-        problems.append("judge")
-        return Verdict(key, title_es, title_en, points, 0.0, "failed", [GRADER_ERROR],
+        problems.append(Problem.JUDGE)
+        return Verdict(key, title_es, title_en, points, 0.0, Item.FAILED, [GRADER_ERROR],
                        instructor={"traceback": traceback.format_exc()[-4000:]})
 
 
@@ -277,11 +280,11 @@ def _grade_notebook(run: LabRun, submission, ctx, refs, record, info, problems,
         elif student is not None:
             records, outcome, build = run.notebook(source, student, kernel_server(ctx),
                                                    ctx.mpl_cache)
-            if outcome.get("status") == "error":
-                problems.append("notebook")
+            if outcome.get("status") == Notebook.ERROR:
+                problems.append(Problem.NOTEBOOK)
             findings += nbexec.kernel_findings(outcome, build)
             record["instructor"]["notebooks"][lab_id] = {**outcome, **build}
-    info.update({"present": raw is not None, "status": outcome.get("status", "missing"),
+    info.update({"present": raw is not None, "status": outcome.get("status", Notebook.MISSING),
                  "findings": [f.to_json() for f in findings]})
     verdicts = []
     cells = {c.grade_id: c for c in checks.notebook.cells}
@@ -289,13 +292,13 @@ def _grade_notebook(run: LabRun, submission, ctx, refs, record, info, problems,
         key = f"nb/{grade_id}"
         if meta["kind"] == "manual":
             title_es, title_en = checks.notebook.title(grade_id)
-            verdicts.append(Verdict(key, title_es, title_en, meta["points"], None, "manual",
+            verdicts.append(Verdict(key, title_es, title_en, meta["points"], None, Item.MANUAL,
                                     kind="manual"))
             continue
         cell = cells.get(grade_id)
         if cell is None:
-            problems.append("no hidden check")
-            verdicts.append(Verdict(key, grade_id, grade_id, meta["points"], 0.0, "failed",
+            problems.append(Problem.NO_HIDDEN_CHECK)
+            verdicts.append(Verdict(key, grade_id, grade_id, meta["points"], 0.0, Item.FAILED,
                                     instructor={"error": "no hidden check for this cell"}))
             continue
         values = records.get(grade_id, {name: None for name in cell.records})
@@ -317,9 +320,9 @@ def _lift_syntax_errors(record: dict) -> None:
                     record["messages"].append(finding)
 
 
-def _gpu_summary(record: dict) -> str:
-    states = [v["gpu"] for lab in record["labs"].values() for v in lab["items"] if v.get("gpu")]
-    return next((s for s in ("failed", "not run") if s in states), "passed") if states else "n/a"
+def _gpu_summary(record: dict) -> Gpu:
+    return gpu_summary([v["gpu"] for lab in record["labs"].values() for v in lab["items"]
+                        if v.get("gpu")])
 
 
 # --- the run -------------------------------------------------------------------------------------
@@ -459,9 +462,8 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream, log) -
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
     records = gradebook.rebuild(out)
-    problems = [r["student_id"] for r in records if r.get("status", "ok") != "ok"]
-    flagged = [r["student_id"] for r in records
-               if r.get("status", "").startswith("flagged")]
+    problems = [r["student_id"] for r in records if r.get("status", Student.OK) != Student.OK]
+    flagged = [r["student_id"] for r in records if status.is_flagged(r.get("status"))]
     elapsed = time.monotonic() - start
     summary = {"submissions": len(entries), "graded": len(todo) - len(failures),
                "skipped": skipped, "failed": failures, "problems": problems,
@@ -474,5 +476,6 @@ def _grade_locked(submissions: Path, out: Path, options: Options, stream, log) -
         f"grades in {out / 'grades.csv'}")
     for record in records:
         if record["student_id"] in flagged:
-            say(f"  flagged: {record['student_id']}: {record['status'].removeprefix('flagged: ')}")
+            say(f"  {Student.FLAGGED}: {record['student_id']}: "
+                f"{status.flag_reason(record['status'])}")
     return summary

@@ -34,6 +34,7 @@ from pathlib import Path
 from grader.trusted.feedback import number
 from grader.trusted.gradebook import csv_text, load_records
 from grader.trusted.safe_io import atomic_write_text
+from grader.trusted.status import is_flagged
 
 ROSTER_COLUMNS = ("submission", "name", "email", "sis_id", "canvas_id", "login_id", "section")
 # each LMS an export is written for, and the roster columns it needs (one of them at least)
@@ -125,7 +126,7 @@ def export(out: Path, lms: str, roster_path: Path, assignment: str = "Positional
     students = []
     for row in roster:
         record = records.get(row["submission"])
-        usable = record is not None and not str(record.get("status", "")).startswith("flagged")
+        usable = record is not None and not is_flagged(record.get("status"))
         if not usable:
             result.left_empty.append(row["submission"])
         students.append((row, number(record.get("total")) if usable else ""))

@@ -44,6 +44,7 @@ from grader.trusted.sandbox import (
     sandbox_env,
     sandbox_uid,
 )
+from grader.trusted.status import Notebook
 from grader.trusted.verdicts import Finding
 from minimodel.course import find_lab
 from minimodel.implementation import REPO_ROOT
@@ -260,7 +261,7 @@ def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str
                                  connection_file=str(folder / "connection.json"))
     start = time.monotonic()
     deadline = start + limits.notebook_wall_s
-    outcome: dict = {"status": "finished", "cell_errors": [], "unsafe": []}
+    outcome: dict = {"status": Notebook.FINISHED, "cell_errors": [], "unsafe": []}
 
     def cell_timeout(cell) -> int:
         return int(max(1, min(limits.cell_timeout_s, deadline - time.monotonic())))
@@ -289,7 +290,7 @@ def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str
 
     def watchdog():  # a kernel that ignores interrupts still ends on time
         if not stop.wait(limits.notebook_wall_s + 30):
-            outcome["status"] = "timeout"
+            outcome["status"] = Notebook.TIMEOUT
             _kill_kernel(manager)
 
     guard = threading.Thread(target=watchdog, daemon=True)
@@ -297,9 +298,11 @@ def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str
     try:
         client.execute()
     except DeadKernelError:
-        outcome["status"] = "kernel-died" if outcome["status"] != "timeout" else "timeout"
+        if outcome["status"] != Notebook.TIMEOUT:
+            outcome["status"] = Notebook.KERNEL_DIED
     except Exception as error:  # noqa: BLE001 - a kernel that never started, a broken protocol
-        outcome["status"] = "error" if outcome["status"] != "timeout" else "timeout"
+        if outcome["status"] != Notebook.TIMEOUT:
+            outcome["status"] = Notebook.ERROR
         outcome["detail"] = f"{type(error).__name__}: {str(error)[:500]}"
     finally:
         stop.set()
@@ -309,8 +312,8 @@ def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str
         with contextlib.suppress(Exception):
             if client.kc:
                 client.kc.stop_channels()
-    if time.monotonic() > deadline and outcome["status"] == "finished":
-        outcome["status"] = "timeout"
+    if time.monotonic() > deadline and outcome["status"] == Notebook.FINISHED:
+        outcome["status"] = Notebook.TIMEOUT
     outcome["wall_s"] = round(time.monotonic() - start, 2)
     outcome["output_bytes"] = client._output_total
     written = Beneath(scratch.items) / folder.name
@@ -358,17 +361,17 @@ def read_records(folder: Beneath, checks: NotebookChecks, unsafe: list[str],
 
 
 RUN_FINDINGS = {  # a notebook run that did not finish, by its status
-    "timeout": Finding("nb-timeout",
+    Notebook.TIMEOUT: Finding("nb-timeout",
                        "El cuaderno no terminó a tiempo; las celdas que no llegaron a "
                        "ejecutarse no puntúan.",
                        "The notebook did not finish in time; cells that never ran "
                        "score nothing."),
-    "kernel-died": Finding("nb-kernel-died",
+    Notebook.KERNEL_DIED: Finding("nb-kernel-died",
                            "El kernel del cuaderno murió durante la ejecución (¿sys.exit, "
                            "os._exit o falta de memoria?); lo que venía después no puntúa.",
                            "The notebook's kernel died while running (sys.exit, os._exit or "
                            "out of memory?); what came after scores nothing."),
-    "error": Finding("nb-error",
+    Notebook.ERROR: Finding("nb-error",
                      "El corrector no pudo ejecutar el cuaderno; el profesorado lo revisará.",
                      "The grader could not run the notebook; your instructor will review it."),
 }

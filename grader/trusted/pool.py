@@ -24,6 +24,7 @@ from grader.trusted import gradebook
 from grader.trusted.progress import Progress
 from grader.trusted.runs import kernel_server, zygote
 from grader.trusted.sandbox import enter_private_mounts
+from grader.trusted.status import Student
 
 
 def worker_init(ctx) -> None:
@@ -92,7 +93,7 @@ def run_pool(todo, ctx, workers: int, progress: Progress, say) -> list[str]:
                             continue
                         say(f"  {student_id}: {record['total']:g}/{record['max_total']:g} "
                             f"({record['wall_s']:.1f} s) {record['status']}", screen=False)
-                        progress.update(record.get("status") != "ok")
+                        progress.update(record.get("status") != Student.OK)
             except KeyboardInterrupt:
                 for future in remaining:
                     future.cancel()

@@ -25,6 +25,7 @@ from grader.trusted.budget import DescendantCpu, StudentBudget
 from grader.trusted.forkservers import KernelServer, Zygote, sandbox_config
 from grader.trusted.safe_io import Beneath, read_group
 from grader.trusted.sandbox import Capabilities, ItemFolders, Limits, matplotlib_cache
+from grader.trusted.status import Notebook, Report, Run
 from grader.trusted.verdicts import Finding, GroupOutcome
 
 WORKER_OVERHEAD_MB = 1024  # a worker, its zygote (NumPy, PyTorch) and a probe group
@@ -105,7 +106,7 @@ class LabRun:
         for group in self.checks.groups:
             n = len(group.cases)
             if group.module in not_run:
-                outcomes[group.key] = {v: GroupOutcome.absent(v, "missing", n,
+                outcomes[group.key] = {v: GroupOutcome.absent(v, Run.MISSING, n,
                                                               [not_run[group.module]])
                                        for v in variants(group)}
                 continue
@@ -114,7 +115,7 @@ class LabRun:
                 if self.budget.spent():
                     self.budget.skipped.append(f"{self.checks.lab_id}/{group.key}/{variant}")
                     outcomes[group.key][variant] = GroupOutcome.absent(
-                        variant, "capped", n, [self.budget.finding()])
+                        variant, Run.CAPPED, n, [self.budget.finding()])
                     continue
                 outcome = outcomes[group.key][variant] = self._group(group, variant, sandbox)
                 report = outcome.report
@@ -141,12 +142,12 @@ class LabRun:
             if self.zygote is None:
                 (self.scratch.items / request["dir"]).mkdir(parents=True)
                 probe_runner.run(request, str(self.scratch.items / request["dir"]), self.package)
-                report = {"status": "exited"}
+                report = {"status": Report.EXITED}
             else:
                 report = self.zygote.run(request, timeout=float(limits["wall_s"]) + 30)
-            if report.get("status") == "grader-error":
-                return GroupOutcome.absent(variant, "error", n)
-            stopped = report.get("status") == "timeout"
+            if report.get("status") == Report.GRADER_ERROR:
+                return GroupOutcome.absent(variant, Run.ERROR, n)
+            stopped = report.get("status") == Report.TIMEOUT
             retry = stopped and attempt == 1 and self.budget.left() > float(limits["wall_s"]) \
                 and self.budget.wall_left() > float(limits["wall_s"])
             self.budget.charge(0.0 if retry else _group_charge(report, limits),
@@ -213,9 +214,9 @@ def _group_charge(report: dict, limits: dict) -> float:
     """What a probe group's run is charged (``grader.trusted.budget``): the limit that stopped
     it, else the CPU time it used. A run stopped on time is charged its CPU limit at most: the
     load decides whether the wall clock or the CPU limit strikes first, not the charge."""
-    if report.get("status") == "cpu":
+    if report.get("status") == Report.CPU:
         return float(limits["cpu_s"])
-    if report.get("status") == "timeout":
+    if report.get("status") == Report.TIMEOUT:
         return min(float(limits["wall_s"]), float(limits["cpu_s"]))
     return float(report.get("cpu_s", 0))
 
@@ -223,7 +224,7 @@ def _group_charge(report: dict, limits: dict) -> float:
 def _notebook_charge(outcome: dict, limits: Limits) -> float:
     """What a notebook run stopped on time is charged: the notebook's wall limit, or the cell
     limit once per cell stopped (0: it was not stopped, its CPU time is charged)."""
-    if outcome.get("status") == "timeout":
+    if outcome.get("status") == Notebook.TIMEOUT:
         return float(limits.notebook_wall_s)
     stopped = sum(e.get("ename") == nbexec.TIMEOUT for e in outcome.get("cell_errors", []))
     return float(stopped * limits.cell_timeout_s)

@@ -30,7 +30,6 @@ from student code goes through ``grader.trusted.redact.from_student`` (every num
 
 from __future__ import annotations
 
-import signal
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -41,6 +40,7 @@ from grader.trusted.findings import (
     mismatch_findings,
     run_findings,
 )
+from grader.trusted.status import Gpu, Item, Run, item_status, run_status
 from minimodel.selfcheck.contracts import MISTAKE_ATOL, MISTAKE_RTOL
 
 
@@ -71,11 +71,11 @@ class Verdict:
     title_en: str
     points: float
     score: float | None
-    status: str  # passed | partial | failed | missing | manual
+    status: Item
     findings: list[Finding] = field(default_factory=list)
     passed: int = 0
     total: int = 0
-    gpu: str | None = None  # passed | failed | not run (device-sensitive items only)
+    gpu: Gpu | None = None  # device-sensitive items only
     kind: str = "auto"  # auto | manual
     instructor: dict = field(default_factory=dict)  # never shown to the student
 
@@ -110,7 +110,7 @@ class GroupOutcome:
     """One variant's run of a probe group, as the parent sees it."""
 
     variant: str
-    status: str
+    status: Run
     cases: list
     import_error: dict | None = None
     report: dict = field(default_factory=dict)
@@ -119,15 +119,11 @@ class GroupOutcome:
 
     @classmethod
     def from_run(cls, variant: str, report: dict, data: dict) -> GroupOutcome:
-        status = {"exited": "finished" if data.get("done") else "exited",
-                  "signal": "cpu" if report.get("signal") == signal.SIGXCPU else "crashed",
-                  "timeout": "timeout", "cpu": "cpu", "memory": "memory",
-                  }.get(report.get("status", "error"), "error")
-        return cls(variant, status, data.get("cases", []), data.get("import_error"), report,
-                   data.get("problems", []))
+        return cls(variant, run_status(report, bool(data.get("done"))), data.get("cases", []),
+                   data.get("import_error"), report, data.get("problems", []))
 
     @classmethod
-    def absent(cls, variant: str, status: str, n_cases: int,
+    def absent(cls, variant: str, status: Run, n_cases: int,
                findings: list[Finding] = ()) -> GroupOutcome:
         return cls(variant, status, [None] * n_cases, file_findings=list(findings))
 
@@ -192,14 +188,6 @@ def compare(out: dict | None, ref: dict, *, tol: Tolerance | None = None,
     return Check(ok, "" if ok else "values", err)
 
 
-def status_of(score: float | None, points: float) -> str:
-    if score is None:
-        return "missing"
-    if score >= points - 1e-9:
-        return "passed"
-    return "failed" if score <= 1e-9 else "partial"
-
-
 def errors_of(checks: list[Check]) -> list[dict]:
     """What the checks that raised raised (their ``error``), in order."""
     return [c.error for c in checks if c.reason == "error" and c.error]
@@ -207,14 +195,15 @@ def errors_of(checks: list[Check]) -> list[dict]:
 
 # --- what a judge receives ----------------------------------------------------------------------
 
-@dataclass
+@dataclass(kw_only=True)
 class JudgeContext:
-    """Everything an item's judge may look at (all of it trusted, parent-side data)."""
+    """Everything an item's judge may look at (all of it trusted, parent-side data); built with
+    keywords only, since several fields share a type."""
 
     item: object  # grader.hidden.spec.Item
     group: object  # grader.hidden.spec.Group
     run: GroupOutcome  # the CPU run
-    gpu_run: GroupOutcome | None  # device groups: the CUDA run, or an absent "not-run" one
+    gpu_run: GroupOutcome | None  # device groups: the CUDA run, or an absent Run.NOT_RUN one
     refs: list[list[dict]]
     inputs: dict[str, np.ndarray]
     module_file: str
@@ -294,13 +283,13 @@ class JudgeContext:
         findings += list(diagnoses) or mismatch_findings(checks, expected_dtype, got_dtypes)
         gpu = None
         if gpu_checks is not None:
-            gpu = "not run"
-            if gpu_run is not None and gpu_run.status != "not-run":
+            gpu = Gpu.NOT_RUN
+            if gpu_run is not None and gpu_run.status != Run.NOT_RUN:
                 gpu_passed = sum(c.ok for c in gpu_checks)
-                gpu = "passed" if gpu_checks and gpu_passed == len(gpu_checks) else "failed"
+                gpu = Gpu.PASSED if gpu_checks and gpu_passed == len(gpu_checks) else Gpu.FAILED
                 if self.gpu_scores:
                     fraction = min(fraction, gpu_passed / len(gpu_checks) if gpu_checks else 0.0)
-                if gpu == "failed":
+                if gpu == Gpu.FAILED:
                     where = "En la GPU (CUDA): ", "On the GPU (CUDA): "
                     gpu_findings = run_findings(gpu_run, self.module_file, self.limits)
                     gpu_findings += exception_findings(errors_of(gpu_checks), len(gpu_checks))
@@ -316,7 +305,7 @@ class JudgeContext:
             unique.setdefault((finding.code, finding.en), finding)
         return Verdict(
             key=item.key, title_es=item.title_es, title_en=item.title_en, points=item.points,
-            score=score, status=status_of(score, item.points), findings=list(unique.values()),
+            score=score, status=item_status(score, item.points), findings=list(unique.values()),
             passed=passed, total=total, gpu=gpu,
             instructor={"run": run.status, "reasons": [c.reason for c in checks],
                         "max_err": [c.max_err for c in checks],
@@ -378,7 +367,7 @@ class CellContext:
         findings += list(diagnoses) or mismatch_findings(checks)
         cell = self.cell
         return Verdict(key=f"nb/{cell.grade_id}", title_es=cell.title_es, title_en=cell.title_en,
-                       points=self.points, score=score, status=status_of(score, self.points),
+                       points=self.points, score=score, status=item_status(score, self.points),
                        findings=findings, passed=passed, total=total,
                        instructor={"reasons": [c.reason for c in checks],
                                    "max_err": [c.max_err for c in checks]})

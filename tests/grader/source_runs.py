@@ -22,6 +22,7 @@ from grader.hidden import registry
 from grader.trusted.references import References
 from grader.trusted.runs import LabRun
 from grader.trusted.sandbox import ItemFolders
+from grader.trusted.status import Run
 from grader.trusted.verdicts import GroupOutcome, JudgeContext, Verdict
 from minimodel.course import lab_of
 from minimodel.implementation import REFERENCE_DIR, STUBS_DIR
@@ -73,11 +74,12 @@ def grade_sources(lab_id: str, sources: dict[str, str], folder: Path, checks=Non
         group = checks.group(item.group)
         n = len(group.cases)
         cpu = runs[item.group]["cpu"]
-        gpu = GroupOutcome.absent("cuda", "not-run", n) if group.device else None
+        gpu = GroupOutcome.absent("cuda", Run.NOT_RUN, n) if group.device else None
         meta = runs[item.group].get("meta")
-        context = JudgeContext(item, group, cpu, gpu, refs.group(item.group), arrays,
-                               f"{group.module}.py", {"wall_s": 5}, meta,
-                               mistakes=refs.mistakes(item.group))
+        context = JudgeContext(item=item, group=group, run=cpu, gpu_run=gpu,
+                               refs=refs.group(item.group), inputs=arrays,
+                               module_file=f"{group.module}.py", limits={"wall_s": 5},
+                               meta_run=meta, mistakes=refs.mistakes(item.group))
         verdicts[item.key] = item.judge(context)
     return verdicts
 
@@ -149,9 +151,11 @@ def judge_garbage(lab_id: str) -> list[Verdict]:
             group = checks.group(item.group)
             n = len(group.cases)
             run = GroupOutcome("cpu", "finished", [{"ok": True, "outputs": list(outputs)}] * n)
-            gpu = GroupOutcome.absent("cuda", "not-run", n) if group.device else None
-            context = JudgeContext(item, group, run, gpu, refs.group(item.group), arrays,
-                                   "x.py", {"wall_s": 5}, run if group.device else None,
+            gpu = GroupOutcome.absent("cuda", Run.NOT_RUN, n) if group.device else None
+            context = JudgeContext(item=item, group=group, run=run, gpu_run=gpu,
+                                   refs=refs.group(item.group), inputs=arrays,
+                                   module_file="x.py", limits={"wall_s": 5},
+                                   meta_run=run if group.device else None,
                                    mistakes=refs.mistakes(item.group))
             verdicts.append(item.judge(context))
     return verdicts

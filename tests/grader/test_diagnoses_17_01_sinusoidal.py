@@ -17,6 +17,7 @@ from grader.hidden import lab_17_01 as lab
 from grader.hidden import registry
 from grader.trusted.findings import exception_findings
 from grader.trusted.references import References
+from grader.trusted.status import Run
 from grader.trusted.verdicts import (
     GroupOutcome,
     JudgeContext,
@@ -47,10 +48,11 @@ def judge(item_key, run, meta_run=None, gpu_run=None, gpu_scores=False):
     n = len(group.cases)
     if group.device:
         meta_run = meta_run or run
-        gpu_run = gpu_run or GroupOutcome.absent("cuda", "not-run", n)
-    context = JudgeContext(item, group, run, gpu_run, REFS.group(item.group), INPUTS,
-                           "sinusoidal.py", {"wall_s": 5}, meta_run, gpu_scores,
-                           REFS.mistakes(item.group))
+        gpu_run = gpu_run or GroupOutcome.absent("cuda", Run.NOT_RUN, n)
+    context = JudgeContext(item=item, group=group, run=run, gpu_run=gpu_run,
+                           refs=REFS.group(item.group), inputs=INPUTS,
+                           module_file="sinusoidal.py", limits={"wall_s": 5}, meta_run=meta_run,
+                           gpu_scores=gpu_scores, mistakes=REFS.mistakes(item.group))
     return item.judge(context)
 
 

@@ -37,8 +37,9 @@ def judge(key, cases):
     run = GroupOutcome("cpu", "finished", [
         {"ok": outs is not None, "outputs": outs or [], "error": None if outs else
          {"type": "RuntimeError", "message": "shape"}} for outs in cases])
-    context = JudgeContext(item, group, run, None, References("17.02").group(item.group),
-                           checks.inputs(), f"{group.module}.py", {}, None)
+    context = JudgeContext(item=item, group=group, run=run, gpu_run=None,
+                           refs=References("17.02").group(item.group), inputs=checks.inputs(),
+                           module_file=f"{group.module}.py")
     verdict = item.judge(context)
     return verdict, {f.code for f in verdict.findings}
 
