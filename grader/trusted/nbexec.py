@@ -12,7 +12,7 @@ formgrader for the written answers). Autograding is done here instead, under the
 2. The kernel runs inside the sandbox (``grader/child/kernel_jail.py``): no network, hidden
    files covered, unprivileged, limits, its own PID namespace; the grader talks to it over Unix
    sockets. It is forked by the worker's kernel server, which loaded PyTorch and ipykernel once.
-   Output is capped; warnings and stderr cost nothing.
+   Output is capped (``Limits.output_kb`` per cell); warnings and stderr cost nothing.
 3. The parent reads the recorded files safely and each cell's judge compares them with the values
    the reference notebook recorded (``solutions/labs/*/references.*``).
 """
@@ -27,6 +27,7 @@ import signal
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import jupytext
@@ -51,7 +52,6 @@ from minimodel.implementation import REPO_ROOT
 
 CODE_STUB = "raise NotImplementedError()"
 NBGRADER_DEFAULTS = {"grade": False, "solution": False, "locked": False, "task": False}
-OUTPUT_CAP = 64 * 1024  # bytes of output kept per cell (the rest is dropped)
 LOG_CAP = 64 * 1024  # bytes of the kernel's own output copied to the instructor's log
 TIMEOUT = "CellTimeout"  # the error of a cell stopped on its time limit (this module's own)
 
@@ -194,15 +194,22 @@ def _client_class():
     from nbclient import NotebookClient
 
     class CappedClient(NotebookClient):
-        """Keeps at most ``OUTPUT_CAP`` bytes of output per cell; drops the rest."""
+        """Keeps at most ``output_cap`` bytes of output per cell and drops the rest; counts all of
+        it (``output_total``)."""
+
+        def __init__(self, notebook, *, output_cap: int, **options):
+            super().__init__(notebook, **options)
+            self.output_cap = output_cap
+            self.output_sizes: dict[int, int] = {}
+            self.output_total = 0
 
         def output(self, outs, msg, display_id, cell_index):
             content = msg.get("content", {})
             size = len(str(content.get("text", ""))) + len(str(content.get("data", "")))
-            used = self._output_sizes.get(cell_index, 0) + size
-            self._output_sizes[cell_index] = used
-            self._output_total += size
-            if used > OUTPUT_CAP:
+            used = self.output_sizes.get(cell_index, 0) + size
+            self.output_sizes[cell_index] = used
+            self.output_total += size
+            if used > self.output_cap:
                 return None
             return super().output(outs, msg, display_id, cell_index)
 
@@ -216,12 +223,27 @@ def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str
     """Execute ``notebook`` with a sandboxed kernel forked by ``kernels``; return (its folder,
     to be read by ``grader.trusted.safe_io``; how the run went: ``unsafe`` lists what the kernel
     left that could not be read safely, ``cell_errors`` what each failing cell raised, with only
-    what ``sources`` allows when given)."""
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import AsyncKernelManager
-    from jupyter_core.utils import run_sync
-    from nbclient.exceptions import DeadKernelError
+    what ``sources`` allows when given).
 
+    Three steps, as nbgrader's preprocessors: prepare (the run's folder and the kernel spec that
+    starts ``grader/child/kernel_jail.py`` in the sandbox), execute (nbclient, with a watchdog),
+    collect (the kernel's own output into the instructor's log)."""
+    folder = _run_folder(scratch, name, caps, mpl_cache)
+    config = _kernel_config(scratch, folder, caps=caps, limits=limits, extra_hide=extra_hide,
+                            server=kernels.socket_path)
+    spec_dir = _kernel_spec(scratch, name, config)
+    kernels.ensure()
+    outcome = _execute(notebook, _kernel_manager(spec_dir, folder), folder, limits, sources)
+    return _collect(scratch, folder, outcome, log_path)
+
+
+KERNEL_NAME = "minimodel-sandbox"
+
+
+def _run_folder(scratch: Scratch, name: str, caps: Capabilities,
+                mpl_cache: Path | None) -> Path:
+    """The kernel's working folder, with matplotlib's font list copied in (owned by the sandbox's
+    user where privileges are dropped)."""
     folder = scratch.items / f"nb-{name}"
     folder.mkdir(mode=0o700)
     mpl = folder / ".matplotlib"
@@ -232,7 +254,13 @@ def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str
     if caps.drop_privileges:
         for path in (folder, mpl, *mpl.iterdir()):
             os.chown(path, uid, uid)
-    config = {
+    return folder
+
+
+def _kernel_config(scratch: Scratch, folder: Path, *, caps: Capabilities, limits: Limits,
+                   extra_hide: list[Path], server: Path) -> dict:
+    """What ``kernel_jail.py`` reads: the sandbox, the kernel's environment, its limits."""
+    return {
         **sandbox_config(scratch, caps, extra_hide=extra_hide, cuda=False),
         "python": sys.executable,
         "workdir": str(folder),
@@ -240,61 +268,58 @@ def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str
                 "IPYTHONDIR": str(folder / ".ipython"),
                 "JUPYTER_CONFIG_DIR": str(folder / ".jupyter"),
                 "JUPYTER_RUNTIME_DIR": str(folder), "JUPYTER_DATA_DIR": str(folder),
-                "JUPYTER_PLATFORM_DIRS": "1", "MPLCONFIGDIR": str(mpl)},
+                "JUPYTER_PLATFORM_DIRS": "1", "MPLCONFIGDIR": str(folder / ".matplotlib")},
         "limits": limits.kernel(),
         "output_kb": limits.output_kb,
-        "server": str(kernels.socket_path),
+        "server": str(server),
     }
+
+
+def _kernel_spec(scratch: Scratch, name: str, config: dict) -> Path:
+    """A kernel spec whose kernel is ``kernel_jail.py`` with ``config``; its folder."""
     config_path = scratch.root / f"kernel-{name}.json"
     config_path.write_text(json.dumps(config))
-    spec_dir = scratch.root / "kernels" / "minimodel-sandbox"
+    spec_dir = scratch.root / "kernels" / KERNEL_NAME
     spec_dir.mkdir(parents=True, exist_ok=True)
     (spec_dir / "kernel.json").write_text(json.dumps({
         "argv": [sys.executable, "-I", "-S", "-B", str(scratch.runner / "kernel_jail.py"),
                  str(config_path), "{connection_file}"],
         "display_name": "minimodel sandbox", "language": "python",
     }))
-    kernels.ensure()
+    return spec_dir
+
+
+def _kernel_manager(spec_dir: Path, folder: Path):
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
+
     specs = KernelSpecManager(kernel_dirs=[str(spec_dir.parent)])
-    manager = AsyncKernelManager(kernel_name="minimodel-sandbox", kernel_spec_manager=specs,
-                                 transport="ipc", ip=str(folder / "k"),
-                                 connection_file=str(folder / "connection.json"))
+    return AsyncKernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs,
+                              transport="ipc", ip=str(folder / "k"),
+                              connection_file=str(folder / "connection.json"))
+
+
+def _execute(notebook: nbformat.NotebookNode, manager, folder: Path, limits: Limits,
+             sources: Sources | None) -> dict:
+    """Run every cell (errors allowed, each cell and the whole notebook on a time limit); how
+    the run went."""
+    from nbclient.exceptions import DeadKernelError
+
     start = time.monotonic()
     deadline = start + limits.notebook_wall_s
     outcome: dict = {"status": Notebook.FINISHED, "cell_errors": [], "unsafe": []}
-
-    def cell_timeout(cell) -> int:
-        return int(max(1, min(limits.cell_timeout_s, deadline - time.monotonic())))
-
-    def on_executed(cell, cell_index, execute_reply):
-        content = (execute_reply or {}).get("content", {})
-        if content.get("status") == "error":
-            role = cell.metadata.get("minimodel", {})
-            error = {"type": str(content.get("ename", ""))[:100],
-                     "message": str(content.get("evalue", ""))[:2000]}
-            if sources is not None and error["type"] != TIMEOUT:
-                error = sources.clean_error(error)
-            outcome["cell_errors"].append({
-                "index": cell_index, "role": role.get("role"), "grade_id": role.get("grade_id"),
-                "ename": error["type"], "evalue": error["message"]})
-
     client = _client_class()(
-        notebook, km=manager, timeout_func=cell_timeout, interrupt_on_timeout=True,
-        error_on_timeout={"ename": TIMEOUT, "evalue": "cell timed out",
-                          "traceback": []},
+        notebook, output_cap=limits.output_kb * 1024, km=manager,
+        timeout_func=lambda cell: int(max(1, min(limits.cell_timeout_s,
+                                                 deadline - time.monotonic()))),
+        interrupt_on_timeout=True,
+        error_on_timeout={"ename": TIMEOUT, "evalue": "cell timed out", "traceback": []},
         allow_errors=True, startup_timeout=90, iopub_timeout=10, record_timing=True,
-        shutdown_kernel="immediate",
-        resources={"metadata": {"path": str(folder)}}, on_cell_executed=on_executed)
-    client._output_sizes, client._output_total = {}, 0
+        shutdown_kernel="immediate", resources={"metadata": {"path": str(folder)}},
+        on_cell_executed=partial(_cell_error, outcome["cell_errors"], sources))
     stop = threading.Event()
-
-    def watchdog():  # a kernel that ignores interrupts still ends on time
-        if not stop.wait(limits.notebook_wall_s + 30):
-            outcome["status"] = Notebook.TIMEOUT
-            _kill_kernel(manager)
-
-    guard = threading.Thread(target=watchdog, daemon=True)
-    guard.start()
+    threading.Thread(target=_watchdog, args=(stop, limits.notebook_wall_s + 30, outcome, manager),
+                     daemon=True).start()
     try:
         client.execute()
     except DeadKernelError:
@@ -306,16 +331,53 @@ def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str
         outcome["detail"] = f"{type(error).__name__}: {str(error)[:500]}"
     finally:
         stop.set()
-        with contextlib.suppress(Exception):
-            run_sync(manager.shutdown_kernel)(now=True)
-        _kill_kernel(manager)
-        with contextlib.suppress(Exception):
-            if client.kc:
-                client.kc.stop_channels()
+        _shut_down(manager, client)
     if time.monotonic() > deadline and outcome["status"] == Notebook.FINISHED:
         outcome["status"] = Notebook.TIMEOUT
     outcome["wall_s"] = round(time.monotonic() - start, 2)
-    outcome["output_bytes"] = client._output_total
+    outcome["output_bytes"] = client.output_total
+    return outcome
+
+
+def _cell_error(errors: list[dict], sources: Sources | None, cell, cell_index: int,
+                execute_reply) -> None:
+    """nbclient's ``on_cell_executed``: what a failing cell raised is added to ``errors``
+    (with only what ``sources`` allows, when given)."""
+    content = (execute_reply or {}).get("content", {})
+    if content.get("status") != "error":  # the kernel's reply, not a status of ours
+        return
+    role = cell.metadata.get("minimodel", {})
+    error = {"type": str(content.get("ename", ""))[:100],
+             "message": str(content.get("evalue", ""))[:2000]}
+    if sources is not None and error["type"] != TIMEOUT:
+        error = sources.clean_error(error)
+    errors.append({"index": cell_index, "role": role.get("role"),
+                   "grade_id": role.get("grade_id"), "ename": error["type"],
+                   "evalue": error["message"]})
+
+
+def _watchdog(stop: threading.Event, wall_s: float, outcome: dict, manager) -> None:
+    """A kernel that ignores interrupts still ends on time."""
+    if not stop.wait(wall_s):
+        outcome["status"] = Notebook.TIMEOUT
+        _kill_kernel(manager)
+
+
+def _shut_down(manager, client) -> None:
+    from jupyter_core.utils import run_sync
+
+    with contextlib.suppress(Exception):
+        run_sync(manager.shutdown_kernel)(now=True)
+    _kill_kernel(manager)
+    with contextlib.suppress(Exception):
+        if client.kc:
+            client.kc.stop_channels()
+
+
+def _collect(scratch: Scratch, folder: Path, outcome: dict,
+             log_path: Path) -> tuple[Beneath, dict]:
+    """The run's folder, to be read safely, and the kernel's own output copied to the
+    instructor's log (what cannot be read safely goes to ``unsafe``)."""
     written = Beneath(scratch.items) / folder.name
     try:
         kernel_log = read_head(written / "kernel-output.log", LOG_CAP)

@@ -48,7 +48,7 @@ def worker_init(ctx) -> None:
 
 
 def work(student_id: str, path: str, ctx) -> tuple[str, dict | None, str]:
-    from grader.trusted.grading import grade_student
+    from grader.trusted.student import grade_student
 
     try:
         record = grade_student(student_id, Path(path), ctx)

@@ -24,7 +24,6 @@ import site
 import subprocess
 import sys
 import tempfile
-import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -216,67 +215,6 @@ def sandbox_env(workdir: Path, *, cuda: bool) -> dict:
     return env
 
 
-PROBE_SCRIPT = textwrap.dedent(
-    """
-    import json, os, sys
-    sys.path.insert(0, sys.argv[1])
-    import isolation
-    config = json.loads(sys.argv[2])
-    result = {"namespaces": False, "pid_namespace": False, "drop_privileges": False,
-              "rlimits": False, "notes": []}
-    applied = isolation.enter(config)
-    result["notes"] += applied["errors"]
-    secret = config["secret"]
-    result["namespaces"] = applied["files"] and applied["network"] and not os.path.exists(secret)
-    result["ipc_namespace"] = applied["ipc"]
-    try:  # what a worker does to its scratch folder in its own mount namespace
-        if applied["files"]:
-            isolation.mount_scratch(config["expose_rw"][0], 1)
-            result["scratch_quota"] = result["namespaces"]
-    except OSError as error:
-        result["notes"].append(f"scratch tmpfs: {error}")
-    try:
-        isolation.unshare(isolation.CLONE_NEWPID)
-        pid_ns = True
-    except OSError as error:
-        pid_ns = False
-        result["notes"].append(f"pid namespace: {error}")
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
-        out = {"pid1": os.getpid() == 1, "uid": False, "rlimits": False}
-        try:
-            if pid_ns:
-                isolation.unshare(isolation.CLONE_NEWNS)
-                isolation.mount_private_proc()
-            isolation.apply_limits({"cpu_s": 30, "memory_mb": 4096, "nproc": 64, "fsize_mb": 8})
-            out["rlimits"] = True
-            if config["namespaces"]:  # root: with namespaces, or as the fallback without
-                isolation.drop_privileges(config["uid"], config["uid"])
-                code = os.spawnv(os.P_WAIT, sys.executable,
-                                 [sys.executable, "-I", "-c", "import numpy"])
-                out["uid"] = code == 0
-                if code != 0:
-                    out["note"] = "the unprivileged user cannot run this Python"
-        except BaseException as error:
-            out["note"] = repr(error)
-        os.write(write, json.dumps(out).encode())
-        os._exit(0)
-    os.close(write)
-    data = b""
-    while chunk := os.read(read, 4096):
-        data += chunk
-    os.waitpid(pid, 0)
-    child = json.loads(data or b"{}")
-    result["pid_namespace"] = pid_ns and child.get("pid1", False)
-    result["drop_privileges"] = child.get("uid", False)
-    result["rlimits"] = child.get("rlimits", False)
-    if child.get("note"):
-        result["notes"].append(child["note"])
-    print(json.dumps(result))
-    """
-)
 
 def probe_capabilities(check_cuda: bool = False) -> Capabilities:
     """Try each isolation mechanism in a throw-away child and report what worked (cached)."""
@@ -302,8 +240,9 @@ def _probe() -> Capabilities:
         view = filesystem_view(own, [secret.parent])
         config = {**view, "namespaces": root, "secret": str(secret), "uid": sandbox_uid()}
         try:
-            done = subprocess.run([sys.executable, "-I", "-c", PROBE_SCRIPT, str(CHILD_DIR),
-                                   json.dumps(config)], capture_output=True, text=True, timeout=60)
+            done = subprocess.run([sys.executable, "-I", str(CHILD_DIR / "platform_probe.py"),
+                                   str(CHILD_DIR), json.dumps(config)],
+                                  capture_output=True, text=True, timeout=60)
             result = json.loads(done.stdout.strip().splitlines()[-1])
         except (subprocess.SubprocessError, ValueError, IndexError) as error:
             caps.notes.append(f"isolation probe failed: {error!r}")
