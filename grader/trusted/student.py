@@ -7,7 +7,8 @@ The steps, each a function that returns what it found:
    builds the scratch folder the sandbox sees (:func:`_scratch`);
 2. :func:`_grade_lab` runs a lab's probe groups and judges its items (:func:`_judge_items`), then
    runs and judges its notebook (:func:`_grade_notebook`): a :class:`LabResult`;
-3. :func:`_record` puts the labs together with the totals, the GPU column and the status.
+3. :func:`_record` puts the labs together with the GPU column and the status, a
+   :class:`~grader.trusted.record.StudentRecord`; its totals are the gradebook's.
 
 The record is written by the caller (``grader.trusted.pool``).
 """
@@ -31,11 +32,12 @@ from grader.trusted import gradebook, nbexec, status
 from grader.trusted.borrowed import borrowed_modules
 from grader.trusted.budget import StudentBudget
 from grader.trusted.findings import GRADER_ERROR
+from grader.trusted.record import Instructor, LabRecord, StudentRecord
 from grader.trusted.references import References
 from grader.trusted.runs import LabRun, kernel_server, zygote
 from grader.trusted.sandbox import Scratch, scratch_size_mb
-from grader.trusted.status import Gpu, Notebook, Problem, Run
 from grader.trusted.status import Item as ItemStatus
+from grader.trusted.status import Notebook, Problem, Run
 from grader.trusted.unpack import POSITIONAL, Submission, flag_reason, unpack
 from grader.trusted.verdicts import CellContext, Finding, GroupOutcome, JudgeContext, Verdict
 from minimodel.course import find_lab
@@ -68,7 +70,7 @@ class NotebookResult:
 class LabResult:
     """One lab of one student, graded."""
 
-    lab: dict  # the record's ``labs[lab]``: titles, items, notebook
+    lab: LabRecord
     groups: dict[str, dict]  # the instructor's ``groups``: how each probe group's run went
     notebook_run: dict | None  # the instructor's ``notebooks[lab]``, if the notebook ran
     problems: list[Problem]
@@ -97,10 +99,11 @@ def grade_student(student_id: str, path: Path, ctx) -> dict:
     finally:
         student.scratch.remove()
     record = _record(student_id, student, labs)
-    record["graded_at"] = datetime.datetime.now().isoformat(timespec="seconds")
-    record["wall_s"] = round(time.monotonic() - start, 2)
-    record["complete"] = True
-    return record
+    record.graded_at = datetime.datetime.now().isoformat(timespec="seconds")
+    record.wall_s = round(time.monotonic() - start, 2)
+    data = record.to_json()
+    gradebook.recompute_totals(data)
+    return data
 
 
 def _graded_modules() -> set[str]:
@@ -129,31 +132,29 @@ def _scratch(ctx, safe_id: str, files: dict[str, bytes]) -> Scratch:
     return Scratch(folder, files, scratch_size_mb(ctx.limits, ctx.caps))
 
 
-def _record(student_id: str, student: StudentRun, labs: dict[str, LabResult]) -> dict:
-    """The student's record from their graded labs: totals, GPU column, status."""
+def _record(student_id: str, student: StudentRun, labs: dict[str, LabResult]) -> StudentRecord:
+    """The student's record from their graded labs: messages, GPU column, status."""
     submission, ctx, budget = student.submission, student.ctx, student.budget
-    record = {"student_id": student_id, "safe_id": gradebook.safe_id(student_id),
-              "complete": False, "fingerprint": submission.fingerprint(), "config": ctx.config,
-              "device": ctx.device,
-              "messages": [m.to_json() for m in [*submission.flags, *submission.messages]],
-              "labs": {lab_id: result.lab for lab_id, result in labs.items()},
-              "found": submission.found,
-              "instructor": {"groups": {k: v for result in labs.values()
-                                        for k, v in result.groups.items()},
-                             "notebooks": {lab_id: result.notebook_run
-                                           for lab_id, result in labs.items()
-                                           if result.notebook_run is not None}}}
-    _lift_syntax_errors(record)
-    gradebook.recompute_totals(record)
-    record["gpu"] = _gpu_summary(record)
-    record["instructor"]["budget"] = budget.summary()
+    lab_records = {lab_id: result.lab for lab_id, result in labs.items()}
     problems = [problem for result in labs.values() for problem in result.problems]
     if budget.skipped:
         problems.append(Problem.STUDENT_WALL_CAP if budget.finding().code == "student-wall-cap"
                         else Problem.STUDENT_CPU_CAP)
-    record["status"] = (status.flagged(flag_reason(submission)) if submission.flags
-                        else status.problems(problems))
-    return record
+    messages = [m.to_json() for m in [*submission.flags, *submission.messages]]
+    return StudentRecord(
+        student_id=student_id, safe_id=gradebook.safe_id(student_id), complete=True,
+        fingerprint=submission.fingerprint(), config=ctx.config, device=ctx.device,
+        messages=messages + _syntax_errors(messages, lab_records), labs=lab_records,
+        found=submission.found,
+        instructor=Instructor(
+            groups={k: v for result in labs.values() for k, v in result.groups.items()},
+            notebooks={lab_id: result.notebook_run for lab_id, result in labs.items()
+                       if result.notebook_run is not None},
+            budget=budget.summary()),
+        gpu=status.gpu_summary([v["gpu"] for lab in lab_records.values()
+                                for v in lab.items if v.get("gpu")]),
+        status=(status.flagged(flag_reason(submission)) if submission.flags
+                else status.problems(problems)))
 
 
 @cache
@@ -197,9 +198,9 @@ def _grade_lab(lab_id: str, checks: LabChecks, student: StudentRun) -> LabResult
         probes = {c.group: outcomes[c.group]["cpu"] for c in checks.notebook.cells if c.group}
         notebook = _grade_notebook(run, student, refs, probes)
     return LabResult(
-        lab={"title_es": lab.title_es, "title_en": lab.title_en,
-             "items": [v.to_json() for v in [*items, *notebook.verdicts]],
-             "notebook": notebook.info},
+        lab=LabRecord(title_es=lab.title_es, title_en=lab.title_en,
+                      items=[v.to_json() for v in [*items, *notebook.verdicts]],
+                      notebook=notebook.info),
         groups=run.reports, notebook_run=notebook.run,
         problems=[*problems, *judge_problems, *notebook.problems])
 
@@ -332,17 +333,15 @@ def _cell_verdicts(checks: LabChecks, source, refs: References, kernel: _KernelR
     return verdicts, problems
 
 
-def _lift_syntax_errors(record: dict) -> None:
-    """A syntax error is said once at the top of the feedback, not only under each item."""
-    seen = {m.get("es") for m in record["messages"]}
-    for lab in record["labs"].values():
-        for verdict in lab["items"]:
+def _syntax_errors(messages: list[dict], labs: dict[str, LabRecord]) -> list[dict]:
+    """The items' syntax errors, each once, not already among ``messages``: a syntax error is
+    said at the top of the feedback, not only under each item."""
+    seen = {m.get("es") for m in messages}
+    lifted = []
+    for lab in labs.values():
+        for verdict in lab.items:
             for finding in verdict.get("findings", []):
                 if finding["code"] in ("syntax-error", "not-utf8") and finding["es"] not in seen:
                     seen.add(finding["es"])
-                    record["messages"].append(finding)
-
-
-def _gpu_summary(record: dict) -> Gpu:
-    return status.gpu_summary([v["gpu"] for lab in record["labs"].values()
-                               for v in lab["items"] if v.get("gpu")])
+                    lifted.append(finding)
+    return lifted

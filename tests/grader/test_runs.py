@@ -4,6 +4,7 @@ manual grades from formgrader, exit status."""
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import signal
@@ -17,6 +18,7 @@ import pytest
 from grader_corpus import REFERENCE, ZEROS_FORWARD, ZEROS_PE, Entry, shared_dir, stub_with
 
 from grader.trusted import gradebook
+from grader.trusted.record import StudentRecord
 
 FAST = ["--timeout", "3", "--no-progress", "--workers", "1"]
 
@@ -76,6 +78,18 @@ def test_a_run_completes_with_exit_status_zero(full_run):
         folder = root / "full" / "feedback" / student
         assert {p.name for p in folder.iterdir()} == {
             "feedback.es.md", "feedback.en.md", "feedback.es.html", "feedback.en.html"}
+
+
+def test_records_are_student_records_key_for_key(full_run):
+    """``StudentRecord`` is the shape of the records on disk: read back and written again, each
+    is the same JSON text."""
+    root = full_run[0]
+    for path in sorted((root / "full" / "records").glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        again = StudentRecord.from_json(data).to_json()
+        assert again == data
+        assert json.dumps(again, indent=1, ensure_ascii=False, sort_keys=True) + "\n" == \
+            path.read_text(encoding="utf-8")
 
 
 def test_kill_9_then_rerun_gives_the_same_grades(full_run, tmp_path):
