@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nbformat
 
@@ -43,6 +44,9 @@ from grader.trusted.verdicts import CellContext, Finding, GroupOutcome, JudgeCon
 from minimodel.course import find_lab
 from minimodel.implementation import STUBS_DIR
 
+if TYPE_CHECKING:
+    from grader.trusted.grading import RunContext
+
 
 @dataclass
 class StudentRun:
@@ -50,7 +54,7 @@ class StudentRun:
 
     submission: Submission
     scratch: Scratch
-    ctx: object  # grader.trusted.grading.RunContext
+    ctx: RunContext
     log_path: Path
     budget: StudentBudget
     borrowed: dict[str, Finding]  # module -> why it scores 0 (it takes its values from the course)
@@ -79,7 +83,7 @@ class LabResult:
 _source = cache(nbexec.source_notebook)
 
 
-def grade_student(student_id: str, path: Path, ctx) -> dict:
+def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
     """Grade one submission completely and return its record (written by the caller)."""
     start = time.monotonic()
     submission = unpack(student_id, path)
@@ -124,7 +128,7 @@ def _stubs_missing(own: dict[str, bytes]) -> dict[str, bytes]:
             if (STUBS_DIR / f"{m}.py").exists()}
 
 
-def _scratch(ctx, safe_id: str, files: dict[str, bytes]) -> Scratch:
+def _scratch(ctx: RunContext, safe_id: str, files: dict[str, bytes]) -> Scratch:
     """A fresh scratch folder for the student (one left by an interrupted run is removed)."""
     folder = ctx.scratch_root / safe_id
     if folder.exists():
@@ -206,7 +210,8 @@ def _grade_lab(lab_id: str, checks: LabChecks, student: StudentRun) -> LabResult
 
 
 def _judge_items(checks: LabChecks, outcomes: dict[str, dict[str, GroupOutcome]],
-                 refs: References, arrays: dict, ctx) -> tuple[list[Verdict], list[Problem]]:
+                 refs: References, arrays: dict,
+                 ctx: RunContext) -> tuple[list[Verdict], list[Problem]]:
     """Every item of the lab judged on its group's runs; a judge that fails is a problem."""
     verdicts, problems = [], []
     for item in checks.items:
@@ -220,7 +225,7 @@ def _judge_items(checks: LabChecks, outcomes: dict[str, dict[str, GroupOutcome]]
 
 
 def _judge_context(item: Item, group: Group, runs: dict[str, GroupOutcome], refs: References,
-                   arrays: dict, ctx) -> JudgeContext:
+                   arrays: dict, ctx: RunContext) -> JudgeContext:
     """What ``item``'s judge sees. A device group always has a CUDA run (an absent, not run one
     without a GPU) and a meta run (absent, like the CPU run, when its module did not run)."""
     gpu = meta = None
