@@ -37,9 +37,11 @@ from minimodel.course import encoding_modules
 from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
-# ulp-level differences between CPUs and thread counts; atol covers float32 rounding of values
-# that are themselves rounding noise (17.00's equivariance gaps, about 5e-7)
-DRIFT_TOLERANCE = Tolerance(rtol=1e-6, atol=1e-6)
+# float32 rounding that differs between CPUs and thread counts: a few ulps after a deep
+# computation (17.03's tiny Llama gives logits near 8 that differ by 6e-6 between two machines);
+# atol covers values that are themselves rounding noise (17.00's equivariance gaps, about 5e-7).
+# A real change of the solutions moves outputs by orders of magnitude more.
+DRIFT_TOLERANCE = Tolerance(rtol=1e-5, atol=1e-5)
 MISTAKE_SAMPLE = 512  # values kept of each output of a classic mistake
 
 
