@@ -66,6 +66,11 @@ class LeakError(ReleaseError):
     """Something instructor-only would reach students."""
 
 
+def refused(problems: list[str]) -> LeakError:
+    """The error that refuses a release for ``problems``."""
+    return LeakError(REFUSED + "\n".join(problems))
+
+
 def released(name: str) -> bool:
     """Whether the file ``name`` (a path relative to the repository) reaches students: one of
     the commit's files a student uses, or the site the release builds."""
@@ -285,19 +290,19 @@ def release(out: Path, *, force: bool = False, root: Path = REPO_ROOT,
         problems = [f"{path.relative_to(tree)}: out of date (make sync, then commit)"
                     for path in sync.drifted(sync.generated_files(tree))]
         if problems:
-            raise LeakError(REFUSED + "\n".join(problems))
+            raise refused(problems)
         if out.exists() and any(out.iterdir()):
             saved = keep_previous(out)
             say(bilingual(f"La publicación anterior está en {saved}",
                           f"The previous release is kept in {saved}"))
         written = _write(tree, out)
-        problems = leaks(out, root) or answers(out, say)
+        problems = scan(out, root, say)
         if not problems:  # the site takes a minute: built once the code is known clean
             written += build_site(tree, out / SITE, root, say)
             problems = leaks(out / SITE, root, prefix=SITE) + site_answers(out / SITE)
     if problems:
         shutil.rmtree(out)
-        raise LeakError(REFUSED + "\n".join(problems))
+        raise refused(problems)
     return written
 
 
@@ -401,14 +406,22 @@ def site_answers(site: Path) -> list[str]:
     return found
 
 
-def answers(out: Path, say=print) -> list[str]:
-    """The callables of the release that compute a graded function (``grader.build.leaks``)."""
+def answers(out: Path, say=print, labs: list[str] | None = None) -> list[str]:
+    """The callables of the release that compute a graded function (``grader.build.leaks``; of
+    ``labs``, default all)."""
     from grader.build.leaks import search
 
     say(bilingual("Buscando en la publicación código que calcule una respuesta calificada…",
                   "Searching the release for code that computes a graded answer…"))
-    found = search(out)
-    return [f"{leak} · a student could call it for full marks" for leak in found.leaks]
+    found = search(out, labs)
+    return [f"{leak} · con ella se saca la nota entera / a student could call it for full marks"
+            for leak in found.leaks]
+
+
+def scan(out: Path, root: Path = REPO_ROOT, say=print, labs: list[str] | None = None) -> list[str]:
+    """Why the written release ``out`` is refused: its instructor-only material
+    (:func:`leaks`), else its callables that compute a graded answer (:func:`answers`)."""
+    return leaks(out, root) or answers(out, say, labs)
 
 
 REWRITTEN = {"pyproject.toml": student_pyproject, "Makefile": student_makefile,

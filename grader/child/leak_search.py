@@ -16,14 +16,20 @@ the results file, one JSON line per event::
 
 Candidates: every function found in a module of ``minimodel`` outside ``minimodel.positional``
 (module-level functions, wherever they come from except the standard library and installed
-packages, and classes' static and class methods), and every function defined in a lab
-notebook's code cells, executed after that notebook's import lines. A request looks like::
+packages, and classes' static and class methods), every function defined in a lab notebook's
+code cells, executed after that notebook's import lines, every function the code blocks of a
+released text define (lessons, docstrings, notebooks' text: the request's ``snippets``), and, per
+target, each of those snippets that uses an argument of the graded function, run as its body.
+A target of a function the student writes in a notebook names its ``parameters`` and has inputs
+of its own. A request looks like::
 
-    {"labs": "<release>/labs", "time_limit_s": 5, "memory_mb": 2048, "rtol": 1e-3, "atol": 1e-4,
-     "skip": [candidate, ...], "results": "<path>.jsonl",
+    {"root": "<release>", "labs": "<release>/labs", "time_limit_s": 5, "memory_mb": 2048,
+     "rtol": 1e-3, "atol": 1e-4, "skip": [candidate, ...], "results": "<path>.jsonl",
+     "snippets": [{"where": "docs_en/17/03-rope.md", "code": "...", "block": true}, ...],
      "targets": [{"id": "17.01/pe/sinusoidal_pe", "inputs": "<lab>.npz",
                   "expected": "<target>.npz", "cases": [<Case.to_json()>, ...],
-                  "outputs": [[{"kind": "tensor", "array": "<key>"}, ...], ...]}]}
+                  "outputs": [[{"kind": "tensor", "array": "<key>"}, ...], ...],
+                  "parameters": []}]}
 """
 
 from __future__ import annotations
@@ -125,6 +131,35 @@ def _code_lines(cell: dict) -> str:
                      for line in source.splitlines())
 
 
+def defined(sources: list[str], where: str, namespace: dict) -> dict[str, object]:
+    """``"<where>:<name>"`` -> function: every function (and static method) that the Python
+    ``sources`` (a file's cells or code blocks) define, run in ``namespace`` after their import
+    lines; nothing else of them runs."""
+    imports, definitions = [], []
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                imports.append(node)
+            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                definitions.append(node)
+    found: dict[str, object] = {}
+    for node in imports + definitions:
+        try:
+            code = compile(ast.Module(body=[node], type_ignores=[]), where, "exec")
+            timed(IMPORT_LIMIT_S, exec, code, namespace)
+        except BaseException:
+            continue
+        if isinstance(node, ast.FunctionDef) and node.name in namespace:
+            found[f"{where}:{node.name}"] = namespace[node.name]
+        elif isinstance(node, ast.ClassDef) and node.name in namespace:
+            found.update(_static_members(namespace[node.name], f"{where}:{node.name}"))
+    return found
+
+
 def notebook_candidates(labs: str) -> dict[str, object]:
     """``"labs/18_02_rope_scaling.ipynb:frequency_ratios"`` -> function: every function (and
     static method) a notebook's code cells define, in a namespace holding what the notebook's
@@ -138,69 +173,126 @@ def notebook_candidates(labs: str) -> dict[str, object]:
                 cells = json.load(handle).get("cells", [])
         except (OSError, ValueError):
             continue
-        imports, definitions = [], []
-        for cell in cells:
-            if cell.get("cell_type") != "code":
-                continue
-            try:
-                tree = ast.parse(_code_lines(cell))
-            except SyntaxError:
-                continue
-            for node in tree.body:
-                if isinstance(node, (ast.Import, ast.ImportFrom)):
-                    imports.append(node)
-                elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                    definitions.append(node)
-        namespace = {"__name__": "notebook_" + file.split(".")[0]}
-        for node in imports + definitions:
-            try:
-                code = compile(ast.Module(body=[node], type_ignores=[]), file, "exec")
-                timed(IMPORT_LIMIT_S, exec, code, namespace)
-            except BaseException:
-                continue
-            if isinstance(node, ast.FunctionDef) and node.name in namespace:
-                found[f"labs/{file}:{node.name}"] = namespace[node.name]
-            elif isinstance(node, ast.ClassDef) and node.name in namespace:
-                found.update(_static_members(namespace[node.name], f"labs/{file}:{node.name}"))
+        sources = [_code_lines(cell) for cell in cells if cell.get("cell_type") == "code"]
+        found.update(defined(sources, f"labs/{file}",
+                             {"__name__": "notebook_" + file.split(".")[0]}))
     return found
 
 
-def snippet_candidates(snippets: list[dict], name: str) -> dict[str, object]:
-    """``"<file>: <code>"`` -> function: each one-expression snippet a student reads (docstrings,
-    lessons, notebooks' text) that uses an argument of the graded function ``name``, as a
-    function with that function's signature returning the expression (with ``torch``, ``F``,
-    ``nn``, ``np`` and ``math`` at hand): ``F.interpolate(table.T[None], new_len, ...)`` in a
-    docstring is ``interpolate_positions``'s answer."""
+def script_candidates(root: str) -> dict[str, object]:
+    """``"benchmarks/rope.py:plain_rotate_half"`` -> function: every function (and static
+    method) defined by a Python file of the release outside ``src/`` (the package is imported
+    whole) and the built site, after that file's import lines."""
+    found: dict[str, object] = {}
+    for folder, subfolders, files in os.walk(root):
+        where = os.path.relpath(folder, root)
+        if where.split(os.sep)[0] in ("src", "site"):
+            subfolders[:] = []
+            continue
+        subfolders.sort()
+        for file in sorted(f for f in files if f.endswith(".py")):
+            name = os.path.normpath(os.path.join(where, file)).replace(os.sep, "/")
+            try:
+                with open(os.path.join(folder, file), encoding="utf-8") as handle:
+                    source = handle.read()
+            except (OSError, UnicodeDecodeError):
+                continue
+            found.update(defined([source], name, {"__name__": "released_" + file[:-3]}))
+    return found
+
+
+def _basics() -> dict[str, object]:
+    """What the code a student reads may use without importing it."""
     import math
 
     import torch
 
+    return {"torch": torch, "F": torch.nn.functional, "nn": torch.nn, "np": np, "math": math}
+
+
+def block_candidates(snippets: list[dict]) -> tuple[dict[str, object], dict[str, dict]]:
+    """``"<file>:<name>"`` -> function: every function (and static method) that the code blocks
+    a student reads in one file define, run like a notebook's (import lines and definitions, in
+    one namespace per file, with :func:`_basics` at hand); and each file's namespace."""
+    found: dict[str, object] = {}
+    namespaces: dict[str, dict] = {}
+    for where in dict.fromkeys(s["where"] for s in snippets if s["block"]):
+        namespaces[where] = {"__name__": "lesson", **_basics()}
+        found.update(defined([s["code"] for s in snippets if s["block"] and s["where"] == where],
+                             where, namespaces[where]))
+    return found, namespaces
+
+
+def graded_signature(target: dict) -> inspect.Signature | None:
+    """The graded function's signature: a notebook function's parameters (from the request), or
+    the stub's in ``minimodel.positional``."""
+    if target.get("parameters"):
+        return inspect.Signature([inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                  for name in target["parameters"]])
     import minimodel.positional
 
-    graded = None
+    name = target["cases"][0]["name"]
     for info in pkgutil.iter_modules(minimodel.positional.__path__, "minimodel.positional."):
-        module = __import__(info.name, fromlist=["_"])
-        graded = getattr(module, name, None) if graded is None else graded
-    if not callable(graded):
+        graded = getattr(__import__(info.name, fromlist=["_"]), name, None)
+        if callable(graded):
+            return inspect.signature(graded)
+    return None
+
+
+def _last_value(tree: ast.Module):
+    """A block's code up to its last statement, and the code that gives that statement's value
+    (an expression's, or the name it assigns)."""
+    *body, last = tree.body
+    if isinstance(last, ast.Expr):
+        value = last.value
+    elif isinstance(last, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = last.targets if isinstance(last, ast.Assign) else [last.target]
+        if not isinstance(targets[-1], ast.Name):
+            return None
+        body, value = tree.body, ast.Name(targets[-1].id, ast.Load())
+    else:
+        return None
+    return ast.Module(body=body, type_ignores=[]), ast.Expression(value)
+
+
+def snippet_candidates(snippets: list[dict], target: dict,
+                       namespaces: dict[str, dict]) -> dict[str, object]:
+    """``"<file>: <code>"`` -> function: each snippet a student reads (docstrings, lessons,
+    notebooks' text) that uses an argument of the target's graded function, as a function with
+    that function's signature: one expression returns its value
+    (``F.interpolate(table.T[None], new_len, ...)`` in a docstring is ``interpolate_positions``'s
+    answer), a block of statements runs and returns its last statement's value. They run with
+    :func:`_basics` and what the file's blocks import and define at hand."""
+    signature = graded_signature(target)
+    if signature is None:
         return {}
-    signature = inspect.signature(graded)
-    namespace = {"torch": torch, "F": torch.nn.functional, "nn": torch.nn, "np": np,
-                 "math": math}
     found = {}
     for snippet in snippets:
-        tree = ast.parse(snippet["code"], mode="eval")
+        tree = ast.parse(snippet["code"], mode="exec" if snippet["block"] else "eval")
         if not {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} & \
                 set(signature.parameters):
             continue
-        code = compile(tree, snippet["where"], "eval")
+        if snippet["block"]:
+            parts = _last_value(tree)
+            if parts is None:
+                continue
+            body, value = (compile(part, snippet["where"], mode)
+                           for part, mode in zip(parts, ("exec", "eval"), strict=True))
+        else:
+            body, value = None, compile(tree, snippet["where"], "eval")
+        namespace = namespaces.get(snippet["where"]) or _basics()
 
-        def candidate(*args, _code=code, **kwargs):
+        def candidate(*args, _body=body, _value=value, _namespace=namespace, **kwargs):
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
-            return eval(_code, dict(namespace), dict(bound.arguments))  # noqa: S307
+            scope = {**_namespace, **bound.arguments}
+            if _body is not None:
+                exec(_body, scope)  # noqa: S102 - the release's own text
+            return eval(_value, scope)  # noqa: S307
 
         candidate.__signature__ = signature
-        found[f"{snippet['where']}: {snippet['code']}"] = candidate
+        first = snippet["code"].strip().splitlines()[0]
+        found[f"{snippet['where']}: {first}" + (" …" if snippet["block"] else "")] = candidate
     return found
 
 
@@ -331,7 +423,9 @@ def main(path: str) -> None:
         results.flush()
 
     notebooks = notebook_candidates(request["labs"])
-    candidates = {**package_candidates(), **notebooks}
+    blocks, namespaces = block_candidates(request.get("snippets", []))
+    candidates = {**package_candidates(), **notebooks, **script_candidates(request["root"]),
+                  **blocks}
     say(candidates=len(candidates), notebooks=len(notebooks))
     skip = set(request.get("skip", []))
     slow = {name: 0 for name in candidates}
@@ -343,7 +437,7 @@ def main(path: str) -> None:
                   for outputs in target["outputs"]]
         first = _arguments(target["cases"][0], inputs)
         tensors = any(_has_tensor(_arguments(case, inputs)) for case in target["cases"])
-        snippets = snippet_candidates(request.get("snippets", []), target["cases"][0]["name"])
+        snippets = snippet_candidates(request.get("snippets", []), target, namespaces)
         for name, function in {**candidates, **snippets}.items():
             slow.setdefault(name, 0)
             if slow[name] >= SLOW_CALLS or name in skip or not binds(function, *first):

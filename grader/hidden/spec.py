@@ -211,6 +211,21 @@ class CellCheck:
 
 
 @dataclass(frozen=True)
+class Form:
+    """Another signature under which shipped code could hold the answer of a function the
+    student writes in the lab notebook (the release's leak search, ``grader.build.leaks``, tries
+    every shipped function against it): ``arguments(*args, **kwargs)`` turns the arguments of a
+    record's call of ``function`` (NumPy arrays, plain values) into ``parameters``'s, e.g.
+    ``rope_rotate_half(x, positions, inv_freq)`` written as ``f(x, cos, sin)`` with Hugging
+    Face's cos/sin tables of width ``D``. ``name`` tells the forms of one function apart."""
+
+    function: str
+    name: str
+    parameters: tuple[str, ...]
+    arguments: Callable[..., tuple]
+
+
+@dataclass(frozen=True)
 class NotebookChecks:
     """The lab notebook's auto-graded cells, and what its hand-graded answers are about: one
     ``(es, en)`` per question, the cells ``q1-answer``, ``q2-answer``, ..."""
@@ -242,6 +257,7 @@ class LabChecks:
     items: tuple[Item, ...] = ()
     cells: tuple[CellCheck, ...] = ()
     questions: tuple[tuple[str, str], ...] = ()
+    forms: tuple[Form, ...] = ()  # other signatures of the notebook's answers, for the leak search
 
     def __post_init__(self):
         object.__setattr__(self, "items", tuple(self.items))  # an Items list, declared in order

@@ -17,7 +17,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.build.leaks import Leak, search, targets, trivial
+from grader.build import release
+from grader.build.leaks import (
+    Leak,
+    notebook_targets,
+    search,
+    targets,
+    trivial,
+    written_functions,
+)
 from grader.hidden import registry
 from grader.trusted import references
 from minimodel.implementation import REFERENCE_DIR
@@ -74,6 +82,33 @@ A table of ``L`` rows becomes one of ``new_len`` rows with
 ``F.interpolate(table.T[None], new_len, mode="linear", align_corners=True)[0].T``.
 """
 '''
+# 17.03's notebook formula (rope_rotate_half) as a benchmark would write it, with the tables built.
+BENCHMARK = '''"""RoPE against a plain rotate-half."""
+import torch
+
+
+def rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def plain_rotate_half(x, cos, sin):
+    return x * cos + rotate_half(x) * sin
+'''
+# A lesson's code blocks: sinusoidal_pe's answer as statements, the same formula as a function.
+LESSON_BLOCKS = '''
+```python
+angles = np.arange(T)[:, None] * base ** (-np.arange(0, d, 2) / d)
+table = np.stack([np.sin(angles), np.cos(angles)], axis=-1).reshape(T, d)
+```
+
+```python
+def rotar(x, cos, sin):
+    mitad = x.shape[-1] // 2
+    girada = torch.cat([-x[..., mitad:], x[..., :mitad]], dim=-1)
+    return x * cos + girada * sin
+```
+'''
 NOTEBOOK_CELL = '''def frequencies(rotary_dim, base=10000.0):
     return 1.0 / base ** (torch.arange(0, rotary_dim, 2).float() / rotary_dim)
 '''
@@ -93,23 +128,46 @@ def test_the_release_holds_no_implementation_of_a_graded_function(released):
 def test_every_graded_function_is_searched():
     graded = {(lab, case.name) for lab, checks in registry().items() for group in checks.groups
               for case in group.cases if case.call == "function"}
-    searched = {(target.lab, target.function) for target in targets()}
+    searched = {(target.lab, target.function) for target in targets(notebooks=False)}
     assert searched == graded
     assert trivial([[{"array": [0.0, 0.0]}], [{"array": []}, {"kind": "none"}]])
     assert not trivial([[{"array": [0.0, 0.0]}], [{"array": [1.0]}]])
 
 
+def test_the_notebooks_answers_are_searched_in_the_forms_their_checks_declare():
+    found = {target.id: target for target in notebook_targets(["17.03"])}
+    cell = "17.03/notebook:test-formulations"
+    assert {f"{cell}/rope_complex", f"{cell}/rope_rotate_half",
+            f"{cell}/rope_rotate_half[cos-sin-tables]"} <= set(found), sorted(found)
+    half = found[f"{cell}/rope_rotate_half"]
+    tables = found[f"{cell}/rope_rotate_half[cos-sin-tables]"]
+    assert half.parameters == ("x", "positions", "inv_freq")
+    assert tables.parameters == ("x", "cos", "sin") and tables.outputs is half.outputs
+    x, cos, sin = (tables.arrays[argument.key] for argument in tables.cases[0].args)
+    rotated = np.concatenate([-x[..., 3:], x[..., :3]], axis=-1)  # D = 6
+    assert np.allclose(x * cos + rotated * sin, half.outputs[0][0]["array"], atol=1e-5), \
+        "the form's tables give the notebook's answer"
+    for lab, checks in registry().items():
+        for form in checks.forms:
+            assert form.function in written_functions(lab), (lab, form.name)
+
+
 @pytest.fixture(scope="module")
 def planted(released, tmp_path_factory) -> Path:
-    """The release with five answers planted: the reference ``sinusoidal_pe`` imported by a
+    """The release with eight answers planted: the reference ``sinusoidal_pe`` imported by a
     new module, ALiBi's slopes rewritten as a static method and its biases with NumPy, RoPE's
     frequencies rewritten in a notebook cell, ``interpolate_positions`` as one expression in a
-    docstring; and two functions that kill the search's child
-    and never return."""
+    docstring, 17.03's notebook formula ``rope_rotate_half`` in a benchmark file and in a lesson's
+    code block, ``sinusoidal_pe`` as a lesson's block of statements; and two functions that kill
+    the search's child and never return."""
     repo = tmp_path_factory.mktemp("planted") / "repo"
     shutil.copytree(released, repo)
     (repo / "src" / "minimodel" / "shortcut.py").write_text(SHORTCUT, encoding="utf-8")
     (repo / "src" / "minimodel" / "resize.py").write_text(DOCSTRING, encoding="utf-8")
+    (repo / "benchmarks").mkdir()
+    (repo / "benchmarks" / "rope.py").write_text(BENCHMARK, encoding="utf-8")
+    with (repo / "docs_es" / "17" / "03-rope.md").open("a", encoding="utf-8") as lesson:
+        lesson.write(LESSON_BLOCKS)
     lab = repo / "labs" / "17_03_rope.ipynb"
     notebook = json.loads(lab.read_text(encoding="utf-8"))
     notebook["cells"].append({"cell_type": "code", "execution_count": None, "id": "planted",
@@ -131,8 +189,32 @@ def test_the_search_finds_planted_implementations(planted):
     assert any(leak.candidate.startswith("src/minimodel/resize.py: F.interpolate(")
                and leak.target.endswith("/interpolate_positions") for leak in found.leaks), \
         "an answer written in a docstring"
+    half = "17.03/notebook:test-formulations/rope_rotate_half[cos-sin-tables]"
+    assert {Leak("benchmarks/rope.py:plain_rotate_half", half),
+            Leak("docs_es/17/03-rope.md:rotar", half),
+            Leak("docs_es/17/03-rope.md: angles = np.arange(T)[:, None] * base ** "
+                 "(-np.arange(0, d, 2) / d) …", "17.01/pe/sinusoidal_pe")} <= set(found.leaks)
+    assert "benchmarks/rope.py:plain_rotate_half computes rope_rotate_half[cos-sin-tables] " \
+        "(lab 17.03, notebook cell 'test-formulations')" in "\n".join(map(str, found.leaks))
     assert "minimodel.shortcut.crash" in found.crashed, "skipped, and the search went on"
     assert "minimodel.shortcut.spin" in found.slow
+
+
+def test_a_release_that_ships_a_benchmark_with_a_notebook_answer_is_refused(
+        released, tmp_path, monkeypatch):
+    """A maintainer ships ``benchmarks/`` again, 17.03's notebook formula in ``rope.py``."""
+    repo = tmp_path / "repo"
+    shutil.copytree(released, repo)
+    (repo / "benchmarks").mkdir()
+    (repo / "benchmarks" / "rope.py").write_text(BENCHMARK, encoding="utf-8")
+    monkeypatch.setattr(release, "SHIPPED", (*release.SHIPPED, "benchmarks/"))
+    said = []
+    message = str(release.refused(release.scan(repo, say=said.append, labs=["17.03"])))
+    assert message.startswith("No publico / refusing to release:\n")
+    assert "benchmarks/rope.py:plain_rotate_half computes rope_rotate_half[cos-sin-tables] (lab " \
+        "17.03, notebook cell 'test-formulations') · con ella se saca la nota entera / a " \
+        "student could call it for full marks" in message, message
+    assert any("Buscando en la publicación" in line for line in said)
 
 
 def hidden_outputs_shipped(lab_id: str) -> list[tuple[str, str]]:

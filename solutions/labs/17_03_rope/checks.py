@@ -43,7 +43,16 @@ from grader.hidden.common import (
     student,
     whole_case,
 )
-from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks, non_default
+from grader.hidden.spec import (
+    Case,
+    CellCheck,
+    Form,
+    Group,
+    Input,
+    Items,
+    LabChecks,
+    non_default,
+)
 from grader.trusted.verdicts import Finding, JudgeContext, Tolerance
 
 MODULE = "rope"
@@ -385,7 +394,19 @@ CELLS = (
                       "without adding rounding."),))),
 )
 
+def _width_d_tables(x, positions, inv_freq) -> tuple:
+    """``rope_rotate_half``'s arguments as Hugging Face's Llama passes them: ``x`` and cos/sin
+    tables ``(T, D)``, each angle twice (float32)."""
+    angles = positions.astype(np.float32)[:, None] * inv_freq.astype(np.float32)
+    angles = np.concatenate([angles, angles], axis=-1)
+    return x, np.cos(angles), np.sin(angles)
+
+
+# Shipped code (a benchmark, a helper) may hold the notebook's Hugging Face formula with the
+# tables already built: the release's leak search tries that form too.
+FORMS = (Form("rope_rotate_half", "cos-sin-tables", ("x", "cos", "sin"), _width_d_tables),)
+
 CHECKS = LabChecks(
-    lab_id="17.03", inputs=inputs, groups=GROUPS, items=ITEMS, cells=CELLS, questions=(
+    lab_id="17.03", inputs=inputs, groups=GROUPS, items=ITEMS, cells=CELLS, forms=FORMS, questions=(
         ("cargar un checkpoint sin permutar", "loading a checkpoint without permuting"),
         ("por qué crece el error de bfloat16", "why the bfloat16 error grows")))
