@@ -78,22 +78,29 @@ def released(name: str) -> bool:
     return name in SHIPPED or name.startswith(folders)
 
 
+INSTRUCTOR_ONLY = re.compile(r"\bgrader\b|(?<![\w/])solutions/")  # named in pyproject.toml
+
+
 def student_pyproject(text: str) -> str:
-    """Only the ``minimodel`` package, no grader command, no comment about the grader."""
+    """Only the ``minimodel`` package, no grader command, no setting for and no comment about
+    what stays with the instructors (the grader, ``solutions/``)."""
     lines = []
     source = text.splitlines()
-    comment_about_grader = set()
+    dropped = set()
     start = None
     for index, line in enumerate([*source, ""]):  # whole comment blocks that mention it
         if line.lstrip().startswith("#"):
             start = index if start is None else start
             continue
-        if start is not None and any(re.search(r"\bgrader\b", source[k])
-                                     for k in range(start, index)):
-            comment_about_grader |= set(range(start, index))
+        block = range(start if start is not None else index, index)
+        if any(INSTRUCTOR_ONLY.search(source[k]) for k in block) or \
+                INSTRUCTOR_ONLY.search(line) and re.match(r'\s*"[^"]*"\s*=', line):
+            dropped |= set(block)  # with the setting a comment is about
+            if INSTRUCTOR_ONLY.search(line):
+                dropped.add(index)
         start = None
     for index, line in enumerate(source):
-        if index in comment_about_grader:
+        if index in dropped:
             continue
         if re.match(r"\s*minimodel-grader\s*=", line):
             continue

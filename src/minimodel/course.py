@@ -17,13 +17,13 @@ class Lab:
     Attributes:
         id: lesson number as students say it, ``"17.01"``.
         slug: file-name form, ``"17_01_sinusoidal"``: the notebook is ``labs/<slug>.ipynb``, its
-            source and hidden checks are in ``solutions/labs/<slug>/`` (:attr:`folder`), its
-            visible tests are ``tests/student/test_<slug>.py``.
+            visible tests are ``tests/student/test_<slug>.py``; its source and hidden checks stay
+            in the instructors' repository (:attr:`folder`).
         title_es, title_en: the lesson's title in each language.
         page: path of the lesson page inside ``docs_es/`` and ``docs_en/``.
         modules: encoding files of ``minimodel.positional`` the student completes in this lab.
         full_run_s: seconds the whole lab takes at full size against the reference on 2 quiet
-            cores, from scratch (``benchmarks/labs.py`` measures it); progress lines announce it,
+            cores, from scratch (the course's benchmarks measure it); progress lines announce it,
             and the demo runs at full size only the labs that take under ``DEMO_FULL_S``.
         needs: labs whose files this lab's notebook runs (it trains or decodes with those
             encodings): they must be done first. The self-check says which are not.

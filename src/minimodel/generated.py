@@ -1,10 +1,10 @@
 """Generated files that know they are generated: a fingerprint of what was written.
 
-``make sync`` writes the stubs (``src/minimodel/positional/*.py``) and the lab notebooks
+The course's generator writes the stubs (``src/minimodel/positional/*.py``) and the lab notebooks
 (``labs/*.ipynb``); these are exactly the files a student then edits. Each one carries a stamp,
 ``minimodel-generated:<12 hex digits>``, the fingerprint of its content as it was written. When the
 fingerprint no longer matches, somebody wrote in the file, and no course command overwrites it
-without asking (``make sync`` refuses; ``make submit`` knows which labs were started).
+without asking (the generator refuses; ``make submit`` knows which labs were started).
 
 What counts as content: the whole text of a ``.py`` file; the cells' types and sources of a
 notebook (running a notebook or saving it from JupyterLab adds outputs and metadata, which are not

@@ -3,7 +3,7 @@
 An implementation is a folder holding the encoding files (``sinusoidal.py``, ``rope.py``, ...):
 
 - ``src``: the stubs in ``src/minimodel/positional/`` that the student completes (the default);
-- ``reference``: the reference solutions in ``solutions/positional/`` (instructors, tests, demo);
+- ``reference``: the reference solutions, in the instructors' repository only (tests, demo);
 - any other value: a path to a folder, e.g. one student's submission.
 
 Choose it with the environment variable ``MINIMODEL_IMPL`` before ``minimodel.positional`` is

@@ -1,8 +1,8 @@
 """Run lab notebooks headless against a chosen implementation and collect their figures.
 
 ``python -m minimodel.labrun --impl reference --size demo --figures build/figures`` (what
-``make demo`` runs) executes every lab from its source ``solutions/labs/<slug>/notebook.py`` (or,
-in a student's copy, the notebook in ``labs/``), writes the executed notebooks to
+``make demo`` runs) executes every lab from its solved source (in the instructors' repository; in
+a student's copy, the notebook in ``labs/``), writes the executed notebooks to
 ``build/labs/`` and the figures to ``--figures``. Sizes: ``full`` is what students run; ``test``
 is the small version the test suite uses; ``demo`` runs at full size the labs that take under
 half a minute and the others (they train models for minutes) at test size. Each lab announces

@@ -34,7 +34,8 @@ class Entry:
     """One file of the submission and what the check found.
 
     Attributes:
-        name: path inside the archive (and inside the repository), e.g. ``labs/17_01_x.ipynb``.
+        name: path inside the archive (and inside the repository), e.g.
+            ``labs/17_01_sinusoidal.ipynb``.
         state: ``"started"``, ``"untouched"`` (still as released), ``"missing"`` or ``"broken"``.
         detail: why it is broken (empty otherwise).
     """

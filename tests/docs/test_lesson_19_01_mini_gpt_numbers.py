@@ -298,10 +298,12 @@ def raw_attention() -> dict[tuple[str, int], dict[str, list[float]]]:
 
 
 def test_training_table_comes_from_the_benchmark(page):
+    """``benchmarks/training_by_encoding.py`` printed ``RESULTS/19_01_training_by_encoding.txt``;
+    the page gives the numbers and how they were measured, not the course's paths (students do
+    not get ``benchmarks/``)."""
     section = page.part("time")
-    assert "benchmarks/training_by_encoding.py" in section.text
     assert (ROOT / "benchmarks" / "training_by_encoding.py").is_file()
-    assert "benchmarks/results/19_01_training_by_encoding.txt" in section.text
+    assert "benchmarks/" not in section.text and "PyTorch 2.13" in section.text
     raw = raw_training()
     assert list(raw) == list(ENCODINGS)
     training = section.tables[0]
@@ -318,9 +320,9 @@ def test_training_table_comes_from_the_benchmark(page):
 
 
 def test_attention_table_comes_from_the_benchmark(page):
+    """``benchmarks/attention.py`` printed ``RESULTS/19_01_attention.txt``."""
     section = page.part("time")
-    assert "benchmarks/attention.py" in section.text
-    assert "benchmarks/results/19_01_attention.txt" in section.text
+    assert (ROOT / "benchmarks" / "attention.py").is_file()
     raw = raw_attention()
     header, *rows = section.tables[1]
     columns = [("forward", 256), ("forward", 1024)]

@@ -9,10 +9,10 @@ The lesson has three kinds of numbers, each checked against where it comes from:
   ``=``/``\\approx`` is evaluated, the statistics match ``minimodel.compare.mean_and_spread``, and
   the size of the model matches ``GPT``.
 - **Measured results**: the raw ``results.csv`` of the page's commands is committed in
-  ``benchmarks/results/``. The test checks that the commands on the page parse with the real CLI
-  and describe those runs, that every cell of the results tables is recomputed from the CSV, and
-  that each claim the prose makes about them (orderings, differences beyond the noise, spreads)
-  holds in the data.
+  ``benchmarks/results/`` (the page does not name it: students do not get it). The test checks
+  that the commands on the page parse with the real CLI and describe those runs, that every cell
+  of the results tables is recomputed from the CSV, and that each claim the prose makes about
+  them (orderings, differences beyond the noise, spreads) holds in the data.
 """
 
 from __future__ import annotations
@@ -309,7 +309,7 @@ def test_the_default_comparison_keeps_the_ordering_the_page_states(page):
     """The paragraph before figure 19-02-default: the larger default run, measured as the first
     table's last column (8x - 1x), falls for ALiBi and rises for the rest in the same order."""
     rows, small = read_csv(DEFAULT_CSV), read_csv(TEXT_CSV)
-    text = page.paragraph("results", "compare_default.csv")
+    text = page.paragraph("results", "1200")
     none = next(r for r in rows if r["encoding"] == "none")
     larger = GPTConfig(vocab_size=98, block_size=128, n_layer=4, n_embd=128, positional="none")
     assert none["params"] == GPT(larger).num_parameters(), "4 layers, width 128"

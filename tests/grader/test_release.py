@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -50,6 +51,65 @@ def test_nothing_instructor_only_is_released(released):
             assert "minimodel-grader" not in text or path.suffix == ".md", path
     pyproject = (released / "pyproject.toml").read_text()
     assert not re.search(r"(?<!\w)grader\b", pyproject)
+
+
+def course_paths() -> set[str]:
+    """The first component of every committed file of the course (``benchmarks``, ``src``...)."""
+    listed = subprocess.run(["git", "ls-files"], cwd=REPO_ROOT, capture_output=True, text=True,
+                            check=True).stdout.split()
+    return {name.split("/")[0] for name in listed}
+
+
+def make_targets(makefile: Path) -> set[str]:
+    return set(re.findall(r"^([A-Za-z][\w-]*):", makefile.read_text(encoding="utf-8"), re.M))
+
+
+def readable_texts(repo: Path):
+    """``(file, text)`` of everything a student reads in ``repo`` (its lessons, README,
+    notebooks' cells, Python files, Makefile and settings; the site repeats the lessons)."""
+    for path in sorted(repo.rglob("*")):
+        name = path.relative_to(repo).as_posix()
+        if not path.is_file() or name.startswith("site/") or path.suffix in (".json", ".npz"):
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if path.suffix == ".ipynb":
+            cells = json.loads(text)["cells"]
+            text = "\n".join("".join(c["source"]) if isinstance(c["source"], list)
+                             else c["source"] for c in cells)
+        yield name, text
+
+
+PATH = re.compile(r"(?<![\w./-])((?:[\w.-]+/)+[\w.<>*{}-]*)")
+
+
+def names_of_absent_things(repo: Path) -> list[str]:
+    """Where a text of ``repo`` names a course path (``benchmarks/``, ``solutions/labs/<slug>``),
+    a ``make`` target of the course or a module of the grader that ``repo`` does not have."""
+    top, course_targets = course_paths(), make_targets(REPO_ROOT / "Makefile")
+    targets = make_targets(repo / "Makefile")
+    found = []
+    for name, text in readable_texts(repo):
+        for number, line in enumerate(text.splitlines(), 1):
+            for path in PATH.findall(line):
+                parts = list(itertools.takewhile(lambda part: part and not re.search(
+                    r"[<*{]", part), path.split("/")))
+                if parts and parts[0] in top and not (repo / "/".join(parts)).exists():
+                    found.append(f"{name}:{number}: {path}")
+            found += [f"{name}:{number}: make {target}" for target in re.findall(
+                r"\bmake ([a-z][\w-]*)", line) if target in course_targets - targets]
+            found += [f"{name}:{number}: {module}" for module in re.findall(
+                r"\bgrader\.[a-z_]\w*|minimodel-grader", line)]
+    return found
+
+
+def test_no_shipped_text_names_what_students_do_not_get(released, tmp_path):
+    assert names_of_absent_things(released) == []
+    repo = tmp_path / "repo"  # the check sees what it must
+    shutil.copytree(released, repo)
+    with (repo / "docs_en" / "setup.md").open("a", encoding="utf-8") as lesson:
+        lesson.write("\nRaw output: `benchmarks/results/x.txt`; then `make sync`.\n")
+    assert [line.split(": ", 1)[1] for line in names_of_absent_things(repo)] == [
+        "benchmarks/results/x.txt", "make sync"]
 
 
 def test_the_released_makefile_needs_no_grader():

@@ -335,13 +335,13 @@ plt.show()
 #
 # **[es]** Los tokens por segundo del entrenamiento se midieron uno detrás de otro: si la máquina
 # estaba ocupada durante uno de ellos, ese sale perjudicado. Aquí repetimos la medida intercalando
-# las codificaciones por rondas (como `benchmarks/`) y nos quedamos con la ronda más rápida de
-# cada una, a la longitud de entrenamiento y a cuatro veces esa longitud.
+# las codificaciones por rondas (como las medidas de tiempo de la lección) y nos quedamos con la
+# ronda más rápida de cada una, a la longitud de entrenamiento y a cuatro veces esa longitud.
 #
 # **[en]** The training tokens per second were measured one after another: if the machine was
 # busy during one of them, that one suffers. Here we repeat the measurement interleaving the
-# encodings in rounds (as `benchmarks/` does) and keep each one's fastest round, at the training
-# length and at four times that length.
+# encodings in rounds (as the lesson's timings do) and keep each one's fastest round, at the
+# training length and at four times that length.
 
 # %% nbgrader={"grade_id": "timing", "locked": true}
 def step_seconds(length: int, rounds: int, batch_size: int = 4) -> dict[str, float]:

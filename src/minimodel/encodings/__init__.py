@@ -4,16 +4,16 @@ Everything that lists the encodings reads this table: the model (``GPTConfig.pos
 command line (``train``, ``compare``), the plots and figures (``colour``), the self-check and
 the tests. Where a lab names the course's own encodings it reads ``COURSE``, not this table, so
 a new row changes no lab. No code outside an encoding's own module chooses what to do by its
-name (``tests/model/test_registry.py`` checks it).
+name (the course's tests check it).
 
 Adding an encoding:
 
 1. write its module: a ``minimodel.hooks.Hook`` subclass built from the model's config (it
    overrides ``add_to_input``, ``rotate`` or ``attention_bias``; ``Embed``, ``Rotate`` and
    ``Bias`` are the three kinds). An encoding no lab grades is given code and its module goes in
-   this folder, next to this table (``xpos.py``); one that students complete in a lab goes in
-   ``solutions/positional/``, its lab lists it in ``minimodel.course.LABS`` and ``make sync``
-   writes its stub;
+   this folder, next to this table (``xpos.py``); one that students complete in a lab goes with
+   the reference solutions, its lab lists it in ``minimodel.course.LABS`` and the course's
+   generator writes its stub;
 2. add its row below.
 """
 

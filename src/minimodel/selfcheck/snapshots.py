@@ -3,7 +3,7 @@
 The self-check knows the right answers only as data: for every value a check compares, the
 output of the reference solution on that same visible input, and the output of each classic
 mistake on it (with the mistake's explanation in both languages). They are computed from the
-instructor's solutions when the course is built (``python -m grader.build.snapshots``) and stored in
+instructor's solutions when the course is built and stored in
 ``snapshots/lab_<phase>_<lesson>.npz`` (arrays) and ``.json`` (names, dtypes, explanations), so
 no code in the student's repository can compute an answer for any other input. The visible
 inputs are not the grader's: no stored answer is the answer of a hidden case.
@@ -24,7 +24,7 @@ from minimodel.messages import bilingual
 from minimodel.selfcheck.compare import expect_array
 
 FOLDER = Path(__file__).resolve().parent / "snapshots"
-# While the snapshots are being computed (``grader.build.snapshots``), an object with a method
+# While the snapshots are being computed (when the course is built), an object with a method
 # ``record(lab_id, name, value)``; checks then record what the reference gives instead of judging.
 RECORDER = None
 
@@ -50,9 +50,10 @@ class Snapshots:
                 raise FileNotFoundError(
                     bilingual(
                         f"Faltan las respuestas guardadas del laboratorio {self.lab_id} "
-                        f"({meta.name}). En el repositorio del curso: make sync.",
-                        f"The stored answers of lab {self.lab_id} are missing ({meta.name}). "
-                        "In the course repository: make sync.",
+                        f"({meta.name}): vienen con el repositorio del curso; vuelve a copiarlas "
+                        "de él.",
+                        f"The stored answers of lab {self.lab_id} are missing ({meta.name}): they "
+                        "come with the course repository; copy them from it again.",
                     )
                 )
             self._meta = json.loads(meta.read_text(encoding="utf-8"))
