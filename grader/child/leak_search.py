@@ -249,10 +249,10 @@ def _last_value(tree: ast.Module):
         targets = last.targets if isinstance(last, ast.Assign) else [last.target]
         if not isinstance(targets[-1], ast.Name):
             return None
-        body, value = tree.body, ast.Name(targets[-1].id, ast.Load())
+        body, value = tree.body, ast.copy_location(ast.Name(targets[-1].id, ast.Load()), last)
     else:
         return None
-    return ast.Module(body=body, type_ignores=[]), ast.Expression(value)
+    return ast.Module(body=body, type_ignores=[]), ast.fix_missing_locations(ast.Expression(value))
 
 
 def snippet_candidates(snippets: list[dict], target: dict,
@@ -276,8 +276,11 @@ def snippet_candidates(snippets: list[dict], target: dict,
             parts = _last_value(tree)
             if parts is None:
                 continue
-            body, value = (compile(part, snippet["where"], mode)
-                           for part, mode in zip(parts, ("exec", "eval"), strict=True))
+            try:
+                body, value = (compile(part, snippet["where"], mode)
+                               for part, mode in zip(parts, ("exec", "eval"), strict=True))
+            except (SyntaxError, TypeError, ValueError):  # not code that runs as a body
+                continue
         else:
             body, value = None, compile(tree, snippet["where"], "eval")
         namespace = namespaces.get(snippet["where"]) or _basics()
