@@ -43,9 +43,11 @@ from grader.trusted.progress import Progress
 from grader.trusted.references import References
 from grader.trusted.runs import WORKER_OVERHEAD_MB, workers_that_fit
 from grader.trusted.sandbox import (
+    RUN_PREFIX,
     Capabilities,
     Limits,
     probe_capabilities,
+    scratch_parent,
 )
 from grader.trusted.status import Student
 from grader.trusted.unpack import POSITIONAL, discover, unpack
@@ -125,7 +127,8 @@ def in_shard(student_id: str, shard: tuple[int, int]) -> bool:
 def _clean_stale_scratch() -> None:
     with contextlib.suppress(OSError):
         cgroup.remove_stale()  # the control groups of a grader killed with its monitors
-    for folder in Path(tempfile.gettempdir()).glob("mmg-run-*"):
+    parents = {Path(tempfile.gettempdir()), scratch_parent()}
+    for folder in (f for parent in sorted(parents) for f in parent.glob(f"{RUN_PREFIX}*")):
         try:
             pid = int((folder / "pid").read_text())
             os.kill(pid, 0)
@@ -300,7 +303,7 @@ def _run(plan: Plan, options: Options, stream, say: Say) -> tuple[list[str], flo
     grading started)."""
     _clean_stale_scratch()
     (plan.out / "logs").mkdir(exist_ok=True)
-    scratch_root = Path(tempfile.mkdtemp(prefix="mmg-run-"))
+    scratch_root = Path(tempfile.mkdtemp(prefix=RUN_PREFIX, dir=scratch_parent()))
     os.chmod(scratch_root, 0o711)
     (scratch_root / "pid").write_text(str(os.getpid()))
     ctx = RunContext(out=plan.out, scratch_root=scratch_root, caps=plan.caps,

@@ -17,6 +17,7 @@ read by ``grader.trusted.safe_io``.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import shutil
@@ -327,6 +328,27 @@ def enter_private_mounts() -> None:
 def scratch_size_mb(limits: Limits, caps: Capabilities) -> int:
     """The size of a submission's scratch tmpfs in this worker (0: a plain folder)."""
     return limits.scratch_mb if caps.scratch_quota and _PRIVATE_MOUNTS else 0
+
+
+# A notebook kernel's sockets are files in its working folder, and a Unix socket's path has at
+# most 107 bytes: under the run's scratch root, the longest is a student's folder (12
+# characters), then items/nb-<lab>[-again]/k-<port>.
+UNIX_SOCKET_MAX = 107
+SOCKET_TAIL = "/" + "0" * 12 + "/items/nb-lab_00_00-again/k-65535"
+RUN_PREFIX = "mmg-run-"  # a run's scratch root, then 8 characters of tempfile.mkdtemp's
+
+
+def scratch_parent() -> Path:
+    """Where a run's scratch root goes: the temporary folder, or ``/tmp`` when the temporary
+    folder's path is too long for a kernel's sockets under it."""
+    here = Path(tempfile.gettempdir())
+    room = len(os.fsencode(here)) + len(f"/{RUN_PREFIX}xxxxxxxx") + len(SOCKET_TAIL)
+    return here if room <= UNIX_SOCKET_MAX else Path("/tmp")
+
+
+def scratch_name(student_id: str) -> str:
+    """A student's folder under the run's scratch root: 12 characters, whatever the id."""
+    return hashlib.sha256(student_id.encode()).hexdigest()[:12]
 
 
 class Scratch(ItemFolders):

@@ -36,7 +36,7 @@ from grader.trusted.findings import GRADER_ERROR
 from grader.trusted.record import Instructor, LabRecord, StudentRecord
 from grader.trusted.references import References
 from grader.trusted.runs import LabRun, kernel_server, zygote
-from grader.trusted.sandbox import Scratch, scratch_size_mb
+from grader.trusted.sandbox import Scratch, scratch_name, scratch_size_mb
 from grader.trusted.status import Item as ItemStatus
 from grader.trusted.status import Notebook, Problem, Run
 from grader.trusted.unpack import POSITIONAL, Submission, flag_reason, unpack
@@ -130,7 +130,7 @@ def _stubs_missing(own: dict[str, bytes]) -> dict[str, bytes]:
 
 def _scratch(ctx: RunContext, safe_id: str, files: dict[str, bytes]) -> Scratch:
     """A fresh scratch folder for the student (one left by an interrupted run is removed)."""
-    folder = ctx.scratch_root / safe_id
+    folder = ctx.scratch_root / scratch_name(safe_id)
     if folder.exists():
         shutil.rmtree(folder)
     return Scratch(folder, files, scratch_size_mb(ctx.limits, ctx.caps))
