@@ -168,6 +168,9 @@ def _load(config: dict) -> socket.socket:
     import ipykernel.kernelapp  # noqa: F401
     import IPython  # noqa: F401
     import matplotlib.pyplot  # noqa: F401 - every lab draws (font cache built here, once)
+    import probe_runner
+
+    probe_runner.load_transformers()
 
     with contextlib.suppress(FileNotFoundError):
         os.unlink(config["socket"])

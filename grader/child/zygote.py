@@ -199,7 +199,9 @@ def _load(config: dict) -> None:
     # Warm up what every worker would otherwise load on first use (meta-device kernels).
     (torch.zeros(2, device="meta") + torch.zeros(2, device="meta")).sum()
     (torch.zeros(2, dtype=torch.bfloat16) + torch.zeros(2)).sum()
-    import probe_runner  # noqa: F401
+    import probe_runner
+
+    probe_runner.load_transformers()
 
 
 def main() -> int:

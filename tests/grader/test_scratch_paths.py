@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from grader.trusted.sandbox import (
     scratch_name,
     scratch_parent,
 )
+from minimodel.implementation import REPO_ROOT
 
 LONG_ID = "maria.fernanda.gonzalez.de.la.fuente_" + "x" * 50  # 87 characters
 
@@ -69,3 +72,17 @@ def test_a_long_id_under_a_long_temporary_folder_runs_its_notebook(tmp_path, cap
     assert notebook["status"] == "finished", notebook.get("detail")
     assert notebook_score(record) == 9
     assert os.listdir(deep) == []  # the scratch root went to /tmp, and is gone
+
+
+def test_what_the_servers_preload_leaves_no_temporary_folder_chosen():
+    """The probe and kernel servers import transformers once for every fork; its import asks
+    tempfile for a folder, which a sandboxed fork must not inherit (it finds its own)."""
+    script = ("import sys, tempfile\n"
+              f"sys.path.insert(0, {str(REPO_ROOT / 'grader' / 'child')!r})\n"
+              "import probe_runner\n"
+              "probe_runner.load_transformers()\n"
+              "import transformers\n"
+              "assert tempfile.tempdir is None, tempfile.tempdir\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
