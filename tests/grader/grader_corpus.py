@@ -192,9 +192,10 @@ except OSError as _error:
     print("REFUSED references", _error)
 ''', score=0),
         Entry("steal_other_student", STUB + '''
-import glob
+import glob, os
+_own = os.path.realpath(__file__).split("/course/")[0]  # its own scratch folder
 for _path in glob.glob("/tmp/mmg-run-*/*/course/src/minimodel/positional/sinusoidal.py"):
-    if "steal_other_student" in _path:
+    if os.path.realpath(_path).startswith(_own + "/"):
         continue  # its own copy
     try:
         _text = open(_path).read()
@@ -208,10 +209,11 @@ print("LISTED", glob.glob("/tmp/*"))
 ''', score=0),
         Entry("write_gradebook", STUB + f'''
 import glob, os
+_own = os.path.realpath(__file__).split("/course/")[0]  # its own scratch folder
 for _path in ["{out_dir}/grades.csv", "{out_dir}/records/reference.json",
               "{out_dir}/records/zzz-forged.json", "{out_dir}/feedback/reference/feedback.en.md",
               *[p for p in glob.glob("/tmp/mmg-run-*/*/items/*/case_000.json")
-                if "write_gradebook" not in p]]:
+                if not os.path.realpath(p).startswith(_own + "/")]]:
     try:
         with open(_path, "a") as _handle:
             _handle.write("HACKED")

@@ -14,6 +14,7 @@ import pytest
 from grader_corpus import MARKER, findings, module_score, notebook_score, output_heads
 
 from grader.trusted import gradebook
+from grader.trusted.sandbox import scratch_name
 from minimodel.implementation import REPO_ROOT
 
 CORPUS_NAMES = [
@@ -136,7 +137,8 @@ def test_the_sandbox_view(run):
         scratch = [name for name in names if name.startswith("mmg-run-")]
         assert len(scratch) == 1 and set(names) - set(scratch) <= allowed, line
     assert tmp
-    assert "SCRATCH ['probe']" in heads  # no other student's scratch folder is visible
+    # no other student's scratch folder is visible
+    assert f"SCRATCH [{scratch_name('probe')!r}]" in heads
 
 
 def test_nothing_outlives_grading(run):
