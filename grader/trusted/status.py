@@ -7,11 +7,11 @@ item's verdict (:class:`Item`), its GPU checks (:class:`Gpu`) and the student as
 its word, so the records, ``grades.csv`` and the feedback hold the same text as before, and a
 record read back from JSON (plain strings) compares equal to the members.
 
-Two words look alike and are not the same status: ``Run.NOT_RUN`` (``"not-run"``, a CUDA run that
-never started, kept in the instructor's part of a record) and ``Gpu.NOT_RUN`` (``"not run"``, what
-``grades.csv``'s ``gpu_checks`` column and the feedback say about the same item). Both spellings
-are part of files already written, so both stay; they are defined here side by side and nowhere
-else (``tests/grader/test_status.py`` fails on a status word written out anywhere in ``grader/``).
+"Not run" is one word for two things: a CUDA run that never started (``Run.NOT_RUN``, kept in the
+instructor's part of a record) and what ``grades.csv``'s ``gpu_checks`` column and the feedback say
+about that item (``Gpu.NOT_RUN``). Both are spelt ``"not run"``; ``tests/grader/test_status.py``
+fails on a word spelt two ways across these enums, and on a status word written out anywhere else
+in ``grader/``.
 
 The sandbox's child (``grader/child/zygote.py``) imports nothing of the grader; the words it
 writes are :class:`Report`'s, which the same test checks.
@@ -44,7 +44,7 @@ class Run(StrEnum):
     CPU = "cpu"
     MEMORY = "memory"
     ERROR = "error"  # the grader's own failure
-    NOT_RUN = "not-run"  # a CUDA run without a GPU
+    NOT_RUN = "not run"  # a CUDA run without a GPU
     MISSING = "missing"  # the module is missing or borrows its answers: scored like the stub
     CAPPED = "capped"  # the student's CPU or wall-clock budget was spent before it
 

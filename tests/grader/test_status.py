@@ -1,9 +1,10 @@
 """Every status word of a grading run is spelt once, in ``grader/trusted/status.py``.
 
-A status written out by hand elsewhere (``"not run"`` where the module says ``Gpu.NOT_RUN``, or
-``"not-run"`` where it meant the other one) is how the two spellings of "not run" came about; these
-tests read every file of ``grader/`` and fail on such a word. The sandbox's child imports nothing
-of the grader, so its words are checked against :class:`~grader.trusted.status.Report` instead.
+A status written out by hand elsewhere (``"not run"`` in one file, ``"not-run"`` in another) is how
+"not run" once had two spellings; these tests read every file of ``grader/`` and fail on such a
+word, and fail on one word spelt two ways across the module's enums. The sandbox's child imports
+nothing of the grader, so its words are checked against :class:`~grader.trusted.status.Report`
+instead.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from minimodel.implementation import REPO_ROOT
 # the words that are nothing but a status; "cpu", "error", "missing" or "manual" also name a
 # device, a comparison's reason or an item's kind, and are read through the enums where they are
 # statuses
-STATUS_WORDS = {"not run", "not-run", "n/a", "kernel-died", "awaiting manual grading",
+STATUS_WORDS = {"not run", "not-run", "not_run", "n/a", "kernel-died", "awaiting manual grading",
                 "finished", "exited", "crashed", "capped", "grader-error", "passed",
                 "student wall cap", "student cpu cap", "no hidden check"}
 STATUS_PREFIXES = ("flagged:", "flagged: ", "problems:", "problems: ")
@@ -98,10 +99,30 @@ def test_the_child_reports_only_the_words_the_parent_reads():
     assert words <= set(Report), words - set(Report)
 
 
+ENUMS = (Report, status.Run, status.Notebook, Item, Gpu, status.Problem, Student)
+
+
+def _spelling_clashes(enums) -> dict[str, set[str]]:
+    """Words that differ only by case, ``-``, ``_`` or spaces, across ``enums``."""
+    spellings: dict[str, set[str]] = {}
+    for enum in enums:
+        for member in enum:
+            key = "".join(ch for ch in member.value.lower() if ch.isalnum())
+            spellings.setdefault(key, set()).add(member.value)
+    return {key: words for key, words in spellings.items() if len(words) > 1}
+
+
+def test_no_status_is_spelt_twice():
+    from enum import StrEnum
+    assert not _spelling_clashes(ENUMS)
+    planted = StrEnum("Planted", {"NOT_RUN": "not-run"})
+    assert _spelling_clashes((*ENUMS, planted)) == {"notrun": {"not run", "not-run"}}
+
+
 def test_members_are_their_words_in_json_and_text():
     """Records and grades.csv hold the same text as when the statuses were plain strings."""
     assert json.dumps({"gpu": Gpu.NOT_RUN, "run": Run.NOT_RUN}) == \
-        '{"gpu": "not run", "run": "not-run"}'
+        '{"gpu": "not run", "run": "not run"}'
     assert f"{Student.AWAITING_MANUAL}" == "awaiting manual grading"
     assert Item("passed") is Item.PASSED and Notebook.KERNEL_DIED == "kernel-died"
 
