@@ -9,7 +9,8 @@ Three roles, one file:
 - **The proxy** (``python -I -S -B kernel_jail.py <config.json> <connection_file>``) is what the
   grader's kernel spec starts, so Jupyter's kernel manager has a process to watch, signal and
   kill. It asks the server for a kernel, passes on the signals it receives and exits with the
-  kernel's exit code; when it is killed its socket closes and the jail kills the kernel.
+  kernel's exit code, or with the config's ``oom_exit`` when the kernel's control group killed
+  it on its memory limit; when it is killed its socket closes and the jail kills the kernel.
 - **The jail**, forked by the server, enters the sandbox (the same file-system view, network and
   IPC namespaces as the zygote), makes the kernel's control group (``cgroup.create``: one memory
   and process-count limit for the kernel and all it forks), moves into a new PID namespace and
@@ -151,10 +152,10 @@ def _jail(conn: socket.socket) -> int:
     log.close()
     if not config["pid_namespace"] and config.get("drop_privileges"):
         isolation.kill_user(config["uid"])  # what the kernel left behind, as its user
-    cgroup.close(group)
+    seen = cgroup.close(group)
     code = os.waitstatus_to_exitcode(status)
     with contextlib.suppress(OSError):
-        conn.sendall(json.dumps({"exit": code}).encode() + b"\n")
+        conn.sendall(json.dumps({"exit": code, "oom_kills": seen["oom_kills"]}).encode() + b"\n")
     return code
 
 
@@ -211,9 +212,9 @@ def serve(config_path: str) -> int:
 def proxy(config_path: str, connection_file: str) -> int:
     """What the kernel manager starts: ask the server for a kernel and stand in for it."""
     with open(config_path, encoding="utf-8") as handle:
-        server = json.load(handle)["server"]
+        config = json.load(handle)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    conn.connect(server)
+    conn.connect(config["server"])
     conn.sendall(json.dumps({"config": config_path,
                              "connection_file": connection_file}).encode() + b"\n")
 
@@ -224,7 +225,9 @@ def proxy(config_path: str, connection_file: str) -> int:
     for signum in FORWARDED:
         signal.signal(signum, forward)
     reply = _read_line(conn)
-    return 1 if reply is None else int(reply.get("exit", 1))
+    if reply is None:
+        return 1
+    return int(config["oom_exit"]) if reply.get("oom_kills") else int(reply.get("exit", 1))
 
 
 if __name__ == "__main__":

@@ -238,6 +238,7 @@ def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str
 
 
 KERNEL_NAME = "minimodel-sandbox"
+OUT_OF_MEMORY = 86  # the proxy's exit code when the kernel's control group killed it for memory
 
 
 def _run_folder(scratch: Scratch, name: str, caps: Capabilities,
@@ -272,6 +273,7 @@ def _kernel_config(scratch: Scratch, folder: Path, *, caps: Capabilities, limits
         "limits": limits.kernel(),
         "output_kb": limits.output_kb,
         "server": str(server),
+        "oom_exit": OUT_OF_MEMORY,
     }
 
 
@@ -324,7 +326,7 @@ def _execute(notebook: nbformat.NotebookNode, manager, folder: Path, limits: Lim
         client.execute()
     except DeadKernelError:
         if outcome["status"] != Notebook.TIMEOUT:
-            outcome["status"] = Notebook.KERNEL_DIED
+            outcome["status"] = _death(manager)
     except Exception as error:  # noqa: BLE001 - a kernel that never started, a broken protocol
         if outcome["status"] != Notebook.TIMEOUT:
             outcome["status"] = Notebook.ERROR
@@ -389,6 +391,17 @@ def _collect(scratch: Scratch, folder: Path, outcome: dict,
     return written, outcome
 
 
+def _death(manager) -> Notebook:
+    """Why the kernel died: :attr:`Notebook.MEMORY` when its proxy exits with
+    :data:`OUT_OF_MEMORY` (its control group killed it on the memory limit), else
+    :attr:`Notebook.KERNEL_DIED`."""
+    process = getattr(getattr(manager, "provisioner", None), "process", None)
+    with contextlib.suppress(Exception):  # no process, or one that does not end: just "died"
+        if process.wait(timeout=15) == OUT_OF_MEMORY:
+            return Notebook.MEMORY
+    return Notebook.KERNEL_DIED
+
+
 def _kill_kernel(manager) -> None:
     provisioner = getattr(manager, "provisioner", None)
     process = getattr(provisioner, "process", None)
@@ -433,6 +446,11 @@ RUN_FINDINGS = {  # a notebook run that did not finish, by its status
                            "os._exit o falta de memoria?); lo que venía después no puntúa.",
                            "The notebook's kernel died while running (sys.exit, os._exit or "
                            "out of memory?); what came after scores nothing."),
+    Notebook.MEMORY: Finding("nb-memory",
+                      "El kernel del cuaderno superó su límite de memoria (el del kernel y todo "
+                      "lo que lanza, juntos) y se detuvo; lo que venía después no puntúa.",
+                      "The notebook's kernel went over its memory limit (the kernel and all it "
+                      "starts, together) and was stopped; what came after scores nothing."),
     Notebook.ERROR: Finding("nb-error",
                      "El corrector no pudo ejecutar el cuaderno; el profesorado lo revisará.",
                      "The grader could not run the notebook; your instructor will review it."),

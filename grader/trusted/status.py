@@ -66,7 +66,8 @@ class Notebook(StrEnum):
 
     FINISHED = "finished"
     TIMEOUT = "timeout"  # the notebook's wall-clock limit
-    KERNEL_DIED = "kernel-died"  # sys.exit, os._exit, out of memory
+    KERNEL_DIED = "kernel-died"  # sys.exit, os._exit, a signal
+    MEMORY = "memory"  # the kernel's control group killed it on its memory limit
     ERROR = "error"  # the kernel never started, or the grader failed
     MISSING = "missing"  # no notebook ran (none handed in, unreadable, budget spent)
 

@@ -38,7 +38,7 @@ pytestmark = pytest.mark.slow
 
 IPC_KEY = 0x6D6D6700  # the SysV keys the attackers use: IPC_KEY + 0..15
 LIMITS = Limits(wall_s=2.5, cpu_s=3, memory_mb=384, cell_timeout_s=40, notebook_wall_s=120,
-                student_wall_s=40, scratch_mb=64)
+                student_wall_s=40, scratch_mb=64, kernel_memory_mb=2048)
 SLEEP = LIMITS.wall_s - 0.4  # just under the limit of every call
 CHILD_MB = 250  # four children together: well over memory_mb and the group's headroom
 
@@ -90,6 +90,26 @@ except OSError:
     pass
 print("WROTE MB", _written)
 '''
+# The kernel's address space is limited to --kernel-memory, torch's mappings included, so only
+# processes together can go over its group's limit: 16 children of HOG_MB each, and the kernel
+# with twice as much, the largest process, the one the group's OOM killer stops.
+HOG_MB = LIMITS.kernel_memory_mb // 15
+KERNEL_HOG = f'''
+import os as _os, time as _t
+_go_r, _go_w = _os.pipe()
+for _ in range(16):
+    if _os.fork() == 0:
+        try:
+            _os.read(_go_r, 1)
+            _block = b"x" * ({HOG_MB} << 20)
+            _t.sleep(60)
+        finally:
+            _os._exit(0)
+_held = b"x" * ({2 * HOG_MB} << 20)
+_os.write(_go_w, b"1" * 16)
+_t.sleep(30)
+print("NOT STOPPED")
+'''
 SLEEPER_PE = f"import time\ntime.sleep({SLEEP})\n" + ZEROS_PE
 SLEEPER_FORWARD = f"import time\ntime.sleep({SLEEP})\n" + ZEROS_FORWARD
 
@@ -111,6 +131,8 @@ ATTACKERS = [
                                module=f"import time\ntime.sleep({SLEEP})\n")),
     Entry("e_kernel_ipc", REFERENCE, extra={
         f"labs/{SLUG}.ipynb": _notebook_with_added_cell(IPC_ATTACK + DAEMON)}),
+    Entry("f_kernel_hog", REFERENCE, extra={
+        f"labs/{SLUG}.ipynb": _notebook_with_added_cell(KERNEL_HOG)}),
 ]
 
 
@@ -173,6 +195,13 @@ def test_one_memory_limit_covers_every_process_of_an_item(class_run):
     limit = LIMITS.memory_mb + 128  # the group's limit: memory_mb and the zygote's pages
     assert all(n * CHILD_MB < limit for n in held), heads
     assert module_score(record) <= 1
+
+
+def test_a_kernel_over_its_memory_limit_is_said_to_be(class_run):
+    record = class_run["class"]["records"]["f_kernel_hog"]
+    assert "nb-memory" in findings(record) and "nb-kernel-died" not in findings(record)
+    assert "NOT STOPPED" not in output_heads(record)
+    assert module_score(record) == 9  # its modules are the reference's
 
 
 def test_the_scratch_folder_cannot_fill_the_disk(class_run):
