@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import io
 import os
+import tempfile
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -309,3 +311,20 @@ def findings(record: dict) -> set[str]:
 def output_heads(record: dict) -> str:
     return "\n".join(v["instructor"].get("output_head") or "" for lab in record["labs"].values()
                      for v in lab["items"])
+
+
+@contextmanager
+def temporary_files_in(folder: Path):
+    """Every temporary file and scratch folder of the run (this process and its workers) in
+    ``folder``."""
+    saved = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(folder)
+    tempfile.tempdir = None
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("TMPDIR")
+        else:
+            os.environ["TMPDIR"] = saved
+        tempfile.tempdir = None

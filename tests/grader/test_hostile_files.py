@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import tarfile
-import tempfile
 import warnings
 import zipfile
-from contextlib import contextmanager, redirect_stderr
+from contextlib import redirect_stderr
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +37,7 @@ from grader_corpus import (
     notebook_score,
     solved_cells,
     stub_with,
+    temporary_files_in,
 )
 from test_archive_limits import nested_bomb
 
@@ -142,23 +141,6 @@ def plant_records(folder: Path) -> Path:
             record[name] = {"ok": True, "outputs": metas}
         (base / "record.json").write_text(json.dumps(record))
     return folder
-
-
-@contextmanager
-def temporary_files_in(folder: Path):
-    """Every temporary file and scratch folder of the run (this process and its workers) in
-    ``folder``."""
-    saved = os.environ.get("TMPDIR")
-    os.environ["TMPDIR"] = str(folder)
-    tempfile.tempdir = None
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop("TMPDIR")
-        else:
-            os.environ["TMPDIR"] = saved
-        tempfile.tempdir = None
 
 
 def graded(folder: Path, entries: list[Entry], extra=None) -> dict:

@@ -8,12 +8,12 @@ import io
 import os
 import subprocess
 import sys
-import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 from conftest import TEST_LIMITS
-from grader_corpus import REFERENCE, Entry, notebook_score, solved_cells
+from grader_corpus import REFERENCE, Entry, notebook_score, solved_cells, temporary_files_in
 
 from grader.trusted import gradebook
 from grader.trusted.grading import Options, grade
@@ -30,15 +30,14 @@ LONG_ID = "maria.fernanda.gonzalez.de.la.fuente_" + "x" * 50  # 87 characters
 
 
 @pytest.fixture
-def temporary_folder(monkeypatch):
+def temporary_folder():
     """Point ``tempfile`` at ``path`` for the test (the grader's workers inherit it)."""
-    def use(path: Path) -> Path:
-        path.mkdir(parents=True, exist_ok=True)
-        monkeypatch.setenv("TMPDIR", str(path))
-        monkeypatch.setattr(tempfile, "tempdir", None)
-        return path
-    yield use
-    tempfile.tempdir = None
+    with ExitStack() as stack:
+        def use(path: Path) -> Path:
+            path.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(temporary_files_in(path))
+            return path
+        yield use
 
 
 def test_a_long_temporary_folder_is_left_for_tmp(tmp_path, temporary_folder):
