@@ -160,19 +160,12 @@ def _jail(conn: socket.socket) -> int:
 
 
 def _load(config: dict) -> socket.socket:
-    """The server's libraries, imported once, and the socket it listens on (root only)."""
-    import numpy  # noqa: F401
-    import torch
+    """The server's libraries (and ``probe_runner``, which the kernel's recorder uses, while
+    this folder is still visible), imported once, and the socket it listens on (root only)."""
+    import probe_runner  # noqa: F401
+    import warmup
 
-    torch.set_num_threads(1)
-    import ipykernel.ipkernel  # noqa: F401
-    import ipykernel.kernelapp  # noqa: F401
-    import IPython  # noqa: F401
-    import matplotlib.pyplot  # noqa: F401 - every lab draws (font cache built here, once)
-    import probe_runner
-
-    probe_runner.load_transformers()
-
+    warmup.load_kernel_libraries()
     with contextlib.suppress(FileNotFoundError):
         os.unlink(config["socket"])
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -31,13 +31,11 @@ can be named.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib
 import json
 import os
 import sys
-import tempfile
 import traceback
 
 MAX_MESSAGE = 4000
@@ -90,20 +88,6 @@ def refusal(name: str) -> str:
     """The message of the refused import of the forbidden module ``name``."""
     return (f"[es] El corrector no deja importar {name}: el trabajo tiene que ser tuyo.\n"
             f"[en] {BLOCKED}{name}: the work must be your own.")
-
-
-def load_transformers() -> None:
-    """Import what labs 17.03 and 18.02 use of Hugging Face ``transformers`` (a tiny Llama, the
-    rope-scaling functions), once in a server that forks probe groups or kernels: seconds of
-    CPU that each fork would otherwise pay again. Nothing happens where it is not installed."""
-    with contextlib.suppress(ImportError):
-        import transformers
-
-        transformers.LlamaConfig, transformers.LlamaForCausalLM  # noqa: B018 - lazy modules
-        import transformers.modeling_rope_utils  # noqa: F401
-    # the import asked tempfile for the server's own folder: each sandboxed process that forks
-    # from the server must find its own (its TMPDIR, inside the scratch folder)
-    tempfile.tempdir = None
 
 
 def block_borrowed_imports() -> None:

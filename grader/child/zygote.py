@@ -191,17 +191,12 @@ def run_group(request: dict) -> dict:
 
 
 def _load(config: dict) -> None:
-    """What every probe group uses, imported (and warmed up) once."""
-    import numpy  # noqa: F401
-    import torch
+    """What every probe group uses, imported (and warmed up) once; ``probe_runner`` too, while
+    this folder is still visible (the sandbox hides it from the workers)."""
+    import probe_runner  # noqa: F401
+    import warmup
 
-    torch.set_num_threads(1)
-    # Warm up what every worker would otherwise load on first use (meta-device kernels).
-    (torch.zeros(2, device="meta") + torch.zeros(2, device="meta")).sum()
-    (torch.zeros(2, dtype=torch.bfloat16) + torch.zeros(2)).sum()
-    import probe_runner
-
-    probe_runner.load_transformers()
+    warmup.load_probe_libraries()
 
 
 def main() -> int:

@@ -37,7 +37,7 @@ from minimodel.implementation import PACKAGE_DIR, REPO_ROOT
 
 CHILD_DIR = Path(__file__).resolve().parent.parent / "child"
 CHILD_FILES = ("isolation.py", "cgroup.py", "zygote.py", "probe_runner.py", "kernel_jail.py",
-               "recorder.py")
+               "recorder.py", "warmup.py")
 # The system folders a Python process needs; every other top-level folder (home folders, other
 # checkouts of the course, /tmp, /srv, /work, ...) is covered. Python itself is bound back.
 SYSTEM_FOLDERS = frozenset({"usr", "lib", "lib32", "lib64", "libx32", "bin", "sbin", "etc",

@@ -78,8 +78,8 @@ def test_what_the_servers_preload_leaves_no_temporary_folder_chosen():
     tempfile for a folder, which a sandboxed fork must not inherit (it finds its own)."""
     script = ("import sys, tempfile\n"
               f"sys.path.insert(0, {str(REPO_ROOT / 'grader' / 'child')!r})\n"
-              "import probe_runner\n"
-              "probe_runner.load_transformers()\n"
+              "import warmup\n"
+              "warmup.load_transformers()\n"
               "import transformers\n"
               "assert tempfile.tempdir is None, tempfile.tempdir\n")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
