@@ -15,6 +15,11 @@ the test cell was. Three kinds:
   Where such a property depends on the student's modules alone, a probe group computes it
   outside the kernel too, and both must hold (``Property.probed``): a forged record gains nothing.
 
+A deterministic record that is a call of the student's module functions (``chunk_positions(2,
+3)``) can be computed again by the cell's probe group (:func:`recomputed`): its check then passes
+only when the kernel's value is also the value the module gives outside the kernel
+(``cell_judge(recomputed=...)``), so a cell that overwrites it gains nothing.
+
 A :class:`Property` is one more check; a :class:`Mistake` names a typical error by the values it
 would record. A diagnosis that cannot be said as "the records hold these wrong values" is a small
 function ``(ctx, ok) -> [Finding]`` (``ok``: check name -> passed), :func:`diagnosis` when it
@@ -29,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grader.hidden.spec import Case, Group
 from grader.trusted.findings import mismatch_findings
 from grader.trusted.redact import known_name
 from grader.trusted.verdicts import (
@@ -186,6 +192,47 @@ PROBED = Finding(
     "comes after the cache (make check LAB=19.01).")
 
 
+RECOMPUTED = Finding(
+    "nb-recomputed",
+    "El corrector calcula también este valor con tus módulos de src/minimodel/positional/, fuera "
+    "de tu cuaderno, y no coincide con lo que grabó tu kernel: puntúa lo que dan tus módulos. "
+    "¿Redefiniste en el cuaderno una función del módulo, o cambiaste lo que graba la celda?",
+    "The grader also computes this value with your modules of src/minimodel/positional/, outside "
+    "your notebook, and it does not match what your kernel recorded: what your modules give is "
+    "what scores. Did you redefine a function of the module in the notebook, or change what the "
+    "cell records?")
+
+
+def recomputed(key: str, module: str,
+               calls: dict[str, list[tuple[str, tuple]]]) -> tuple[Group, dict]:
+    """A probe group ``key`` that computes records again from ``module``, and what
+    ``cell_judge(recomputed=...)`` takes. ``calls``: record -> the ``(function, args)`` whose
+    outputs, flattened and joined in order, are that record (``"rels": [("relative_positions",
+    (c, q)) for c, q in cases]`` for ``torch.cat([relative_positions(c, q).flatten() ...])``)."""
+    cases, indices = [], {}
+    for record, record_calls in calls.items():
+        indices[record] = tuple(range(len(cases), len(cases) + len(record_calls)))
+        cases += [Case("function", name, args) for name, args in record_calls]
+    return Group(key, module, tuple(cases)), indices
+
+
+def _agrees_with_probe(ctx: CellContext, name: str, indices: tuple[int, ...]) -> Check:
+    """The record ``name`` equals, exactly, what the probe's cases ``indices`` computed (each
+    output flattened, joined in order); ``probe`` when it does not or a case did not run."""
+    found = []
+    for index in indices:
+        outputs = ctx.probe.outputs(index) if ctx.probe is not None else None
+        arrays = [o.get("array") for o in outputs or ()]
+        if not arrays or any(a is None for a in arrays):
+            error = ctx.probe.error(index) if ctx.probe is not None else None
+            return Check(False, "probe", error=error)
+        found += [np.asarray(a, dtype=np.float64).ravel() for a in arrays]
+    mine = value(ctx, name)
+    ok = isinstance(mine, np.ndarray) and mine.size == sum(f.size for f in found) and \
+        bool(np.array_equal(mine.ravel(), np.concatenate(found), equal_nan=True))
+    return Check(ok, "" if ok else "probe")
+
+
 def requirement(names: tuple[str, ...], test: Callable[..., bool], es: str, en: str) -> Property:
     """A property the lab asks for (accuracy above 0.9, the head looks 3 back), not met when
     ``test(*values)`` is false: said as "No se cumple: <es>" / "Not met: <en>"."""
@@ -226,7 +273,8 @@ class Mistake:
 def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | None = None,
                tolerances: dict[str, Tolerance] | None = None, exact_kind: tuple[str, ...] = (),
                properties: tuple[Property, ...] = (), mistakes: tuple[Mistake, ...] = (),
-               diagnoses: tuple[Callable[[CellContext, dict], list], ...] = ()):
+               diagnoses: tuple[Callable[[CellContext, dict], list], ...] = (),
+               recomputed: dict[str, tuple[int, ...]] | None = None):
     """A cell's judge: one check per deterministic record (``tols[name]``, else ``tol``, else
     ``tolerances`` by dtype; the kind too for ``exact_kind``; not the dtype), one
     per property. The score is the fraction of checks passed. When one fails, the findings are
@@ -234,8 +282,10 @@ def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | Non
     failing properties and what ``diagnoses`` find, in that order, in place of the generic
     findings (which stay, before them, next to unmet requirements). After a failed earlier cell,
     a record that raises ``KeyError`` reads as not computed (a dictionary that cell left
-    unfilled), not as an exception."""
+    unfilled), not as an exception. ``recomputed`` (from :func:`recomputed`): records whose
+    check also needs the cell's probe group to give the same value."""
     tols = tols or {}
+    recomputed = recomputed or {}
 
     def judge(ctx: CellContext):
         named: dict[str, Check] = {
@@ -243,6 +293,9 @@ def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | Non
                               check_kind=name in exact_kind, check_dtype=False)
             for name in ctx.cell.records
             if not name.startswith("_") and name not in ctx.cell.volatile}
+        for name, indices in recomputed.items():
+            if named[name].ok:
+                named[name] = _agrees_with_probe(ctx, name, indices)
         for k, prop in enumerate(properties):
             named[f"property:{k}"] = prop.check(ctx)
         if ctx.kernel.get("cell_errors"):
@@ -264,6 +317,8 @@ def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | Non
                           for f in diagnose(ctx, ok) or ()]
         if any(named[f"property:{k}"].reason == "probe" for k in range(len(properties))):
             found.append(PROBED)
+        if any(named[name].reason == "probe" for name in recomputed):
+            found.append(RECOMPUTED)
         unmet = [Finding(p.code, p.es, p.en) for p in failed if p.requirement]
         if unmet and not found:  # said next to the generic findings of the other records
             found = mismatch_findings(checks)

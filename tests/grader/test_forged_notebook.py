@@ -1,5 +1,10 @@
 """A notebook that forges what its kernel records gains nothing over the modules it runs on.
 
+Lab 18.03's ``test-positions`` records calls of the module's functions; the probe group
+``notebook`` computes them again outside the kernel. A student whose ``chunk_positions`` restarts
+at 0 and who redefines the module's functions correctly in a cell of the notebook scores what the
+same student without that cell does.
+
 Lab 19.01's ``test-cached`` says whether decoding through a KV cache gives the full pass's
 logits. Its differences are computed twice: in the student's kernel (recorded) and by the probe
 group ``cached``, from the student's modules, outside the kernel. Two students with ALiBi's
@@ -19,6 +24,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from conftest import TEST_LIMITS
+from mistaken_sources import MISTAKEN
 
 from grader.build.demo import fill_stub, reference_bodies
 from grader.build.sync import released_text
@@ -49,50 +55,65 @@ def cached_logits(model, idx, prompt_len):
 """
 
 
-def submission(folder: Path, name: str, buggy: bool, added: str = "") -> None:
-    """The reference modules (ALiBi's bias aligned to the start of the keys when ``buggy``) and
-    the solved notebook, with ``added`` as a cell of the student's after ``cached-check``."""
+RESTARTED = dict([MISTAKEN["cache_positions"]["restart"]])  # chunk_positions restarts at 0
+REDEFINED = (REFERENCE_DIR / "cache_positions.py").read_text(encoding="utf-8")
+
+
+def submission(folder: Path, name: str, edits: dict[str, dict[str, str]], added: str = "",
+               slug: str = SLUG, after: str = "cached-check") -> None:
+    """The reference modules with ``edits`` (module -> old -> new) and the solved notebook
+    ``slug``, with ``added`` as a cell of the student's after the cell ``after``."""
     positional = folder / name / "src" / "minimodel" / "positional"
     positional.mkdir(parents=True)
     for module in encoding_modules():
         if (REFERENCE_DIR / f"{module}.py").exists():
             text = (REFERENCE_DIR / f"{module}.py").read_text(encoding="utf-8")
-            if buggy and module == "alibi":
-                text = fill_stub(released_text(STUBS_DIR / "alibi.py"),
-                                 {**reference_bodies("alibi"), "alibi_bias": ALIGNED_TO_START})
+            for old, new in edits.get(module, {}).items():
+                assert text.count(old) == 1, (module, old)
+                text = text.replace(old, new)
             (positional / f"{module}.py").write_text(text, encoding="utf-8")
-    notebook = nbexec.source_notebook(SLUG)
+    notebook = nbexec.source_notebook(slug)
     if added:
         at = next(i for i, c in enumerate(notebook.cells)
-                  if c.metadata.get("nbgrader", {}).get("grade_id") == "cached-check")
+                  if c.metadata.get("nbgrader", {}).get("grade_id") == after)
         notebook.cells.insert(at + 1, nbformat.v4.new_code_cell(added))
     (folder / name / "labs").mkdir()
-    nbformat.write(notebook, folder / name / "labs" / f"{SLUG}.ipynb")
+    nbformat.write(notebook, folder / name / "labs" / f"{slug}.ipynb")
 
 
-def graded(root: Path, students: dict[str, tuple[bool, str]]) -> dict:
+def aligned_to_start() -> dict[str, dict[str, str]]:
+    """ALiBi's bias aligned to the start of the keys, as an edit of the reference."""
+    reference = (REFERENCE_DIR / "alibi.py").read_text(encoding="utf-8")
+    buggy = fill_stub(released_text(STUBS_DIR / "alibi.py"),
+                      {**reference_bodies("alibi"), "alibi_bias": ALIGNED_TO_START})
+    return {"alibi": {reference: buggy}}
+
+
+def graded(root: Path, students: dict[str, tuple[dict, str]], lab: str = LAB,
+           **where) -> dict:
     subs = root / "subs"
-    for name, (buggy, added) in students.items():
-        submission(subs, name, buggy, added)
+    for name, (edits, added) in students.items():
+        submission(subs, name, edits, added, **where)
     with redirect_stderr(io.StringIO()):
-        grade(subs, root / "out", Options(workers=2, labs=[LAB], limits=TEST_LIMITS,
+        grade(subs, root / "out", Options(workers=2, labs=[lab], limits=TEST_LIMITS,
                                           progress=False), stream=io.StringIO())
     lines = (root / "out" / "grades.csv").read_text(encoding="utf-8").splitlines()
     return {"records": {r["student_id"]: r for r in gradebook.load_records(root / "out")},
             "rows": {line.split(",", 1)[0]: line for line in lines}}
 
 
-def item(record: dict) -> dict:
-    return next(v for v in record["labs"][LAB]["items"] if v["key"] == "nb/test-cached")
+def item(record: dict, lab: str = LAB, key: str = "nb/test-cached") -> dict:
+    return next(v for v in record["labs"][lab]["items"] if v["key"] == key)
 
 
 def test_forging_the_kernel_gains_nothing_over_the_modules(tmp_path, capabilities):
     if not capabilities.namespaces:
         pytest.skip("this platform cannot isolate the sandbox (needs root and namespaces)")
-    alone = graded(tmp_path / "alone", {"honest": (False, "")})
+    alone = graded(tmp_path / "alone", {"honest": ({}, "")})
+    buggy = aligned_to_start()
     mixed = graded(tmp_path / "mixed", {
-        "honest": (False, ""), "honest_buggy": (True, ""),
-        "forged_recorder": (True, RECORDER_REPLACED), "forged_values": (True, VALUES_FORGED)})
+        "honest": ({}, ""), "honest_buggy": (buggy, ""),
+        "forged_recorder": (buggy, RECORDER_REPLACED), "forged_values": (buggy, VALUES_FORGED)})
     assert mixed["rows"]["honest"] == alone["rows"]["honest"]
     records = mixed["records"]
     assert item(records["honest"])["score"] == item(records["honest"])["points"] == 3
@@ -103,3 +124,19 @@ def test_forging_the_kernel_gains_nothing_over_the_modules(tmp_path, capabilitie
         verdict = item(records[forger])
         assert verdict["score"] == buggy["score"], (forger, verdict)
         assert "nb-probed" in {f["code"] for f in verdict["findings"]}, forger
+
+
+def test_redefining_the_module_in_the_notebook_gains_nothing(tmp_path, capabilities):
+    if not capabilities.namespaces:
+        pytest.skip("this platform cannot isolate the sandbox (needs root and namespaces)")
+    restarted = {"cache_positions": RESTARTED}
+    records = graded(tmp_path, {
+        "honest": ({}, ""), "honest_buggy": (restarted, ""),
+        "redefined": (restarted, REDEFINED)},
+        lab="18.03", slug="18_03_kv_cache", after="positions")["records"]
+    scores = {name: item(r, "18.03", "nb/test-positions") for name, r in records.items()}
+    assert scores["honest"]["score"] == scores["honest"]["points"]
+    assert scores["honest_buggy"]["score"] < scores["honest_buggy"]["points"]
+    assert "nb-recomputed" not in {f["code"] for f in scores["honest_buggy"]["findings"]}
+    assert scores["redefined"]["score"] == scores["honest_buggy"]["score"], scores["redefined"]
+    assert "nb-recomputed" in {f["code"] for f in scores["redefined"]["findings"]}

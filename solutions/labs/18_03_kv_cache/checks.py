@@ -18,7 +18,11 @@ columns); positions not int64, ``-1e9`` for ``-inf``, a boolean mask, ``dtype`` 
 kept, tensors created off the input's device.
 
 Notebook: ``test-positions`` records the visible and hidden values of the four functions (exact;
-the mistakes above recognised from them). ``test-chunk-bias`` records ALiBi's bias and the zero
+the mistakes above recognised from them); the probe group ``notebook`` computes those records
+again from the module, outside the kernel, and each passes only when both agree (all but
+``rows``, whose table the notebook builds with the student's own mask), so a cell that overwrites
+them gains nothing. ``test-chunk-bias`` and ``test-exact`` depend on ``chunk_bias``, written in the
+notebook, and on the notebook's given decoder: they are judged from the student's kernel alone. ``test-chunk-bias`` records ALiBi's bias and the zero
 biases exactly, and, the T5 table being trained, the largest difference between ``chunk_bias`` plus
 the mask and the model's own bias, judged by property (within 1e-5); diagnosed: ALiBi's sign, T5's
 bias not multiplied by ``bias_scale``. ``test-exact`` records the largest logit differences of
@@ -31,7 +35,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, differences_below, value
+from grader.hidden.cells import (
+    EXACT,
+    Mistake,
+    Property,
+    cell_judge,
+    differences_below,
+    recomputed,
+    value,
+)
 from grader.hidden.common import cases_judge, device_judge, finite_mask, judged_cases, student
 from grader.hidden.spec import Case, CellCheck, Device, DType, Group, Input, Items, LabChecks
 from grader.trusted.verdicts import Finding, JudgeContext
@@ -50,9 +62,30 @@ ROWS_CASES = [("t0", "float32", 4, 3), ("t0", "float32", 0, 5), ("t1", "float32"
 TABLES = {"t0": (3, 12, 12), "t1": (10, 10), "t2": (2, 2, 9, 9), "t3": (4, 16, 16)}
 
 
+NB_CASES = [(0, 1), (0, 6), (7, 1), (4, 3), (30, 2)]  # the test cell's hidden (cache_len, q_len)
+
+
+def _arange_table(c: int, q: int) -> np.ndarray:
+    """The test cell's table for ``bias_rows_after_cache``: ``(2, c + q + 3, c + q + 3)``."""
+    n = c + q + 3
+    return np.arange(2 * n * n, dtype=np.float32).reshape(2, n, n)
+
+
 def inputs() -> dict[str, np.ndarray]:
     rng = np.random.default_rng(1803)
-    return {key: rng.standard_normal(shape).astype(np.float32) for key, shape in TABLES.items()}
+    tables = {key: rng.standard_normal(shape).astype(np.float32) for key, shape in TABLES.items()}
+    return {**tables, **{f"nb{c}_{q}": _arange_table(c, q) for c, q in NB_CASES}}
+
+
+# test-positions' records that call the module, computed again outside the kernel
+NB_GROUP, NB_RECOMPUTED = recomputed("notebook", MODULE, {
+    "chunk": [("chunk_positions", (2, 3))],
+    "relative": [("relative_positions", (2, 3))],
+    "mask": [("causal_mask_after_cache", (2, 3))],
+    "rels": [("relative_positions", case) for case in NB_CASES],
+    "masks": [("causal_mask_after_cache", case) for case in NB_CASES],
+    "table_rows": [("bias_rows_after_cache", (Input(f"nb{c}_{q}"), c, q)) for c, q in NB_CASES],
+})
 
 
 GROUPS = (
@@ -69,6 +102,7 @@ GROUPS = (
         Case("function", "causal_mask_after_cache", (1, 3), {"device": Device()}),
         Case("function", "bias_rows_after_cache", (Input("t0"), 4, 3)),
     ), device=True),
+    NB_GROUP,
 )
 
 
@@ -140,7 +174,6 @@ ITEMS.add("device", 1, "Caché KV: conserva el dispositivo", "KV cache: keeps th
 
 # --- the notebook --------------------------------------------------------------------------------
 
-NB_CASES = [(0, 1), (0, 6), (7, 1), (4, 3), (30, 2)]  # the test cell's hidden (cache_len, q_len)
 BIAS_CASES = ((5, 3), (0, 7), (20, 1), (9, 4))
 
 
@@ -268,8 +301,8 @@ CELLS = (
                "table_rows": _joined("bias_rows_after_cache(torch.arange(2 * (c + q + 3) ** "
                                      "2, dtype=torch.float32).reshape(2, c + q + 3, c + q + "
                                      "3), c, q)")},
-              cell_judge(tol=EXACT), catalogue=MODULE,
-              given="square = causal_mask_after_cache(0, 5)"),
+              cell_judge(tol=EXACT, recomputed=NB_RECOMPUTED), catalogue=MODULE,
+              given="square = causal_mask_after_cache(0, 5)", group="notebook"),
     CellCheck("test-chunk-bias", "Cuaderno: el sesgo de un trozo tras la caché",
               "Notebook: the bias of a chunk after the cache",
               {"alibi": "chunk_bias(models['alibi'], relative_positions(5, 3))",
