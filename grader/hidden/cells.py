@@ -184,12 +184,12 @@ PROBED = Finding(
     "nb-probed",
     "El corrector lo calcula también fuera de tu cuaderno, con tus módulos de "
     "src/minimodel/positional/ dentro del Mini-GPT, y ahí no se cumple (o no se pudo calcular): "
-    "lo que grabe tu núcleo no basta. Revisa cómo usan tus codificaciones la posición de lo que "
-    "llega tras la caché (make check LAB=19.01).",
+    "lo que grabe tu kernel no basta. Revisa cómo sitúan tus módulos lo que llega tras la "
+    "caché KV.",
     "The grader also computes it outside your notebook, with your modules of "
     "src/minimodel/positional/ inside the Mini-GPT, and there it does not hold (or could not be "
-    "computed): what your kernel records is not enough. Check how your encodings place what "
-    "comes after the cache (make check LAB=19.01).")
+    "computed): what your kernel records is not enough. Check how your modules place what "
+    "comes after the KV cache.")
 
 
 RECOMPUTED = Finding(

@@ -3,7 +3,9 @@
 Lab 18.03's ``test-positions`` records calls of the module's functions; the probe group
 ``notebook`` computes them again outside the kernel. A student whose ``chunk_positions`` restarts
 at 0 and who redefines the module's functions correctly in a cell of the notebook scores what the
-same student without that cell does.
+same student without that cell does. Its ``test-exact`` is probed like 19.01's ``test-cached``
+(group ``exact``): a student whose chunk mask is aligned to the start and who forges the
+differences and ``cached_logits`` scores what the same mask earns without the forgery.
 
 Lab 19.01's ``test-cached`` says whether decoding through a KV cache gives the full pass's
 logits. Its differences are computed twice: in the student's kernel (recorded) and by the probe
@@ -57,6 +59,13 @@ def cached_logits(model, idx, prompt_len):
 
 RESTARTED = dict([MISTAKEN["cache_positions"]["restart"]])  # chunk_positions restarts at 0
 REDEFINED = (REFERENCE_DIR / "cache_positions.py").read_text(encoding="utf-8")
+TOP_LEFT = dict([MISTAKEN["cache_positions"]["top-left"]])  # a chunk's mask aligned to the start
+EXACT_FORGED = """\
+exact = {name: 0.0 for name in exact}
+def cached_logits(model, idx, prefill, step=1, **options):
+    with torch.no_grad():
+        return model(idx)[0]
+"""
 
 
 def submission(folder: Path, name: str, edits: dict[str, dict[str, str]], added: str = "",
@@ -89,13 +98,12 @@ def aligned_to_start() -> dict[str, dict[str, str]]:
     return {"alibi": {reference: buggy}}
 
 
-def graded(root: Path, students: dict[str, tuple[dict, str]], lab: str = LAB,
-           **where) -> dict:
+def graded(root: Path, students: dict[str, tuple[dict, str]]) -> dict:
     subs = root / "subs"
     for name, (edits, added) in students.items():
-        submission(subs, name, edits, added, **where)
+        submission(subs, name, edits, added)
     with redirect_stderr(io.StringIO()):
-        grade(subs, root / "out", Options(workers=2, labs=[lab], limits=TEST_LIMITS,
+        grade(subs, root / "out", Options(workers=2, labs=[LAB], limits=TEST_LIMITS,
                                           progress=False), stream=io.StringIO())
     lines = (root / "out" / "grades.csv").read_text(encoding="utf-8").splitlines()
     return {"records": {r["student_id"]: r for r in gradebook.load_records(root / "out")},
@@ -126,17 +134,40 @@ def test_forging_the_kernel_gains_nothing_over_the_modules(tmp_path, capabilitie
         assert "nb-probed" in {f["code"] for f in verdict["findings"]}, forger
 
 
-def test_redefining_the_module_in_the_notebook_gains_nothing(tmp_path, capabilities):
+@pytest.fixture(scope="module")
+def kv_cache_class(tmp_path_factory, capabilities):
+    """Lab 18.03 graded for an honest student, one whose chunk_positions restarts (alone and
+    with the module redefined correctly in the notebook) and one whose chunk mask is aligned to
+    the start (alone and with test-exact's values forged)."""
     if not capabilities.namespaces:
         pytest.skip("this platform cannot isolate the sandbox (needs root and namespaces)")
-    restarted = {"cache_positions": RESTARTED}
-    records = graded(tmp_path, {
-        "honest": ({}, ""), "honest_buggy": (restarted, ""),
-        "redefined": (restarted, REDEFINED)},
-        lab="18.03", slug="18_03_kv_cache", after="positions")["records"]
-    scores = {name: item(r, "18.03", "nb/test-positions") for name, r in records.items()}
+    restarted, top_left = {"cache_positions": RESTARTED}, {"cache_positions": TOP_LEFT}
+    root = tmp_path_factory.mktemp("kv-cache")
+    subs = root / "subs"
+    for name, edits, added, after in (
+            ("honest", {}, "", ""), ("restarted", restarted, "", ""),
+            ("redefined", restarted, REDEFINED, "positions"), ("top_left", top_left, "", ""),
+            ("forged_exact", top_left, EXACT_FORGED, "exact")):
+        submission(subs, name, edits, added, slug="18_03_kv_cache", after=after)
+    with redirect_stderr(io.StringIO()):
+        grade(subs, root / "out", Options(workers=2, labs=["18.03"], limits=TEST_LIMITS,
+                                          progress=False), stream=io.StringIO())
+    return {r["student_id"]: r for r in gradebook.load_records(root / "out")}
+
+
+def test_redefining_the_module_in_the_notebook_gains_nothing(kv_cache_class):
+    scores = {name: item(r, "18.03", "nb/test-positions") for name, r in kv_cache_class.items()}
+    scores["honest_buggy"] = scores["restarted"]
     assert scores["honest"]["score"] == scores["honest"]["points"]
     assert scores["honest_buggy"]["score"] < scores["honest_buggy"]["points"]
     assert "nb-recomputed" not in {f["code"] for f in scores["honest_buggy"]["findings"]}
     assert scores["redefined"]["score"] == scores["honest_buggy"]["score"], scores["redefined"]
     assert "nb-recomputed" in {f["code"] for f in scores["redefined"]["findings"]}
+
+
+def test_forging_cached_decoding_gains_nothing_over_the_mask(kv_cache_class):
+    scores = {name: item(r, "18.03", "nb/test-exact") for name, r in kv_cache_class.items()}
+    assert scores["honest"]["score"] == scores["honest"]["points"] == 3
+    assert scores["top_left"]["score"] < scores["top_left"]["points"]
+    assert scores["forged_exact"]["score"] == scores["top_left"]["score"], scores["forged_exact"]
+    assert "nb-probed" in {f["code"] for f in scores["forged_exact"]["findings"]}

@@ -21,14 +21,19 @@ Notebook: ``test-positions`` records the visible and hidden values of the four f
 the mistakes above recognised from them); the probe group ``notebook`` computes those records
 again from the module, outside the kernel, and each passes only when both agree (all but
 ``rows``, whose table the notebook builds with the student's own mask), so a cell that overwrites
-them gains nothing. ``test-chunk-bias`` and ``test-exact`` depend on ``chunk_bias``, written in the
-notebook, and on the notebook's given decoder: they are judged from the student's kernel alone. ``test-chunk-bias`` records ALiBi's bias and the zero
-biases exactly, and, the T5 table being trained, the largest difference between ``chunk_bias`` plus
-the mask and the model's own bias, judged by property (within 1e-5); diagnosed: ALiBi's sign, T5's
-bias not multiplied by ``bias_scale``. ``test-exact`` records the largest logit differences of
-cached decoding from the full pass (trained models: judged by property, below 1e-4, as the test
-cell) and names the encodings that fail; ``test-kv-bytes`` the byte counts, exact (diagnosed:
-keys or values counted once, ``bytes_per_value`` or ``batch`` ignored).
+them gains nothing. ``test-chunk-bias`` records ALiBi's bias and the zero biases exactly, and,
+the T5 table being trained, the largest difference between ``chunk_bias`` plus the mask and the
+model's own bias, judged by property (within 1e-5); diagnosed: ALiBi's sign, T5's bias not
+multiplied by ``bias_scale``. ``test-exact`` records the largest logit differences of cached
+decoding from the full pass (trained models: judged by property, below 1e-4, as the test cell)
+and names the encodings that fail. Both depend on ``chunk_bias``, written in the notebook, and on
+the notebook's given decoder, and are judged from the student's kernel; the part of
+``test-exact`` that the modules decide is computed outside it too: the probe group ``exact``
+decodes fresh Mini-GPTs of every encoding through their own KV cache in chunks (each masked by
+the student's ``causal_mask_after_cache``) with the test cell's prefills and steps, and each
+cached-equals-full property holds only when those gaps are below 1e-4 too. ``test-kv-bytes``
+records the byte counts, exact (diagnosed: keys or values counted once, ``bytes_per_value`` or
+``batch`` ignored).
 """
 
 from __future__ import annotations
@@ -45,7 +50,17 @@ from grader.hidden.cells import (
     value,
 )
 from grader.hidden.common import cases_judge, device_judge, finite_mask, judged_cases, student
-from grader.hidden.spec import Case, CellCheck, Device, DType, Group, Input, Items, LabChecks
+from grader.hidden.spec import (
+    Case,
+    CellCheck,
+    Device,
+    DType,
+    Function,
+    Group,
+    Input,
+    Items,
+    LabChecks,
+)
 from grader.trusted.verdicts import Finding, JudgeContext
 from minimodel.encodings import COURSE as ENCODINGS
 
@@ -74,8 +89,39 @@ def _arange_table(c: int, q: int) -> np.ndarray:
 def inputs() -> dict[str, np.ndarray]:
     rng = np.random.default_rng(1803)
     tables = {key: rng.standard_normal(shape).astype(np.float32) for key, shape in TABLES.items()}
-    return {**tables, **{f"nb{c}_{q}": _arange_table(c, q) for c, q in NB_CASES}}
+    tokens = {"tokens": rng.integers(1, SMALL["vocab_size"], (2, 64)),  # test-exact's idx
+              "other": rng.integers(1, SMALL["vocab_size"], (3, 40))}  # and its hidden text
+    return {**tables, **tokens, **{f"nb{c}_{q}": _arange_table(c, q) for c, q in NB_CASES}}
 
+
+# The notebook's models (vocab_size: the stdlib data's), decoded through the Mini-GPT's own KV
+# cache in chunks of ``step`` tokens after the prefill: each chunk of several tokens is masked by
+# the student's causal_mask_after_cache, whatever the encoding
+SMALL = dict(vocab_size=98, block_size=64, n_layer=2, n_head=4, n_embd=64)
+
+
+def _decode(step: int) -> Function:
+    return Function(f"lambda model, idx, p, cache: torch.cat([model(idx[:, :p], cache=cache)[0]]"
+                    f" + [model(idx[:, t : t + {step}], cache=cache)[0] for t in range(p, "
+                    f"idx.size(1), {step})], dim=1)")
+
+
+def _gaps(name: str, key: str, step: int, prefill: int, seed: int) -> Case:
+    return Case("given", "minimodel.cache_gaps.cache_gaps",
+                (_decode(step), name, Input(key, "int64"), [prefill]), {"seed": seed, **SMALL})
+
+
+# test-exact's differences, computed from the modules outside the kernel: as the test cell, a
+# prefill of 24 then one token or 5 at a time (visible), of 1 then 3 at a time or of 39 (hidden)
+# (with RoPE's raw keys, a prefill of 10 then single tokens, whose mask the Mini-GPT builds
+# itself: chunks of 3 instead)
+EXACT_CASES = (*(_gaps(e, "tokens", step, 24, 0) for e in ENCODINGS for step in (1, 5)),
+               *(_gaps(e, "other", step, prefill, 1) for e in ENCODINGS
+                 for step, prefill in ((3, 1), (1, 39))),
+               _gaps("rope", "other", 3, 10, 1))
+EXACT_VISIBLE = tuple(range(2 * len(ENCODINGS)))
+EXACT_HIDDEN = tuple(range(2 * len(ENCODINGS), 4 * len(ENCODINGS)))
+EXACT_RAW = (4 * len(ENCODINGS),)
 
 # test-positions' records that call the module, computed again outside the kernel
 NB_GROUP, NB_RECOMPUTED = recomputed("notebook", MODULE, {
@@ -103,6 +149,7 @@ GROUPS = (
         Case("function", "bias_rows_after_cache", (Input("t0"), 4, 3)),
     ), device=True),
     NB_GROUP,
+    Group("exact", MODULE, EXACT_CASES),
 )
 
 
@@ -217,19 +264,19 @@ EXACT_PROPERTIES = (
         "Con la caché, los logits no coinciden con la pasada entera (diferencia de 1e-4 o "
         "más).",
         "With the cache, the logits do not match the full pass (a difference of 1e-4 or "
-        "more)."),
+        "more).", probed=EXACT_VISIBLE),
     differences_below(
         "nb-cache-not-exact-hidden", "hidden", 1e-4,
         "Con otros textos, otro prefill y otros trozos, los logits con caché no coinciden "
         "con la pasada entera.",
         "With other texts, another prefill and other chunks, the cached logits do not match "
-        "the full pass."),
+        "the full pass.", probed=EXACT_HIDDEN),
     differences_below(
         "nb-raw-keys", "raw", 1e-4,
         "Con RoPE y las claves guardadas sin girar (keys=\"raw\"), los logits con caché no "
         "coinciden con la pasada entera.",
         "With RoPE and the keys cached unrotated (keys=\"raw\"), the cached logits do not "
-        "match the full pass."),
+        "match the full pass.", probed=EXACT_RAW),
 )
 
 
@@ -327,7 +374,7 @@ CELLS = (
                       " - models['rope'](other)[0]).abs().max().item())"
                       "(data.eval_batch('val', 3, 40)[0])"},
               cell_judge(properties=EXACT_PROPERTIES, diagnoses=(_exact_findings,)),
-              volatile=frozenset({"exact", "hidden", "raw"})),
+              volatile=frozenset({"exact", "hidden", "raw"}), group="exact"),
     CellCheck("test-kv-bytes", "Cuaderno: la memoria de la caché KV",
               "Notebook: the memory of the KV cache",
               {"visible": "torch.tensor([kv_cache_bytes(2, 64, T, batch=2), measured, "
