@@ -49,12 +49,18 @@ def graded_once(tmp_path_factory, name: str, build) -> dict:
 
 @pytest.fixture(scope="session")
 def released(tmp_path_factory) -> Path:
-    """The student repository, released once per worker from the last commit (read-only:
-    copy it to change it)."""
+    """The student repository, released once per test run from the last commit and shared by
+    the workers like the corpus (read-only: copy it to change it)."""
     from grader.build.release import release
 
-    out = tmp_path_factory.mktemp("student-repo")
-    release(out, force=True)
+    shared = shared_dir(tmp_path_factory)
+    shared.mkdir(parents=True, exist_ok=True)
+    out, done = shared / "student-repo", shared / "student-repo.done"
+    with open(shared / ".student-repo.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            release(out, force=True)
+            done.touch()
     return out
 
 
