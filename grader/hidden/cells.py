@@ -153,19 +153,28 @@ class Property:
     def check_probe(self, ctx: CellContext) -> Check:
         """``test`` on what the probe group computed from the student's modules: every case of
         ``probed`` ran and their outputs pass it (else ``probe``, with what a case raised)."""
-        found = []
-        for index in self.probed:
-            outputs = ctx.probe.outputs(index) if ctx.probe is not None else None
-            arrays = [o.get("array") for o in outputs or ()]
-            if not arrays or any(a is None for a in arrays):
-                error = ctx.probe.error(index) if ctx.probe is not None else None
-                return Check(False, "probe", error=error)  # the group's log says more
-            found += [np.asarray(a, dtype=np.float64).ravel() for a in arrays]
+        found = _probe_outputs(ctx, self.probed)
+        if isinstance(found, Check):
+            return found
         try:
-            ok = bool(self.test(np.concatenate(found)))
+            ok = bool(self.test(found))
         except Exception:  # noqa: BLE001 - outputs of the wrong kind fail the check
             ok = False
         return Check(ok, "" if ok else "probe")
+
+
+def _probe_outputs(ctx: CellContext, indices: tuple[int, ...]) -> np.ndarray | Check:
+    """The outputs of the cell's probe group's cases ``indices``, each flattened, joined in
+    order (float64); a failed ``probe`` check, with what a case raised, when one did not run."""
+    found = []
+    for index in indices:
+        outputs = ctx.probe.outputs(index) if ctx.probe is not None else None
+        arrays = [o.get("array") for o in outputs or ()]
+        if not arrays or any(a is None for a in arrays):
+            error = ctx.probe.error(index) if ctx.probe is not None else None
+            return Check(False, "probe", error=error)  # the group's log says more
+        found += [np.asarray(a, dtype=np.float64).ravel() for a in arrays]
+    return np.concatenate(found)
 
 
 def differences_below(code: str, name: str, limit: float, es: str, en: str,
@@ -219,17 +228,12 @@ def recomputed(key: str, module: str,
 def _agrees_with_probe(ctx: CellContext, name: str, indices: tuple[int, ...]) -> Check:
     """The record ``name`` equals, exactly, what the probe's cases ``indices`` computed (each
     output flattened, joined in order); ``probe`` when it does not or a case did not run."""
-    found = []
-    for index in indices:
-        outputs = ctx.probe.outputs(index) if ctx.probe is not None else None
-        arrays = [o.get("array") for o in outputs or ()]
-        if not arrays or any(a is None for a in arrays):
-            error = ctx.probe.error(index) if ctx.probe is not None else None
-            return Check(False, "probe", error=error)
-        found += [np.asarray(a, dtype=np.float64).ravel() for a in arrays]
+    found = _probe_outputs(ctx, indices)
+    if isinstance(found, Check):
+        return found
     mine = value(ctx, name)
-    ok = isinstance(mine, np.ndarray) and mine.size == sum(f.size for f in found) and \
-        bool(np.array_equal(mine.ravel(), np.concatenate(found), equal_nan=True))
+    ok = isinstance(mine, np.ndarray) and mine.size == found.size and \
+        bool(np.array_equal(mine.ravel(), found, equal_nan=True))
     return Check(ok, "" if ok else "probe")
 
 

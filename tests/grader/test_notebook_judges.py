@@ -9,7 +9,8 @@ import pytest
 from grader.hidden import registry
 from grader.trusted import nbexec
 from grader.trusted.references import References
-from grader.trusted.verdicts import CellContext
+from grader.trusted.status import Run
+from grader.trusted.verdicts import CellContext, GroupOutcome
 
 LABS = [lab_id for lab_id, checks in registry().items() if checks.notebook is not None]
 GARBAGE = [
@@ -51,8 +52,11 @@ def test_reference_records_score_full_marks(lab_id):
             continue
         recorded = {name: {"ok": True, "outputs": outputs}
                     for name, outputs in refs.cell(cell.grade_id).items()}
+        probe = GroupOutcome("cpu", Run.FINISHED, [
+            {"ok": True, "outputs": outputs} for outputs in refs.group(cell.group)]) \
+            if cell.group else None  # the reference's run of the cell's probe group
         context = CellContext(cell, points[cell.grade_id]["points"], recorded,
-                              refs.cell(cell.grade_id), {"status": "finished"})
+                              refs.cell(cell.grade_id), {"status": "finished"}, probe=probe)
         verdict = cell.judge(context)
         assert verdict.score == verdict.points, (cell.grade_id, verdict.findings)
 
