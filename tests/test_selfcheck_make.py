@@ -17,13 +17,14 @@ SUMMARY = {"es": "comprobaciones superadas", "en": "checks passed"}
 REFUSED = "check] Error 2"  # make's word for the command's exit status 2
 
 
-def make_check(tmp_path: Path, lang: str, *words: str) -> subprocess.CompletedProcess:
+def make_check(tmp_path: Path, lang: str, *words: str,
+               where: Path = REPO_ROOT) -> subprocess.CompletedProcess:
     stamp = tmp_path / "installed"
     stamp.touch()  # newer than pyproject.toml: make installs nothing
     env = {k: v for k, v in os.environ.items() if not k.startswith("MINIMODEL_")}
     return subprocess.run(
         ["make", "-s", "check", *words, f"STAMP={stamp}", f"BIN={Path(sys.executable).parent}"],
-        cwd=REPO_ROOT, env={**env, "MINIMODEL_LANG": lang}, capture_output=True, text=True,
+        cwd=where, env={**env, "MINIMODEL_LANG": lang}, capture_output=True, text=True,
         timeout=300)
 
 
@@ -50,3 +51,12 @@ def test_two_different_labs_are_refused(tmp_path, lang):
     assert REFUSED in out.stderr
     assert "(17.01, 17.03)" in out.stdout
     assert HEADER[lang].format("17.01") not in out.stdout
+
+
+@pytest.mark.parametrize("words", [("17.03",), ("LAB=17.03",)], ids=["goal", "variable"])
+def test_from_the_labs_folder_as_from_the_course_folder(tmp_path, words):
+    """A JupyterLab terminal opens in labs/, whose Makefile forwards the words to the course's."""
+    out = make_check(tmp_path, "en", *words, where=REPO_ROOT / "labs")
+    assert out.stdout.startswith(HEADER["en"].format("17.03")), out.stdout + out.stderr
+    assert "Which lab?" not in out.stdout and "No rule" not in out.stderr, out.stderr
+    assert SUMMARY["en"] in out.stdout and out.stdout.count(SUMMARY["en"]) == 1
