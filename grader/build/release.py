@@ -6,8 +6,9 @@ of solutions and hidden tests by nbgrader), the library with the stubs, the visi
 every figure, interactive figure, quiz and the search working from the file system). Everything
 else stays: ``solutions/``, the whole ``grader/`` package, the benchmarks, the site's sources,
 the project's own tests, CI. ``pyproject.toml``, the ``Makefile`` and ``.gitignore`` are
-rewritten so that they no longer mention what was left out, the README is the students' own
-(``STUDENT_README``), and the result is scanned for leaks before it is accepted:
+rewritten so that they no longer mention what was left out, the lessons' passages about the
+course repository say what the student repository has instead (``student_page``), the README is
+the students' own (``STUDENT_README``), and the result is scanned for leaks before it is accepted:
 instructor-only files, any callable that computes a graded function's answers on the hidden
 inputs (``grader.build.leaks``), and figure data that shows a hidden case's answer.
 
@@ -111,6 +112,9 @@ def student_pyproject(text: str) -> str:
 
 
 STUDENT_TEST = "\t@$(BIN)/minimodel check --all --jobs $(JOBS)"
+# The course's own commands that the student repository has no use for: `make test-quick` runs the
+# project's tests, and a student's are the visible ones, which `make test` reports lab by lab.
+COURSE_ONLY_TARGETS = ("test-quick",)
 STUDENT_HELP = {  # what a command does in the student's repository, said as in the Makefile
     "instala y ejecuta todas las pruebas (referencia, labs, copias, docs, estilo)":
         "instala y comprueba cada laboratorio, una línea por laboratorio (hecho, sin empezar o "
@@ -137,6 +141,38 @@ STUDENT_DOCS = [
     '$(PYTHON) -m webbrowser -t "file://$(CURDIR)/site/$(if $(filter en,$(MINIMODEL_LANG)),en,es)'
     '/index.html" >/dev/null 2>&1 || true; fi',
 ]
+
+
+# A lesson passage that speaks of the course repository (its reference solutions, its tests, how
+# its site is built) is followed by what the student repository says instead, in a comment:
+#     <!-- course -->
+#     ...the course repository's text...
+#     <!-- student
+#     ...the student repository's text (or nothing)...
+#     -->
+# The course's site shows the first (a comment is not shown); the release keeps the second.
+COURSE_PASSAGE = re.compile(r"<!-- course -->\n(.*?)<!-- student\n(.*?)-->\n", re.S)
+PASSAGE_MARKERS = ("<!-- course", "<!-- student")
+
+
+def student_page(text: str, name: str = "page") -> str:
+    """The lesson page ``text`` as the student repository says it: each course passage replaced
+    by its student text. A marker left unpaired refuses the release."""
+    result = COURSE_PASSAGE.sub(lambda match: match.group(2), text)
+    left = [marker for marker in PASSAGE_MARKERS if marker in result]
+    if left:
+        raise refused([f"{name}: {marker!r} without its pair" for marker in left])
+    return result
+
+
+def student_pages(tree: Path) -> None:
+    """Rewrite the lessons of the exported ``tree`` (``docs_es/``, ``docs_en/``) as
+    :func:`student_page` says, before they are copied and built into the site."""
+    for page in sorted(tree.glob("docs_*/**/*.md")):
+        text = page.read_text(encoding="utf-8")
+        if any(marker in text for marker in PASSAGE_MARKERS):
+            name = str(page.relative_to(tree))
+            page.write_text(student_page(text, name), encoding="utf-8")
 
 
 def student_gitignore(text: str) -> str:
@@ -172,7 +208,7 @@ def student_makefile(text: str) -> str:
                 line, kept = "docs:", STUDENT_DOCS
             elif match.group(1) == "clean":  # the shipped site is not a build product there
                 kept = [r.replace(" site ", " ") for r in kept]
-            if recipe and not kept:
+            if recipe and not kept or match.group(1) in COURSE_ONLY_TARGETS:
                 dropped_targets.add(match.group(1))
             else:
                 out.append(line)
@@ -298,6 +334,7 @@ def release(out: Path, *, force: bool = False, root: Path = REPO_ROOT,
                     for path in sync.drifted(sync.generated_files(tree))]
         if problems:
             raise refused(problems)
+        student_pages(tree)
         if out.exists() and any(out.iterdir()):
             saved = keep_previous(out)
             say(bilingual(f"La publicación anterior está en {saved}",

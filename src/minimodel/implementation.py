@@ -25,6 +25,14 @@ REFERENCE_DIR = REPO_ROOT / "solutions" / "positional"
 CATALOGUE_DIR = REPO_ROOT / "solutions" / "mistakes"  # the classic mistakes of each module
 
 
+def choices() -> str:
+    """The implementations this repository has, for help texts: ``src``, ``reference`` where
+    the reference solutions are (the instructors' repository), a folder."""
+    if REFERENCE_DIR.is_dir():
+        return "src (default) | reference | <folder>"
+    return "src (default) | <folder>"
+
+
 def resolve(choice: str | None = None) -> Path:
     """Folder of the chosen implementation (default: ``$MINIMODEL_IMPL``, else ``src``)."""
     choice = choice if choice is not None else os.environ.get(ENV_VAR, "src")
@@ -32,12 +40,14 @@ def resolve(choice: str | None = None) -> Path:
         return STUBS_DIR
     folder = REFERENCE_DIR if choice == "reference" else Path(choice).expanduser().resolve()
     if not folder.is_dir():
+        named_es, named_en = ("'src', 'reference' o", "'src', 'reference' or") \
+            if REFERENCE_DIR.is_dir() else ("'src' o", "'src' or")
         raise FileNotFoundError(
             bilingual(
                 f"No encuentro la implementación {choice!r} (carpeta {folder}). "
-                "Usa 'src', 'reference' o la ruta de una carpeta con los archivos de positional/.",
+                f"Usa {named_es} la ruta de una carpeta con los archivos de positional/.",
                 f"Cannot find implementation {choice!r} (folder {folder}). "
-                "Use 'src', 'reference' or the path of a folder with the positional/ files.",
+                f"Use {named_en} the path of a folder with the positional/ files.",
             )
         )
     return folder

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from minimodel.course import DEMO_FULL_S, LABS, Lab, find_lab
-from minimodel.implementation import ENV_VAR, REPO_ROOT
+from minimodel.implementation import ENV_VAR, REPO_ROOT, choices
 from minimodel.messages import LANGUAGES, pick, split_bilingual
 
 SIZES = ("full", "test", "demo")
@@ -167,7 +167,7 @@ def summary(labs_run: int, failures: int, elapsed: float, out: Path,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", default="src", help="src | reference | <folder>")
+    parser.add_argument("--impl", default="src", help=choices())
     parser.add_argument("--lab", action="append", help="lab id, e.g. 17.01 (default: all)")
     parser.add_argument("--size", choices=SIZES, default="full")
     parser.add_argument("--figures", type=Path, default=None, help="folder for the PNG figures")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html as htmllib
 import itertools
 import json
 import os
@@ -21,6 +22,7 @@ from grader.build.release import (
     leaks,
     release,
     student_makefile,
+    student_page,
 )
 from grader.build.sync import committed_text
 from minimodel.course import LABS
@@ -83,12 +85,13 @@ PATH = re.compile(r"(?<![\w./-])((?:[\w.-]+/)+[\w.<>*{}-]*)")
 
 
 def names_of_absent_things(repo: Path) -> list[str]:
-    """Where a text of ``repo`` names a course path (``benchmarks/``, ``solutions/labs/<slug>``),
-    a ``make`` target of the course or a module of the grader that ``repo`` does not have."""
+    """Where a text of ``repo`` (its files, and the pages of its site) names a course path
+    (``benchmarks/``, ``solutions/labs/<slug>``), a ``make`` target of the course or a module of
+    the grader that ``repo`` does not have."""
     top, course_targets = course_paths(), make_targets(REPO_ROOT / "Makefile")
     targets = make_targets(repo / "Makefile")
     found = []
-    for name, text in readable_texts(repo):
+    for name, text in [*readable_texts(repo), *site_texts(repo)]:
         for number, line in enumerate(text.splitlines(), 1):
             for path in PATH.findall(line):
                 parts = list(itertools.takewhile(lambda part: part and not re.search(
@@ -102,14 +105,75 @@ def names_of_absent_things(repo: Path) -> list[str]:
     return found
 
 
+def site_texts(repo: Path):
+    """``(page, text)`` of every page of the site ``repo`` ships, as a reader sees it: the
+    article's words, without tags, scripts or figure data."""
+    for page in sorted((repo / "site").rglob("*.html")):
+        html = page.read_text(encoding="utf-8")
+        article = re.search(r"<article\b.*?</article>", html, re.S)
+        if article is None:
+            continue
+        text = re.sub(r"<(script|style)\b.*?</\1>", " ", article.group(0), flags=re.S)
+        text = re.sub(r"<br\s*/?>|</(p|li|tr|h\d|pre|div)>", "\n", text)
+        yield page.relative_to(repo).as_posix(), htmllib.unescape(re.sub(r"<[^>]+>", "", text))
+
+
+# What the student repository does not have, in the words a text would use to send a student to
+# it: the reference solutions as an implementation, the npm packages the course's site is built
+# with, the course's own tests.
+ABSENT = re.compile(r"MINIMODEL_IMPL=reference|--impl reference|'reference'|\bnpm\b|Node\.js"
+                    r"|soluciones de referencia|reference solutions|pruebas del proyecto"
+                    r"|project's tests|<!-- (?:course|student)")
+
+
+def instructor_words(texts) -> list[str]:
+    """Where one of ``texts`` (``(name, text)``) says one of the ``ABSENT`` words."""
+    return [f"{name}:{number}: {match}" for name, text in texts
+            for number, line in enumerate(text.splitlines(), 1)
+            for match in ABSENT.findall(line)]
+
+
 def test_no_shipped_text_names_what_students_do_not_get(released, tmp_path):
     assert names_of_absent_things(released) == []
+    # the Python files' docstrings may say how the instructors' repository differs
+    assert instructor_words((name, text) for name, text in readable_texts(released)
+                            if not name.endswith(".py")) == []
+    assert instructor_words(site_texts(released)) == []
     repo = tmp_path / "repo"  # the check sees what it must
     shutil.copytree(released, repo)
     with (repo / "docs_en" / "setup.md").open("a", encoding="utf-8") as lesson:
         lesson.write("\nRaw output: `benchmarks/results/x.txt`; then `make sync`.\n")
     assert [line.split(": ", 1)[1] for line in names_of_absent_things(repo)] == [
         "benchmarks/results/x.txt", "make sync"]
+
+
+def test_messages_offer_no_reference_where_there_is_none(released, tmp_path):
+    """The self-check's and the lab runner's help, and the error for an implementation that is
+    not there, name only what the student repository has."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MINIMODEL_", "PYTEST_"))}
+    env["PYTHONPATH"] = str(released / "src")
+    said = ""
+    for command in (["-m", "minimodel.cli", "check", "--help"],
+                    ["-m", "minimodel.labrun", "--help"],
+                    ["-c", "from minimodel.implementation import resolve; resolve('reference')"]):
+        run = subprocess.run([sys.executable, *command], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=120)
+        said += run.stdout + run.stderr
+    assert "No encuentro la implementación 'reference'" in said, said[-2000:]
+    assert "Use 'src' or the path of a folder" in said, said[-2000:]
+    assert "| reference |" not in said and "'src', 'reference'" not in said, said[-2000:]
+
+
+def test_lessons_say_what_the_repository_they_are_read_in_has():
+    text = ("Intro.\n\n<!-- course -->\n\nCourse words.\n\n<!-- student\nStudent words.\n-->\n"
+            "\nEnd.\n")
+    assert student_page(text) == "Intro.\n\nStudent words.\n\nEnd.\n"
+    assert student_page("<!-- course -->\nOnly here.\n<!-- student\n-->\nEnd.\n") == "End.\n"
+    with pytest.raises(LeakError, match="without its pair"):
+        student_page("<!-- course -->\nNo student text.\n")
+    for lang in ("es", "en"):  # every page of the course pairs its passages
+        for page in (REPO_ROOT / f"docs_{lang}").rglob("*.md"):
+            student_page(page.read_text(encoding="utf-8"), str(page))
 
 
 def test_the_released_makefile_needs_no_grader():
@@ -122,6 +186,7 @@ def test_the_released_makefile_needs_no_grader():
         "one line per lab; style stays in make lint"
     for course_words in ("referencia, labs, copias", "reference, labs, drift"):
         assert course_words not in makefile
+    assert "test-quick" not in makefile, "the project's quick tests are not a student's"
 
 
 def make_test(repo: Path, tmp_path: Path, lang: str) -> subprocess.CompletedProcess:

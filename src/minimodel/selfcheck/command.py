@@ -15,7 +15,7 @@ from pathlib import Path
 
 from minimodel.course import LABS, Lab, find_lab
 from minimodel.generated import unfinished
-from minimodel.implementation import resolve
+from minimodel.implementation import choices, resolve
 from minimodel.messages import LANGUAGES, language, pick, plural
 from minimodel.selfcheck.compare import Check
 from minimodel.selfcheck.runner import Result, run_checks
@@ -25,8 +25,7 @@ MARKS = {"pass": "✔", "fail": "✘", "todo": "…", "error": "✘", "timeout":
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("lab", nargs="*", help="17.01 | 17_01_sinusoidal")
-    parser.add_argument("--impl", default="src",
-                        help="src (default) | reference | <folder with your files>")
+    parser.add_argument("--impl", default="src", help=choices())
     parser.add_argument("--lang", choices=LANGUAGES, default=None,
                         help="es | en (default: $MINIMODEL_LANG)")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per check")
