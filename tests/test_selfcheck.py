@@ -1,6 +1,7 @@
 """`minimodel check` never crashes on a broken student file and says what is wrong, per function."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -102,3 +103,38 @@ def test_command_exits_zero_when_all_pass():
 def test_missing_folder_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"(?s)\[es\].*\[en\]"):
         run_checks(LAB, str(tmp_path / "nowhere"))
+
+
+def summary_lines(folder: Path, statuses_by_lab: dict[str, list[str]]) -> dict[str, str]:
+    """The line ``make test`` writes for each lab of ``statuses_by_lab`` (lab id -> the statuses
+    of its checks), in the order of the course, with the implementation ``folder``."""
+    import io
+
+    from minimodel.selfcheck.command import Report, lab_line
+    from minimodel.selfcheck.compare import Check
+    from minimodel.selfcheck.runner import Result
+
+    out = io.StringIO()
+    report, states = Report("es", out), {}
+    for lab_id, said in statuses_by_lab.items():
+        check = Check("c", "f", "una comprobación", "a check", run=lambda: None)
+        results = [Result(check, status, "detalle", "detail") for status in said]
+        states[lab_id] = lab_line(report, find_lab(lab_id), results, folder, states)
+    lines = [line.split(maxsplit=2) for line in out.getvalue().splitlines()]
+    return {words[1]: " ".join(words) for words in lines
+            if len(words) == 3 and words[1] in statuses_by_lab}
+
+
+def test_a_failing_lab_is_still_needed_first(tmp_path):
+    """With 17.03 written but failing, 18.02 (which runs it) says it needs 17.03 first, as it
+    does when 17.03 is not started; 19.01, with no file of its own, is not started although its
+    checks of 17.01's code pass."""
+    folder = tmp_path / "student"
+    shutil.copytree(REFERENCE_DIR, folder)
+    lines = summary_lines(folder, {"17.01": ["pass"], "17.02": ["todo"], "17.03": ["fail"],
+                                   "17.04": ["todo"], "17.05": ["todo"], "18.02": ["todo"],
+                                   "19.01": ["pass"] * 4 + ["todo"] * 11})
+    assert lines["18.02"].endswith("sin empezar (necesita antes 17.03)"), lines["18.02"]
+    assert lines["19.01"].endswith("sin empezar (necesita antes 17.02, 17.03, 17.04, 17.05)"), \
+        lines["19.01"]
+    assert "empezado" not in lines["19.01"]

@@ -219,6 +219,9 @@ def test_make_test_halfway_through_the_course_says_one_line_per_lab(released, tm
     assert "La rotación va en sentido contrario" in said  # the self-check's diagnosis
     assert "· 17.04 ALiBi: sesgos lineales en la atención: sin empezar" in said
     assert "1 laboratorio hecho de 12 · 1 con fallos · quedan 11." in said
+    line = {lab: next(x for x in said.splitlines() if x[4:9] == lab) for lab in ("18.02", "19.01")}
+    assert line["18.02"].endswith(": sin empezar (necesita antes 17.03)"), said  # failing, not done
+    assert line["19.01"].endswith(": sin empezar (necesita antes 17.02, 17.03, 17.04, 17.05)"), said
     (positional / "rope.py").write_text(rope, encoding="utf-8")
     fixed = make_test(repo, tmp_path, "en")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr

@@ -163,23 +163,33 @@ def unfinished_needs(lab: Lab, folder: Path) -> list[str]:
             if any(unfinished(folder / f"{module}.py") for module in find_lab(need).modules)]
 
 
-def lab_state(results: list[Result]) -> tuple[str, Result | None]:
-    """``("done" | "failing" | "started" | "todo", the first result that is wrong)``."""
+def lab_state(results: list[Result], lab: Lab | None = None) -> tuple[str, Result | None]:
+    """``("done" | "failing" | "started" | "todo", the first result that is wrong)``.
+
+    A lab with no file of its own (``lab.modules`` empty: 19.01, 19.02) is never "started": its
+    checks that pass run the earlier labs' code, not work done in it.
+    """
     wrong = next((r for r in results if r.status not in ("pass", "todo")), None)
     if wrong is not None:
         return "failing", wrong
     if all(r.status == "pass" for r in results):
         return "done", None
-    return ("started" if any(r.status == "pass" for r in results) else "todo"), None
+    own_work = lab is None or bool(lab.modules)
+    return ("started" if own_work and any(r.status == "pass" for r in results) else "todo"), None
 
 
 LAB_MARKS = {"done": "✔", "failing": "✘", "started": "◐", "todo": "·"}
 
 
-def lab_line(report: Report, lab: Lab, results: list[Result], folder: Path) -> str:
+def lab_line(report: Report, lab: Lab, results: list[Result], folder: Path,
+             states: dict[str, str] | None = None) -> str:
     """Write the line of ``lab`` in the summary of every lab (and, when a check is wrong, the
-    self-check's diagnosis under it); return the lab's state (``lab_state``)."""
-    state, wrong = lab_state(results)
+    self-check's diagnosis under it); return the lab's state (``lab_state``).
+
+    ``states`` holds the states of the labs already summed up: a lab it needs that is not done
+    (failing, say, and not only unfinished) is named as needed first.
+    """
+    state, wrong = lab_state(results, lab)
     passed = sum(r.status == "pass" for r in results)
     if state == "failing":
         words = report.say(f"con fallos, en {wrong.check.target}: {wrong.check.es}",
@@ -190,7 +200,11 @@ def lab_line(report: Report, lab: Lab, results: list[Result], folder: Path) -> s
                      f"empezado, {passed} de {len(results)} comprobaciones superadas",
                      f"started, {passed} of {len(results)} checks passed"),
                  "todo": report.say("sin empezar", "not started")}[state]
-    missing = unfinished_needs(lab, folder) if state != "done" else []
+    missing = []
+    if state != "done":
+        unfinished_files = unfinished_needs(lab, folder)
+        missing = [need for need in lab.needs if need in unfinished_files
+                   or (states or {}).get(need, "done") != "done"]
     if missing:
         words += report.say(f" (necesita antes {', '.join(missing)})",
                             f" (needs {', '.join(missing)} first)")
@@ -209,8 +223,10 @@ def run_all(report: Report, impl: str, timeout: float, jobs: int) -> int:
                             f"Your labs · implementation: {folder}"))
     with ThreadPoolExecutor(max(1, jobs)) as pool:  # each lab runs in child processes
         runs = pool.map(lambda lab: run_checks(lab, impl=impl, timeout=timeout), LABS)
-        states = [lab_line(report, lab, results, folder)
-                  for lab, results in zip(LABS, runs, strict=True)]
+        summed: dict[str, str] = {}
+        for lab, results in zip(LABS, runs, strict=True):
+            summed[lab.id] = lab_line(report, lab, results, folder, summed)
+        states = list(summed.values())
     done, failing = states.count("done"), states.count("failing")
     report.write()
     report.write(report.say(
