@@ -93,3 +93,23 @@ def test_18_03_says_first_which_labs_it_needs():
     intro = (REPO_ROOT / lab.source).read_text(encoding="utf-8").split("# %%", 2)[1]
     assert lab.needs and all(need in intro for need in lab.needs)
     assert f"make check LAB={lab.id}" in intro
+
+
+def test_a_cell_left_to_complete_is_named_with_its_function(monkeypatch):
+    """`make demo` in the student's repository runs the notebooks of labs/: a cell still to
+    complete raises a NotImplementedError without a message, and the line says which cell and
+    which function, not an empty message."""
+    import pytest
+    from nbclient.exceptions import CellExecutionError
+
+    lab = find_lab("17.00")
+    student_notebook = REPO_ROOT / "labs" / f"{lab.slug}.ipynb"
+    monkeypatch.setattr(labrun, "lab_notebook", lambda lab: student_notebook)
+    with pytest.raises(CellExecutionError) as raised:
+        labrun.run_lab(lab, impl="reference", size="test")
+    monkeypatch.setenv("MINIMODEL_LANG", "en")
+    said = labrun.failure(raised.value)
+    assert re.fullmatch(r"cell \d+/\d+ \([\w-]+\): NotImplementedError: self_attention not "
+                        r"completed yet in the notebook \(YOUR CODE HERE\)", said), said
+    monkeypatch.setenv("MINIMODEL_LANG", "es")
+    assert "self_attention aún sin completar en el cuaderno" in labrun.failure(raised.value)

@@ -106,6 +106,9 @@ def run_lab(
     progress = CellProgress(lab, len(notebook.cells), stream) if stream is not None else None
     hooks = {"on_cell_start": progress.start, "on_cell_executed": progress.finish} \
         if progress else {}
+    failed = {}
+    hooks["on_cell_error"] = lambda cell, cell_index, **_: failed.update(cell=cell,
+                                                                          index=cell_index)
     with tempfile.TemporaryDirectory() as sockets:
         kernel = KernelManager(kernel_name="python3", transport="ipc",
                                ip=os.path.join(sockets, "kernel"))
@@ -116,6 +119,12 @@ def run_lab(
             progress.thread.start()
         try:
             client.execute(env=env)
+        except Exception as error:
+            if failed:  # which cell, for failure()
+                error.cell_number, error.cell_count = failed["index"] + 1, len(notebook.cells)
+                error.cell_id = failed["cell"].get("metadata", {}).get("nbgrader", {}).get(
+                    "grade_id")
+            raise
         finally:
             if progress:
                 progress.done.set()
@@ -129,12 +138,28 @@ def run_lab(
 
 def failure(error: Exception) -> str:
     """What stopped a lab, in one plain line in the reader's language: for a cell that raised,
-    its exception and message (not the traceback's last line, coloured for a terminal)."""
+    which cell (its number and, for a graded cell, its name), its exception and message (not the
+    traceback's last line, coloured for a terminal). A ``NotImplementedError`` without a message
+    is a notebook cell still to complete: the line says so and names the function that raised."""
     if getattr(error, "ename", None):  # nbclient's CellExecutionError
-        text = f"{error.ename}: {pick(*split_bilingual(error.evalue or ''))}"
+        message = pick(*split_bilingual(error.evalue or ""))
+        if error.ename == "NotImplementedError" and not message.strip():
+            raised = re.findall(r", in (\w+)", ANSI.sub("", getattr(error, "traceback", "")))
+            where = [name for name in raised if name != "<module>"][-1:]
+            message = pick(
+                f"{where[0]} aún sin completar en el cuaderno (TU CÓDIGO AQUÍ)" if where
+                else "una celda aún sin completar (TU CÓDIGO AQUÍ)",
+                f"{where[0]} not completed yet in the notebook (YOUR CODE HERE)" if where
+                else "a cell not completed yet (YOUR CODE HERE)")
+        text = f"{error.ename}: {message}"
     else:
         text = f"{type(error).__name__}: {pick(*split_bilingual(str(error)))}"
-    return (ANSI.sub("", text).strip().splitlines() or [""])[0]
+    text = (ANSI.sub("", text).strip().splitlines() or [""])[0]
+    number = getattr(error, "cell_number", None)
+    if number is None:
+        return text
+    cell = f"{number}/{error.cell_count}" + (f" ({error.cell_id})" if error.cell_id else "")
+    return pick(f"celda {cell}: ", f"cell {cell}: ") + text
 
 
 def about(lab: Lab) -> str:
