@@ -1,6 +1,8 @@
 """`make submit`: exactly the graded files go in, checked; a file that cannot be graded stops it."""
 
 import io
+import os
+import time
 import zipfile
 from pathlib import Path
 
@@ -41,6 +43,11 @@ def test_the_archive_holds_exactly_the_graded_files(student):
     assert f"Upload this file: {out}" in text and "1 with your work" in text
     assert "src/minimodel/positional/rope.py" in text and "started" in text
     assert "not started (as released)" in text
+    rope.touch()
+    os.utime(rope, (time.mktime((2025, 7, 12, 9, 5, 0, 0, 0, -1)),) * 2)
+    said = io.StringIO()
+    submit.submit(student, stream=said)
+    assert "saved 2025-07-12 09:05" in said.getvalue(), "a date no country reads otherwise"
 
 
 def test_a_missing_file_is_said_and_left_out(student):

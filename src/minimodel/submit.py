@@ -4,7 +4,9 @@ The archive holds exactly what the grader takes, at the paths it expects: every 
 ``src/minimodel/positional/`` and every lab notebook of ``labs/``. Nothing else goes in (no
 ``.venv``, no caches, no data). Before saying where the archive is, the command reopens it,
 compares it byte for byte with the files, and reports per lab what was started, what is still the
-untouched stub and what cannot be graded (a syntax error, a notebook that is not valid JSON).
+untouched stub and what cannot be graded (a syntax error, a notebook that is not valid JSON). A
+module that takes its answers from elsewhere (the self-check, another library's implementation:
+``minimodel.own_work``) is named, with why, before the archive is written.
 
 Usage: ``python -m minimodel.submit [--out build/submission.zip] [--lang es|en]``.
 """
@@ -25,6 +27,7 @@ from minimodel import generated
 from minimodel.course import LABS
 from minimodel.implementation import REPO_ROOT
 from minimodel.messages import LANGUAGES, pick
+from minimodel.own_work import explain, refused_modules
 
 POSITIONAL = "src/minimodel/positional"
 
@@ -112,11 +115,28 @@ def report(entries: list[Entry], root: Path) -> str:
             entry = by_name[name]
             when = ""
             if entry.state != "missing":
-                stamp = time.strftime("%d/%m %H:%M", time.localtime((root / name).stat().st_mtime))
+                # ISO 8601 in both languages: 07/12 is July in one country and December in another
+                stamp = time.strftime("%Y-%m-%d %H:%M",
+                                      time.localtime((root / name).stat().st_mtime))
                 when = pick(f"  guardado {stamp}", f"  saved {stamp}")
             detail = f": {entry.detail}" if entry.detail else ""
             lines.append(f"  {lab.id}  {name:<44} {words[entry.state]}{detail}{when}")
     return "\n".join(lines)
+
+
+def warn_borrowed(root: Path, entries: list[Entry], stream) -> None:
+    """Say, before the archive is written, which modules take their answers from elsewhere
+    (``minimodel.own_work``): the grader gives their items 0, and the self-check says so too."""
+    modules = {Path(e.name).stem: (root / e.name).read_bytes() for e in entries
+               if e.name.startswith(POSITIONAL) and e.state in ("started", "untouched")}
+    refused = refused_modules(modules)
+    if not refused:
+        return
+    print(pick("\nAtención: el corrector dará 0 a lo que depende de estos archivos:",
+               "\nWarning: the grader will give 0 to what depends on these files:"),
+          file=stream)
+    for module, refusal in refused.items():
+        print("  " + pick(*explain(refusal, f"{module}.py")), file=stream)
 
 
 def refuse(out: Path, stream) -> int:
@@ -146,6 +166,7 @@ def submit(root: Path = REPO_ROOT, out: Path | None = None, stream=sys.stdout) -
         print(pick("\nNo encuentro ningún archivo del curso aquí.",
                    "\nI find none of the course's files here."), file=stream)
         return refuse(out, stream)
+    warn_borrowed(root, entries, stream)
     write_archive(root, entries, out)
     problems = verify(root, entries, out)
     if problems:
