@@ -24,6 +24,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -213,6 +214,10 @@ def _client_class():
                 return None
             return super().output(outs, msg, display_id, cell_index)
 
+        async def _async_cleanup_kernel(self) -> None:
+            _end_kernel(self.km)  # before nbclient's own shutdown, which kills the proxy at once
+            await super()._async_cleanup_kernel()
+
     return CappedClient
 
 
@@ -362,12 +367,13 @@ def _watchdog(stop: threading.Event, wall_s: float, outcome: dict, manager) -> N
     """A kernel that ignores interrupts still ends on time."""
     if not stop.wait(wall_s):
         outcome["status"] = Notebook.TIMEOUT
-        _kill_kernel(manager)
+        _end_kernel(manager)
 
 
 def _shut_down(manager, client) -> None:
     from jupyter_core.utils import run_sync
 
+    _end_kernel(manager)
     with contextlib.suppress(Exception):
         run_sync(manager.shutdown_kernel)(now=True)
     _kill_kernel(manager)
@@ -400,6 +406,26 @@ def _death(manager) -> Notebook:
         if process.wait(timeout=15) == OUT_OF_MEMORY:
             return Notebook.MEMORY
     return Notebook.KERNEL_DIED
+
+
+PROXY_EXIT_S = 30  # what ending a kernel and everything of its user takes, on a busy machine
+
+
+def _end_kernel(manager) -> None:
+    """End the kernel and wait until its proxy exits. The proxy passes ``SIGTERM`` on to the
+    jail, which kills the kernel, then every process of the sandbox's user and what is left in
+    the kernel's control group, and only then lets the proxy exit: waiting for that exit means
+    that no part of this clean-up can reach a run that starts after it (the next probe group
+    runs as the same user). A proxy that does not exit in :data:`PROXY_EXIT_S` is killed."""
+    process = getattr(getattr(manager, "provisioner", None), "process", None)
+    if process is None or process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=PROXY_EXIT_S)
+    except subprocess.TimeoutExpired:
+        _kill_kernel(manager)
 
 
 def _kill_kernel(manager) -> None:
