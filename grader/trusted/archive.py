@@ -31,6 +31,7 @@ import re
 import stat
 import tarfile
 import tempfile
+import unicodedata
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -294,14 +295,14 @@ def _archive(source: Path | IO[bytes], kind: str, inside: tuple[str, ...], neste
 
 def _members(members: list[tuple], inside: tuple[str, ...], nested: int,
              result: Listing) -> None:
-    """List an archive's members; a name written twice keeps its last copy (what extracting
-    leaves) and flags the submission."""
+    """List an archive's members; a name written twice (compared as :func:`extracted_as`)
+    keeps its last copy (what extracting leaves) and flags the submission."""
     environments = []  # folders (with a trailing slash) that are virtual environments
     for name, *_ in members:
         parts = name.rstrip("/").split("/")
         if parts[-1] in ENVIRONMENT_MARKERS and len(parts) > 1:
             environments.append("/".join(parts[:-1]) + "/")
-    listed: dict[str, int] = {}  # name -> its place in result.entries
+    listed: dict[str, int] = {}  # extracted_as(name) -> its place in result.entries
     for name, folder, kind, size, reader in members:
         if folder or name.endswith("/") or not name:
             continue
@@ -316,20 +317,38 @@ def _members(members: list[tuple], inside: tuple[str, ...], nested: int,
             result.skipped += 1
             continue
         entry = Entry(name, size, kind, inside, reader, nested)
-        if name in listed:
-            where = shown(entry.where)
-            result.flag(Finding(
-                "duplicate-entry",
-                f"«{where}» está más de una vez en el archivo comprimido; se tomó la última "
-                "copia (la que queda al descomprimirlo). Entrega un archivo con una sola.",
-                f"'{where}' is more than once in the archive; the last copy was taken (the one "
-                "extracting it leaves). Submit an archive with only one."))
-            result.entries[listed[name]] = entry
+        key = extracted_as(name)
+        if key in listed:
+            result.flag(_duplicate(result.entries[listed[key]], entry))
+            result.entries[listed[key]] = entry
             continue
         if _too_many(result):
             return
         _add(entry, result)
-        listed[name] = len(result.entries) - 1
+        listed[key] = len(result.entries) - 1
+
+
+def _duplicate(first: Entry, last: Entry) -> Finding:
+    """A file twice in one archive (also spelt another way: ``src//a.py``, ``SRC/a.py``)."""
+    where = shown(last.where)
+    also_es = also_en = ""
+    if first.name != last.name:
+        also_es = f" (también como «{shown(first.where)}», que al descomprimirlo es el mismo)"
+        also_en = f" (also as '{shown(first.where)}', the same file once extracted)"
+    return Finding(
+        "duplicate-entry",
+        f"«{where}» está más de una vez en el archivo comprimido{also_es}; se tomó la última "
+        "copia (la que queda al descomprimirlo). Entrega un archivo con una sola.",
+        f"'{where}' is more than once in the archive{also_en}; the last copy was taken (the one "
+        "extracting it leaves). Submit an archive with only one.")
+
+
+def extracted_as(name: str) -> str:
+    """The file an entry named ``name`` becomes when extracted, as a file system that folds
+    case and Unicode forms (Windows, macOS) compares it: ``src//a/./b.py`` and ``SRC/a/b.py``
+    are ``src/a/b.py``, ``café`` is one name in NFC or NFD."""
+    parts = [part for part in name.split("/") if part not in ("", ".")]
+    return unicodedata.normalize("NFC", "/".join(parts)).casefold()
 
 
 def _kind(mode: int) -> str:

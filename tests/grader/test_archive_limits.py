@@ -71,6 +71,31 @@ def test_a_name_written_twice_is_flagged_and_the_last_copy_taken(tmp_path):
     assert "duplicate-entry" in codes(unpack("twice", twice))
 
 
+@pytest.mark.parametrize("first", [
+    f"repo/{MODULE.replace('/', '//', 1)}", f"repo/./{MODULE}",
+    f"REPO/{MODULE}", f"repo/{MODULE.replace('sinusoidal', 'Sinusoidal')}"])
+def test_a_name_written_twice_is_found_under_another_spelling(tmp_path, first):
+    """``//``, ``./``, another case: the same file once extracted (a file system that folds
+    case, as students' often do), so the copy graded is the last one, and the submission is
+    flagged."""
+    stub = (STUBS_DIR / "sinusoidal.py").read_bytes()
+    path = tmp_path / "twice.tar"
+    path.write_bytes(tar_bytes({first: reference_work()[MODULE], f"repo/{MODULE}": stub}, "w"))
+    sub = unpack("twice", path)
+    assert sub.files[MODULE] == stub
+    flags = [f for f in sub.flags if f.code == "duplicate-entry"]
+    assert len(flags) == 1 and "también como" in flags[0].es and "also as" in flags[0].en
+
+
+def test_a_name_in_two_unicode_forms_is_one_file(tmp_path):
+    stub = (STUBS_DIR / "sinusoidal.py").read_bytes()
+    path = tmp_path / "twice.tar"
+    path.write_bytes(tar_bytes({f"cafe\u0301/{MODULE}": reference_work()[MODULE],
+                                f"caf\u00e9/{MODULE}": stub}, "w"))
+    sub = unpack("twice", path)
+    assert sub.files[MODULE] == stub and "duplicate-entry" in codes(sub)
+
+
 def _tar_twice(data: bytes) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
