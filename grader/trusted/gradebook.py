@@ -138,10 +138,27 @@ def _maxima(cols: list[dict]) -> dict[str, float]:
     return {"auto": auto, "manual": manual, "total": auto + manual}
 
 
+FORMULA_START = tuple("=+-@\t\r\uff1d\uff0b\uff0d\uff20")  # what a spreadsheet may evaluate
+PLAIN_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def spreadsheet_safe(cell: object) -> object:
+    """``cell`` as a spreadsheet reads it as text: one that starts (after blanks) with ``=``,
+    ``+``, ``-``, ``@``, a tab or a carriage return, and is not a plain number, gets a leading
+    ``'`` (OWASP's CSV injection); a student id or a roster's name cannot become a formula."""
+    if not isinstance(cell, str) or PLAIN_NUMBER.fullmatch(cell):
+        return cell
+    if cell.startswith(FORMULA_START) or cell.lstrip().startswith(FORMULA_START):
+        return "'" + cell
+    return cell
+
+
 def csv_text(rows: list[list]) -> str:
-    """``rows`` as CSV text, as every file of the gradebook and the LMS exports writes it."""
+    """``rows`` as CSV text, as every file of the gradebook and the LMS exports writes it
+    (each cell :func:`spreadsheet_safe`)."""
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    csv.writer(buffer, lineterminator="\n").writerows(
+        [spreadsheet_safe(cell) for cell in row] for row in rows)
     return buffer.getvalue()
 
 

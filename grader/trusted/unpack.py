@@ -133,14 +133,25 @@ def targets() -> tuple[Target, ...]:
 def discover(folder: Path) -> list[tuple[str, Path]]:
     """The submissions in ``folder``: (student_id, path), one per folder, archive or other file
     (which :func:`unpack` flags with its reason, so that none is lost in silence), sorted. The
-    id is the name without its archive suffix, or the whole name when another took that id."""
+    id is the name without its archive suffix, or the whole name when another took that id
+    (:func:`printable_id`)."""
     entries: dict[str, Path] = {}
     for path in sorted(folder.iterdir()):
         if path.name.startswith("."):
             continue
         student_id = (None if path.is_dir() else archive_stem(path.name)) or path.name
         entries[path.name if student_id in entries else student_id] = path
-    return list(entries.items())
+    return [(printable_id(student_id), path) for student_id, path in entries.items()]
+
+
+def printable_id(name: str) -> str:
+    """``name`` as a student id: itself when every character prints; else with the others
+    escaped (a line break, a tab, a direction mark) and a hash of the name added, so that an id
+    can neither forge a line of ``grading.log`` nor hide among its classmates' ids."""
+    if name.isprintable():
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()
+    return f"{shown(name)}-{digest[:8]}"
 
 
 def unpack(student_id: str, path: Path) -> Submission:

@@ -16,7 +16,7 @@ import pytest
 
 from grader.cli import main
 from grader.trusted import lms_export
-from grader.trusted.gradebook import record_path
+from grader.trusted.gradebook import grades_csv, load_records, record_path, spreadsheet_safe
 from grader.trusted.safe_io import atomic_write_json
 
 ROSTER = """\
@@ -117,3 +117,38 @@ def test_merge_exports_from_the_command_line(graded, capsys):
         main(["merge", "--out", str(out), "--export", "moodle"])
     assert refused.value.code == 2
     assert "--roster" in capsys.readouterr().err
+
+
+def test_no_cell_can_become_a_formula(tmp_path):
+    """OWASP's CSV injection: a cell that a spreadsheet would evaluate starts with ``'``;
+    numbers, negative ones too, and ordinary names are written as they are."""
+    out = tmp_path / "out"
+    for student_id, total in (("=1+1", 3.0), ("-2+3", -2.5), ("eva", 4.0)):
+        atomic_write_json(record_path(out, student_id), {
+            "student_id": student_id, "complete": True, "labs": {}, "messages": [],
+            "total": total, "max_total": 224.0, "status": "ok"})
+    roster = tmp_path / "roster.csv"
+    roster.write_text('submission,name,email,sis_id,canvas_id,section\n'
+                      '=1+1,"=HYPERLINK(""http://x"",""y"")",@x.es,A1,101,+Grupo\n'
+                      '-2+3,"Ruiz, Marta",-m@x.es,-7,102,Grupo 1\n'
+                      'eva,"Sanz, Eva",eva@x.es,A3,103,Grupo 1\n', encoding="utf-8")
+    canvas = rows(lms_export.export(out, "canvas", roster, "-Lab").path)
+    assert canvas[0][-1] == "'-Lab"
+    assert canvas[2:] == [['\'=HYPERLINK("http://x","y")', "101", "A1", "", "'+Grupo", "3"],
+                          ["Ruiz, Marta", "102", "-7", "", "Grupo 1", "-2.50"],
+                          ["Sanz, Eva", "103", "A3", "", "Grupo 1", "4"]]
+    moodle = rows(lms_export.export(out, "moodle", roster).path)
+    assert moodle[1][3] == "'@x.es" and moodle[2][3] == "'-m@x.es"
+    grades = list(csv.reader(io.StringIO(grades_csv(load_records(out), []))))
+    assert [row[0] for row in grades[2:]] == ["'-2+3", "'=1+1", "eva"]
+    assert [row[3] for row in grades[2:]] == ["-2.50", "3", "4"]  # the total, as it is
+
+
+@pytest.mark.parametrize("cell", ["\t=1+1", "\r=1+1", " =1+1", "\n@A1", "-", "＝1+1"])
+def test_blanks_and_lone_signs_before_a_formula_are_neutralised(cell):
+    assert spreadsheet_safe(cell) == "'" + cell
+
+
+@pytest.mark.parametrize("cell", ["-2", "-2.50", "+1", "1e-5", "-.5", "ana", "", 0, -1.5, None])
+def test_numbers_and_names_are_left_alone(cell):
+    assert spreadsheet_safe(cell) == cell

@@ -54,6 +54,18 @@ def test_discover_folders_archives_and_anything_else(tmp_path):
     assert [f.code for f in notes.flags] == ["unsupported-type", "resubmit"]
 
 
+def test_an_id_with_control_characters_is_escaped(tmp_path):
+    """A line break in a submission's name cannot forge a line of ``grading.log``: the id
+    escapes it, and a hash of the name keeps it apart from a classmate named like the escape."""
+    for name in ("ana", "-2", "=1+1", "x\n  flagged: ana: plagiarism", "b\tc.zip",
+                 "d\u202egnp.zip", "x\\x0a  flagged: ana: plagiarism"):
+        (tmp_path / name).mkdir()
+    ids = [sid for sid, _ in discover(tmp_path)]
+    assert ids[:3] == ["-2", "=1+1", "ana"]  # printable ones, as they are
+    assert all(sid.isprintable() for sid in ids) and len(set(ids)) == len(ids) == 7
+    assert any(sid.startswith("x\\x0a  flagged: ana: plagiarism-") for sid in ids)
+
+
 def test_zip_with_wrapping_folder_takes_only_editable_files(tmp_path):
     path = make_zip(tmp_path / "s.zip", {
         f"repo-main/{MODULE}": SOURCE, f"repo-main/{NOTEBOOK}": NB,
