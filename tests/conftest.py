@@ -3,8 +3,8 @@
 In the course repository the tests run against the reference solutions; in a student's copy
 (without them) they run against the student's own files. ``MINIMODEL_IMPL`` overrides both.
 
-``make test-quick`` runs ``pytest -m "not slow and not browser"``: the course's slow tests, which
-``slow_tests.py`` lists in the course repository, are marked ``slow`` here.
+The course's quick loop runs ``pytest -m "not slow and not browser"``: the course's slow tests,
+which ``slow_tests.py`` lists in the course repository, are marked ``slow`` here.
 """
 
 import os

@@ -407,7 +407,8 @@ def _informative_runs(values: np.ndarray) -> list[tuple[int, ...]]:
     scaled = np.round(values[np.isfinite(values)] * 10 ** SITE_DECIMALS).astype(np.int64)
     fraction = scaled % 10 ** SITE_DECIMALS != 0
     return [tuple(scaled[i:i + SITE_RUN]) for i in range(len(scaled) - SITE_RUN + 1)
-            if fraction[i:i + SITE_RUN].sum() * 2 >= SITE_RUN]
+            if fraction[i:i + SITE_RUN].sum() * 2 >= SITE_RUN
+            and len(set(scaled[i:i + SITE_RUN])) > 1]  # one value repeated is one number
 
 
 def figure_data(site: Path) -> dict[str, object]:
@@ -423,17 +424,50 @@ def figure_data(site: Path) -> dict[str, object]:
 
 # Graded functions whose hidden answers the lessons' figures may show: ALiBi's slopes and biases
 # depend on the number of heads only (the paper prints them), and 17.04's explorer draws them
-# for every number of heads its slider offers. What is graded there is the code.
-SHOWN_BY_THE_LESSONS = ("17.04/slopes/alibi_slopes", "17.04/bias/alibi_bias")
+# for every number of heads its slider offers. What is graded there is the code (and in 18.03's
+# chunk of a cached sequence, which rows of that bias the chunk takes).
+SHOWN_BY_THE_LESSONS = ("17.04/slopes/alibi_slopes", "17.04/bias/alibi_bias",
+                        "17.04/notebook:test-slopes/", "17.04/notebook:test-bias/",
+                        "18.03/notebook:test-chunk-bias/alibi")
+
+
+def notebook_answers() -> dict[tuple[int, ...], str]:
+    """The informative runs of every value a graded notebook cell records (what its checks
+    compare: the notebook's ``ratios`` of 18.02, say) -> ``lab/notebook:cell/record``. These are
+    answers too, whether or not a function computes them from arguments of its own."""
+    from grader.trusted.references import References
+    from minimodel.course import LABS
+
+    answers: dict[tuple[int, ...], str] = {}
+    for lab in LABS:
+        references = References(lab.id)
+        for grade_id in references.meta.get("notebook", {}):
+            for record, outputs in references.cell(grade_id).items():
+                label = f"{lab.id}/notebook:{grade_id}/{record}"
+                if label.startswith(SHOWN_BY_THE_LESSONS):
+                    continue
+                for output in outputs:
+                    if output.get("array") is not None:
+                        values = np.asarray(output["array"], dtype=np.float64)
+                        for row in values.reshape(-1, values.shape[-1]) if values.ndim else []:
+                            answers.update(dict.fromkeys(_informative_runs(row), label))
+    return answers
 
 
 def site_answers(site: Path) -> list[str]:
-    """The interactive figures of the built ``site`` whose data hold ``SITE_RUN`` consecutive
-    numbers of a hidden case's reference output (the targets of ``grader.build.leaks``, less
-    ``SHOWN_BY_THE_LESSONS``)."""
+    """The interactive figures of the built ``site`` whose data show a graded answer
+    (:func:`figure_answers`)."""
+    return [f"{SITE}{where}" for where in figure_answers(figure_data(site))]
+
+
+def figure_answers(specs: dict[str, object]) -> list[str]:
+    """``where: shows the hidden answer ...`` for each figure of ``specs`` (name -> its data)
+    that holds ``SITE_RUN`` consecutive numbers of a hidden case's reference output (the
+    targets of ``grader.build.leaks``, less ``SHOWN_BY_THE_LESSONS``) or of a value a graded
+    notebook cell records."""
     from grader.build.leaks import targets
 
-    answers: dict[tuple[int, ...], str] = {}
+    answers: dict[tuple[int, ...], str] = notebook_answers()
     for target in [t for t in targets() if t.id not in SHOWN_BY_THE_LESSONS]:
         for index, outputs in enumerate(target.outputs):
             for output in outputs:
@@ -442,11 +476,11 @@ def site_answers(site: Path) -> list[str]:
                     answers.update(dict.fromkeys(_informative_runs(values),
                                                  f"{target.id} case {index}"))
     found = []
-    for where, spec in figure_data(site).items():
+    for where, spec in specs.items():
         runs: set[tuple[int, ...]] = set()
         _number_runs(spec, runs)
         shown = sorted({answers[run] for run in runs if run in answers})
-        found += [f"{SITE}{where}: shows the hidden answer {answer}" for answer in shown]
+        found += [f"{where}: shows the hidden answer {answer}" for answer in shown]
     return found
 
 

@@ -94,6 +94,7 @@ def names_of_absent_things(repo: Path) -> list[str]:
     for name, text in [*readable_texts(repo), *site_texts(repo)]:
         for number, line in enumerate(text.splitlines(), 1):
             for path in PATH.findall(line):
+                path = path.rstrip(".,;:")  # a sentence's end, where the site has no backticks
                 parts = list(itertools.takewhile(lambda part: part and not re.search(
                     r"[<*{]", part), path.split("/")))
                 if parts and parts[0] in top and not (repo / "/".join(parts)).exists():

@@ -11,11 +11,12 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
 
-from grader.build.release import SITE, figure_data, site_answers
+from grader.build.release import SITE, figure_answers, figure_data, site_answers
 from minimodel.implementation import REPO_ROOT
 
 LANGS = ("es", "en")
@@ -80,6 +81,31 @@ def test_figure_data_that_shows_a_hidden_answer_is_refused(released, tmp_path):
     found = site_answers(site)
     assert found and "en/17/01-sinusoidal.html#planted" in found[0], found
     assert "17.01/pe/sinusoidal_pe" in found[0]
+
+
+def test_no_figure_of_the_lessons_shows_a_graded_value():
+    """Every interactive figure's data, as the lessons' figures make them, against the hidden
+    cases' answers and the values the notebooks' graded cells record (18.02's explorer showed
+    the notebook's ratios at the lab's s = 4, L0 = 128; 17.01's, its PE(0)·PE(k) at d = 64)."""
+    sys.path.insert(0, str(REPO_ROOT / "docs_site"))
+    from figures import render
+    from figures.core import text_for
+
+    specs = {figure.id: figure.make(text_for("en")) for figure in render.figures().values()
+             if figure.kind == "interactive"}
+    assert len(specs) >= 7 and figure_answers(specs) == []
+
+
+def test_a_notebook_cell_s_graded_value_in_figure_data_is_refused():
+    from grader.trusted.references import References
+
+    [ratios] = References("18.02").cell("test-ratios")["ratios"]
+    yarn = np.asarray(ratios["array"], dtype=np.float64)[3]  # the methods in the lab's order
+    spec = {"data": {"values": [{"pair": i, "rho": round(float(v), 5)}
+                                for i, v in enumerate(yarn)]}}
+    found = figure_answers({"planted": spec})
+    assert found == ["planted: shows the hidden answer 18.02/notebook:test-ratios/ratios"], found
+    assert figure_answers({"constant": {"values": [0.03125] * 40}}) == []  # one number only
 
 
 @pytest.mark.browser
