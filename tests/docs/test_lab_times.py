@@ -46,6 +46,30 @@ def test_19_02_states_how_long_each_of_its_models_trained():
     with (ROOT / "benchmarks" / "results" / "19_02_text_results.csv").open(newline="") as handle:
         seconds = [float(row["train_seconds"]) for row in csv.DictReader(handle)]
     low, high = math.floor(min(seconds) / 60), math.ceil(max(seconds) / 60)
-    said = {"es": f"(entre {low} y {high} por modelo", "en": f"(between {low} and {high} per model"}
+    said = {"es": f"cada modelo tardó entre {low} y {high} minutos",
+            "en": f"each model took between {low} and {high} minutes"}
     for lang, page in pages("19/02-experiments.md").items():
         assert said[lang] in " ".join(page.text.split()), lang
+
+
+
+NUMBER_WORDS = {5: ("cinco", "five")}
+
+
+def test_19_02_counts_the_models_of_each_run():
+    """The recorded run's processes (one per seed) and the notebook's models, from the sources."""
+    from minimodel.encodings import COURSE  # with none, the encodings the lab compares
+
+    with (ROOT / "benchmarks" / "results" / "19_02_text_results.csv").open(newline="") as handle:
+        processes = NUMBER_WORDS[len({row["seed"] for row in csv.DictReader(handle)})]
+    notebook = (ROOT / "solutions" / "labs" / "19_02_experiments" / "notebook.py").read_text()
+    seeds = int(re.search(r"^SEEDS = tuple\(range\(sized\(full=(\d+)", notebook, re.M)[1])
+    copy = re.search(r"^COPY_ENCODINGS = \(([^)]*)\)", notebook, re.M)[1].count('"') // 2
+    models = len(COURSE) * seeds
+    said = {"es": [f"salieron de {processes[0]} procesos de un solo hilo",
+                   f"entrena los {models} modelos de su comparación y los {copy} de la tarea"],
+            "en": [f"come from {processes[1]} single-thread processes",
+                   f"trains the {models} models of its comparison and the {copy} of the"]}
+    for lang, page in pages("19/02-experiments.md").items():
+        for words in said[lang]:
+            assert words in " ".join(page.text.split()), (lang, words)
