@@ -39,6 +39,13 @@ def throughput(fig, t):
     ax.set_xlabel(t("tokens por segundo", "tokens per second"))
 
 
+# The benchmark's cases -> the encoding whose colour each takes (fused causal attention is what
+# the encodings without a bias use: grey, as none) and its name in each language.
+CASES = {"causal (fused)": ("none", "causal fusionada", "fused causal"),
+         "alibi bias": ("alibi", "sesgo de ALiBi", "ALiBi bias"),
+         "t5 bias": ("t5", "sesgo de T5", "T5 bias")}  # fmt: skip
+
+
 @static(
     "19-01-attention-cost",
     title=(
@@ -67,7 +74,9 @@ def attention_cost(fig, t):
     width = 0.8 / len(cases)
     for k, case in enumerate(cases):
         ratios = [tables[g][case] / tables[g][cases[0]] for g in groups]
-        bars = ax.bar([g + k * width for g in range(len(groups))], ratios, width, label=case)
+        encoding, es, en = CASES[case]
+        bars = ax.bar([g + k * width for g in range(len(groups))], ratios, width, label=t(es, en),
+                      color=colour(encoding))
         ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=2)
     direction = {
         "forward": t("adelante", "forward"),

@@ -109,7 +109,11 @@ def default(fig, t):
     rises = [loss[e, 8 * trained] - loss[e, trained] for e in encodings]
     ax = fig.subplots()
     bars = ax.barh(encodings, rises, color=[colour(e) for e in encodings])
-    ax.bar_label(bars, fmt="%+.3f", padding=3)
+    # Every label right of the zero line: a negative bar's own end is next to its tick label.
+    for bar, rise in zip(bars, rises, strict=True):
+        middle = bar.get_y() + bar.get_height() / 2
+        ax.annotate(f"{rise:+.3f}".replace("-", "−"), (max(rise, 0.0), middle), xytext=(3, 0),
+                    textcoords="offset points", ha="left", va="center")
     ax.axvline(0, color="gray", lw=1)
     ax.invert_yaxis()
     ax.set_xlim(min(0, *rises) - 0.1, max(rises) * 1.25)

@@ -10,6 +10,7 @@ rounds to it. A number that bounds the data ("above 3", "before p = 50") is chec
 from __future__ import annotations
 
 import math
+import re
 import statistics
 import sys
 
@@ -31,6 +32,7 @@ from minimodel.positional.sinusoidal import sinusoidal_pe
 
 sys.path.insert(0, str(ROOT / "docs_site"))
 from figures import render  # noqa: E402
+from figures.core import text_for  # noqa: E402
 from figures.lesson_17_01 import _frequencies  # noqa: E402
 from figures.lesson_18_02 import L0, SCALE, ratios  # noqa: E402
 from figures.lesson_18_03 import CACHE, CHUNK  # noqa: E402
@@ -247,3 +249,34 @@ def test_every_figure_draws_an_encoding_in_its_own_colour(figure_id):
                                else handle.get_edgecolor())  # steps
                  for handle, label in zip(handles, labels, strict=True)}  # fmt: skip
     assert drawn and drawn == {e: colour(e) for e in drawn}
+
+
+@pytest.mark.parametrize("lang", ["es", "en"])
+def test_the_attention_cost_legend_speaks_the_page_s_language_in_the_encodings_colours(lang):
+    from matplotlib.colors import to_hex
+
+    fig = Figure()
+    render.figures()["19-01-attention-cost"].make(fig, text_for(lang))
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    expected = {"es": {"causal fusionada": "none", "sesgo de ALiBi": "alibi", "sesgo de T5": "t5"},
+                "en": {"fused causal": "none", "ALiBi bias": "alibi", "T5 bias": "t5"}}[lang]
+    assert labels == list(expected)
+    assert [to_hex(h.patches[0].get_facecolor()) for h in handles] == \
+        [colour(e) for e in expected.values()]
+
+
+def test_a_negative_bar_s_label_does_not_touch_its_tick_label():
+    """19-02-default: ALiBi's −0.031 was drawn over the tick "alibi" and read "alibi0.031"."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = Figure(figsize=render.figures()["19-02-default"].size, layout="constrained")
+    render.figures()["19-02-default"].make(fig, text_for("en"))
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    ax = fig.axes[0]
+    ticks = [label.get_window_extent(renderer) for label in ax.get_yticklabels()]
+    values = [text for text in ax.texts if re.fullmatch(r"[+−-]\d\.\d{3}", text.get_text())]
+    assert len(values) == len(ticks) and any(v.get_text()[0] in "−-" for v in values)
+    for value in values:
+        box = value.get_window_extent(renderer)
+        assert not any(box.overlaps(tick) for tick in ticks), value.get_text()
