@@ -182,7 +182,7 @@ def summary(rows: list[dict], block_size: int) -> str:
     spread_es, spread_en = (
         ("desv. típica entre semillas", "std over seeds")
         if len(seeds) > 1
-        else ("e. e. entre secuencias", "s.e. over sequences")
+        else ("e. t. entre secuencias", "s.e. over sequences")  # error típico
     )
     lines = [
         pick(

@@ -174,6 +174,11 @@ def test_bounds_a_figure_text_states_hold():
     assert 10_000 <= WAVELENGTHS[-1] < 100_000
     _says("18-01-loss-by-window", "por encima de 3", "above 3")
     assert min(_windows("sinusoidal")[1:] + _windows("learned")[1:]) > 3
+    _says("18-01-loss-by-window", "ALiBi sigue plana, y T5 solo sube en el último tramo, más allá "
+          "de 4 ×", "ALiBi stays flat, and T5 rises only in the last window, past 4 ×")
+    alibi, t5 = _windows("alibi"), _windows("t5")
+    assert max(alibi) - min(alibi) < 0.06 and max(t5[:-1]) - min(t5[:-1]) < 0.06
+    assert t5[-1] - max(t5[:-1]) > 0.25  # [512, 1024): 1.91 against at most 1.63 before
     _says("18-02-yarn-ramp", "menos de 0.01", "below 0.01")
     assert TURNS[-1] < 0.01
     _says("19-02-copy", "por debajo de 0.15", "below 0.15")

@@ -87,6 +87,9 @@ def test_quizzes_figures_and_labs_name_the_standard_error_as_the_lessons_do():
     assert len(sources) > 40
     used = [path.name for path in sources if re.search(rule["pattern"], path.read_text("utf-8"))]
     assert used == []
+    # nor its abbreviation: "e. e." (error estándar) where the course's term gives "e. t."
+    abbreviated = [path.name for path in sources if "e. e. " in path.read_text("utf-8")]
+    assert abbreviated == []
 
 
 def test_spanish_italics_of_loanwords_are_recognised():
