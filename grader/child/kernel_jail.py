@@ -9,8 +9,10 @@ Three roles, one file:
 - **The proxy** (``python -I -S -B kernel_jail.py <config.json> <connection_file>``) is what the
   grader's kernel spec starts, so Jupyter's kernel manager has a process to watch, signal and
   kill. It asks the server for a kernel, passes on the signals it receives and exits with the
-  kernel's exit code, or with the config's ``oom_exit`` when the kernel's control group killed
-  it on its memory limit; when it is killed its socket closes and the jail kills the kernel.
+  kernel's exit code; how the kernel ended (that code, and the OOM kills the jail read in the
+  kernel's control group) it writes to the config's ``ended`` file, in a folder only root can
+  write, so that no exit code the kernel chooses reads as its memory limit. When it is killed
+  its socket closes and the jail kills the kernel.
 - **The jail**, forked by the server, enters the sandbox (the same file-system view, network and
   IPC namespaces as the zygote), makes the kernel's control group (``cgroup.create``: one memory
   and process-count limit for the kernel and all it forks), moves into a new PID namespace and
@@ -220,7 +222,12 @@ def proxy(config_path: str, connection_file: str) -> int:
     reply = _read_line(conn)
     if reply is None:
         return 1
-    return int(config["oom_exit"]) if reply.get("oom_kills") else int(reply.get("exit", 1))
+    if config.get("ended"):
+        with open(config["ended"] + ".part", "w", encoding="utf-8") as handle:
+            json.dump({"exit": int(reply.get("exit", 1)),
+                       "oom_kills": int(reply.get("oom_kills", 0))}, handle)
+        os.replace(config["ended"] + ".part", config["ended"])
+    return int(reply.get("exit", 1))
 
 
 if __name__ == "__main__":

@@ -238,12 +238,12 @@ def run_notebook(notebook: nbformat.NotebookNode, *, scratch: Scratch, name: str
                             server=kernels.socket_path)
     spec_dir = _kernel_spec(scratch, name, config)
     kernels.ensure()
-    outcome = _execute(notebook, _kernel_manager(spec_dir, folder), folder, limits, sources)
+    outcome = _execute(notebook, _kernel_manager(spec_dir, folder), folder, limits, sources,
+                       ended=config["ended"] and Path(config["ended"]))
     return _collect(scratch, folder, outcome, log_path)
 
 
 KERNEL_NAME = "minimodel-sandbox"
-OUT_OF_MEMORY = 86  # the proxy's exit code when the kernel's control group killed it for memory
 
 
 def _run_folder(scratch: Scratch, name: str, caps: Capabilities,
@@ -265,7 +265,9 @@ def _run_folder(scratch: Scratch, name: str, caps: Capabilities,
 
 def _kernel_config(scratch: Scratch, folder: Path, *, caps: Capabilities, limits: Limits,
                    extra_hide: list[Path], server: Path) -> dict:
-    """What ``kernel_jail.py`` reads: the sandbox, the kernel's environment, its limits."""
+    """What ``kernel_jail.py`` reads: the sandbox, the kernel's environment, its limits, and
+    where the proxy says how the kernel ended (with a control group, whose OOM kills it
+    counts): a file in the scratch folder's root, which only root can write, never the kernel."""
     return {
         **sandbox_config(scratch, caps, extra_hide=extra_hide, cuda=False),
         "python": sys.executable,
@@ -278,7 +280,7 @@ def _kernel_config(scratch: Scratch, folder: Path, *, caps: Capabilities, limits
         "limits": limits.kernel(),
         "output_kb": limits.output_kb,
         "server": str(server),
-        "oom_exit": OUT_OF_MEMORY,
+        "ended": str(scratch.root / f"{folder.name}.ended.json") if caps.cgroup else None,
     }
 
 
@@ -307,9 +309,9 @@ def _kernel_manager(spec_dir: Path, folder: Path):
 
 
 def _execute(notebook: nbformat.NotebookNode, manager, folder: Path, limits: Limits,
-             sources: Sources | None) -> dict:
+             sources: Sources | None, *, ended: Path | None) -> dict:
     """Run every cell (errors allowed, each cell and the whole notebook on a time limit); how
-    the run went."""
+    the run went (``ended``: where the proxy says how a kernel that died ended)."""
     from nbclient.exceptions import DeadKernelError
 
     start = time.monotonic()
@@ -331,7 +333,7 @@ def _execute(notebook: nbformat.NotebookNode, manager, folder: Path, limits: Lim
         client.execute()
     except DeadKernelError:
         if outcome["status"] != Notebook.TIMEOUT:
-            outcome["status"] = _death(manager)
+            outcome["status"] = _death(manager, ended)
     except Exception as error:  # noqa: BLE001 - a kernel that never started, a broken protocol
         if outcome["status"] != Notebook.TIMEOUT:
             outcome["status"] = Notebook.ERROR
@@ -397,13 +399,15 @@ def _collect(scratch: Scratch, folder: Path, outcome: dict,
     return written, outcome
 
 
-def _death(manager) -> Notebook:
-    """Why the kernel died: :attr:`Notebook.MEMORY` when its proxy exits with
-    :data:`OUT_OF_MEMORY` (its control group killed it on the memory limit), else
+def _death(manager, ended: Path | None) -> Notebook:
+    """Why the kernel died: :attr:`Notebook.MEMORY` when, once its proxy has exited, the
+    proxy's report ``ended`` counts OOM kills in the kernel's control group (read there by the
+    jail, as root: no exit code the kernel can choose says it), else
     :attr:`Notebook.KERNEL_DIED`."""
     process = getattr(getattr(manager, "provisioner", None), "process", None)
-    with contextlib.suppress(Exception):  # no process, or one that does not end: just "died"
-        if process.wait(timeout=15) == OUT_OF_MEMORY:
+    with contextlib.suppress(Exception):  # no process, no report, or a proxy that does not end
+        process.wait(timeout=15)
+        if ended is not None and json.loads(ended.read_text(encoding="utf-8"))["oom_kills"] > 0:
             return Notebook.MEMORY
     return Notebook.KERNEL_DIED
 

@@ -1,8 +1,8 @@
 """What a submission leaves in the kernel: IPC objects, processes, memory over many processes,
-a full disk, a worker held by sleeping. Each hostile submission is graded in one run, on one
-worker, before an honest classmate, whose row must be byte-identical to the row it gets when
-graded alone; each attacker scores like the stub or is stopped with a reason, and nothing it did
-outlives the run.
+an exit code that once meant "out of memory", a full disk, a worker held by sleeping. Each
+hostile submission is graded in one run, on one worker, before an honest classmate, whose row
+must be byte-identical to the row it gets when graded alone; each attacker scores like the stub
+or is stopped with a reason, and nothing it did outlives the run.
 """
 
 from __future__ import annotations
@@ -110,6 +110,19 @@ _os.write(_go_w, b"1" * 16)
 _t.sleep(30)
 print("NOT STOPPED")
 '''
+# A kernel that exits with the code the proxy once used for "out of memory", after trying to
+# write the proxy's report of how it ended (next to its folder, in a folder only root writes).
+KERNEL_EXIT = """
+import json as _json, os as _os
+_here = _os.getcwd()
+try:
+    with open(_os.path.join(_here, "..", "..", _os.path.basename(_here) + ".ended.json"),
+              "w") as _handle:
+        _json.dump({"exit": 86, "oom_kills": 1}, _handle)
+except OSError:
+    pass
+_os._exit(86)
+"""
 SLEEPER_PE = f"import time\ntime.sleep({SLEEP})\n" + ZEROS_PE
 SLEEPER_FORWARD = f"import time\ntime.sleep({SLEEP})\n" + ZEROS_FORWARD
 
@@ -133,6 +146,8 @@ ATTACKERS = [
         f"labs/{SLUG}.ipynb": _notebook_with_added_cell(IPC_ATTACK + DAEMON)}),
     Entry("f_kernel_hog", REFERENCE, extra={
         f"labs/{SLUG}.ipynb": _notebook_with_added_cell(KERNEL_HOG)}),
+    Entry("g_kernel_exit", REFERENCE, extra={
+        f"labs/{SLUG}.ipynb": _notebook_with_added_cell(KERNEL_EXIT)}),
 ]
 
 
@@ -202,6 +217,12 @@ def test_a_kernel_over_its_memory_limit_is_said_to_be(class_run):
     assert "nb-memory" in findings(record) and "nb-kernel-died" not in findings(record)
     assert "NOT STOPPED" not in output_heads(record)
     assert module_score(record) == 9  # its modules are the reference's
+
+
+def test_a_kernel_cannot_say_it_went_over_its_memory_limit(class_run):
+    record = class_run["class"]["records"]["g_kernel_exit"]
+    assert "nb-kernel-died" in findings(record) and "nb-memory" not in findings(record)
+    assert module_score(record) == 9
 
 
 def test_the_scratch_folder_cannot_fill_the_disk(class_run):
