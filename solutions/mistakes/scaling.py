@@ -11,6 +11,7 @@ import torch
 from grader.build.mistakes import ignoring, mistake
 from minimodel.positional.rope import rope_frequencies
 from minimodel.positional.scaling import linear_scaling as right_linear
+from minimodel.positional.scaling import longrope_scaling as right_longrope
 from minimodel.positional.scaling import ntk_scaling as right_ntk
 from minimodel.positional.scaling import yarn_correction_range as right_range
 from minimodel.positional.scaling import yarn_scaling as right_yarn
@@ -325,3 +326,81 @@ weights_swapped = mistake(
        "conserva θ) y 0 en λ = L0/low (θ/s), para que no haya saltos.",
     en="In the middle band the weights are swapped: w is 1 at λ = L0/high (θ is kept) and "
        "0 at λ = L0/low (θ/s), so that there are no jumps.")(_llama3(weights_swapped=True))
+
+
+# --- LongRoPE -----------------------------------------------------------------------------------
+
+def _longrope(*, switch=lambda seq_len, original, factor: seq_len > original,
+              multiplied=False, wrong_factor=None):
+    """``longrope_scaling`` doing the reference's steps, one of them done wrong: ``switch`` says
+    when the long factors are used, ``multiplied`` multiplies θ_i by λ_i, ``wrong_factor(s, L0)``
+    is the attention factor when none is given."""
+    def longrope_scaling(rotary_dim, base=10000.0, *, factor, original_max_len=None,
+                         seq_len=None, short_factor=None, long_factor=None,
+                         attention_factor=None) -> tuple[torch.Tensor, float]:
+        theta = rope_frequencies(rotary_dim, base)
+        long = seq_len is not None and switch(seq_len, original_max_len, factor)
+        chosen = long_factor if long else short_factor
+        if long and long_factor is None:
+            inv_freq = right_yarn(rotary_dim, base, factor=factor,
+                                  original_max_len=original_max_len)[0]
+        elif chosen is None:
+            inv_freq = theta
+        else:
+            lam = torch.as_tensor(chosen, dtype=torch.float32)
+            inv_freq = theta * lam if multiplied else theta / lam
+        _, scale = right_longrope(rotary_dim, base, factor=factor,
+                                  original_max_len=original_max_len,
+                                  attention_factor=attention_factor)
+        if attention_factor is None and wrong_factor is not None:
+            scale = wrong_factor(factor, original_max_len)
+        return inv_freq, scale
+
+    return longrope_scaling
+
+
+switch_extended = mistake(
+    "longrope_scaling", "switch-extended",
+    es="El cambio a long_factor se hace en cuanto seq_len pasa de L0 (original_max_len), la "
+       "longitud de entrenamiento, no al llegar a la longitud ampliada s·L0: entre L0 y s·L0 ya "
+       "se usan los factores largos.",
+    en="The switch to long_factor happens as soon as seq_len exceeds L0 (original_max_len), "
+       "the training length, not at the extended length s·L0: between L0 and s·L0 the long "
+       "factors are already in use.")(
+    _longrope(switch=lambda seq_len, original, factor: seq_len > factor * original))
+
+
+switch_at_original = mistake(
+    "longrope_scaling", "switch-at-original",
+    es="Con seq_len = L0 exactamente se usan todavía los factores cortos: la condición es "
+       "seq_len > original_max_len, no >=.",
+    en="At seq_len = L0 exactly the short factors are still used: the condition is "
+       "seq_len > original_max_len, not >=.")(
+    _longrope(switch=lambda seq_len, original, factor: seq_len >= original))
+
+
+factor_multiplied = mistake(
+    "longrope_scaling", "factor-multiplied",
+    es="Cada factor divide la frecuencia de su pareja, θ_i/λ_i = 1/(λ_i·b^(2i/r)): un λ_i mayor "
+       "que 1 hace girar la pareja más despacio. Tu código multiplica θ_i por λ_i.",
+    en="Each factor divides its pair's frequency, θ_i/λ_i = 1/(λ_i·b^(2i/r)): a λ_i above 1 "
+       "makes the pair turn more slowly. Your code multiplies θ_i by λ_i.")(
+    _longrope(multiplied=True))
+
+
+factor_forgotten = mistake(
+    "longrope_scaling", "attention-factor-forgotten",
+    es="Falta el factor de atención de LongRoPE: sqrt(1 + ln(s)/ln(L0)) (1 si s ≤ 1), que "
+       "multiplica cos y sin a cualquier longitud; tu código devuelve 1.",
+    en="LongRoPE's attention factor is missing: sqrt(1 + ln(s)/ln(L0)) (1 if s ≤ 1), which "
+       "multiplies cos and sin at every length; your code returns 1.")(
+    _longrope(wrong_factor=lambda s, original: 1.0))
+
+
+factor_of_yarn = mistake(
+    "longrope_scaling", "attention-factor-yarn",
+    es="Ese es el factor de YaRN, 0.1·ln(s) + 1. El de LongRoPE depende también de L0: "
+       "sqrt(1 + ln(s)/ln(L0)).",
+    en="That is YaRN's factor, 0.1·ln(s) + 1. LongRoPE's also depends on L0: "
+       "sqrt(1 + ln(s)/ln(L0)).")(
+    _longrope(wrong_factor=lambda s, original: 0.1 * math.log(s) + 1.0 if s > 1 else 1.0))

@@ -117,26 +117,39 @@ def llama_logits(model: LlamaForCausalLM, tokens: torch.Tensor, rope: ModuleType
             return model(tokens).logits
 
 
-def scaling_from_rope_parameters(scaling: ModuleType, rope_parameters: dict,
-                                 head_dim: int) -> tuple[torch.Tensor, float]:
-    """A course scaling called with a config's ``rope_parameters`` (``"yarn"`` or ``"llama3"``).
+def scaling_from_rope_parameters(scaling: ModuleType, rope_parameters: dict, head_dim: int, *,
+                                 max_position_embeddings: int | None = None,
+                                 seq_len: int | None = None) -> tuple[torch.Tensor, float]:
+    """A course scaling called with a config's ``rope_parameters`` (``"yarn"``, ``"llama3"`` or
+    ``"longrope"``).
 
     Hugging Face's names become the course's: ``rope_theta`` is ``base``,
     ``original_max_position_embeddings`` is ``original_max_len``, and ``factor``, ``beta_fast``,
-    ``beta_slow``, ``truncate``, ``attention_factor``, ``low_freq_factor`` and
-    ``high_freq_factor`` keep theirs.
+    ``beta_slow``, ``truncate``, ``attention_factor``, ``low_freq_factor``, ``high_freq_factor``,
+    ``short_factor`` and ``long_factor`` keep theirs. A ``partial_rotary_factor`` rotates its
+    share of ``head_dim``. Without a ``factor`` (Phi-3's configs), it is
+    ``max_position_embeddings / original_max_position_embeddings``, as transformers computes it.
+
+    Args:
+        seq_len: the current length, for the methods that depend on it (``"longrope"`` switches
+            to its long factors past the original length); ``None``: the original length.
 
     Returns:
-        ``(inv_freq, attention_factor)`` of ``scaling.SCALINGS[rope_type]``: ``(head_dim // 2,)``
+        ``(inv_freq, attention_factor)`` of ``scaling.SCALINGS[rope_type]``: ``(rotary_dim // 2,)``
         float32 and a float, to compare with ``ROPE_INIT_FUNCTIONS[rope_type](config)``.
     """
     params = dict(rope_parameters)
     kind = params.pop("rope_type")
+    original = params["original_max_position_embeddings"]
+    if params.get("factor") is None and max_position_embeddings is not None:
+        params["factor"] = max_position_embeddings / original
     options = {name: params[name] for name in (
         "factor", "beta_fast", "beta_slow", "truncate", "attention_factor", "low_freq_factor",
-        "high_freq_factor") if params.get(name) is not None}
-    return scaling.SCALINGS[kind](head_dim, params["rope_theta"],
-                                  original_max_len=params["original_max_position_embeddings"],
+        "high_freq_factor", "short_factor", "long_factor") if params.get(name) is not None}
+    if seq_len is not None:
+        options["seq_len"] = seq_len
+    rotary_dim = int(head_dim * params.get("partial_rotary_factor", 1.0))
+    return scaling.SCALINGS[kind](rotary_dim, params["rope_theta"], original_max_len=original,
                                   **options)
 
 

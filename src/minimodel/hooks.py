@@ -261,6 +261,11 @@ class Learned(Embed):
         return longer
 
 
+# Scalings whose frequencies depend on the current length (lesson 18.02): dynamic NTK grows its
+# base past the original length, LongRoPE switches from its short factors to its long ones.
+LENGTH_DEPENDENT = ("dynamic_ntk", "longrope")
+
+
 class Rope(Rotate):
     """RoPE, with an optional scaling of lesson 18.02 (``config.rope_scaling``)."""
 
@@ -310,7 +315,7 @@ class Rope(Rotate):
     def rotate(
         self, q: torch.Tensor, k: torch.Tensor, offset: int
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        if self.scaling == "dynamic_ntk":  # frequencies depend on the current length
+        if self.scaling in LENGTH_DEPENDENT:  # frequencies depend on the current length
             T = q.size(-2)
             inv_freq, factor = self.rope_frequencies(seq_len=offset + T)
             positions = torch.arange(offset, offset + T, device=q.device)

@@ -24,13 +24,18 @@ from grader.hidden import registry
 
 ROPE = reference("rope")
 ITEM_POINTS = {"linear": 1, "ntk": 1, "dynamic_ntk": 2, "yarn_range": 1, "yarn": 2,
-               "yarn_factor": 1, "llama3": 1, "hf_config": 1}
+               "yarn_factor": 1, "llama3": 1, "hf_config": 1, "longrope": 1,
+               "longrope_factor": 1}
 FACTOR = "attention_factor = 0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0"
 NTK_BASE = "new_base = base * factor ** (rotary_dim / (rotary_dim - 2))"
 DYNAMIC_SCALE = "scale = factor * seq_len / original_max_len - (factor - 1)"
 ROUND = "lo, hi = math.floor(lo), math.ceil(hi)"
 RANGE_CALL = "rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate=truncate"
 BLEND = "inv_freq = inv_freq * (1 - ramp) + (inv_freq / factor) * ramp"
+SWITCH = "if seq_len is not None and seq_len > original_max_len:  # past L0: the long set"
+LONG = "inv_freq = theta / torch.as_tensor(long_factor, dtype=torch.float32)"
+SHORT = "inv_freq = theta / torch.as_tensor(short_factor, dtype=torch.float32)"
+LONGROPE_FACTOR = "math.sqrt(1 + math.log(factor) / math.log(original_max_len)) if factor > 1"
 
 MISTAKES = [
     # (name, replacements in scaling.py, {item: score left}, diagnosis)
@@ -99,6 +104,22 @@ MISTAKES = [
     ("llama3-weights-swapped", [("blended = (1 - w) * inv_freq / factor + w * inv_freq",
                                  "blended = w * inv_freq / factor + (1 - w) * inv_freq")],
      {"llama3": 0.2}, "weights-swapped"),
+    # LongRoPE: of its ten cases, three have s·L0 > seq_len > L0 with other long factors, one
+    # is at L0 exactly, seven divide by given factors other than 1, eight need the attention
+    # factor
+    ("longrope-switch-extended", [(SWITCH, "if seq_len is not None and seq_len > factor * "
+                                           "original_max_len:")], {"longrope": 0.7},
+     "switch-extended"),
+    ("longrope-switch-at-original", [(SWITCH, "if seq_len is not None and seq_len >= "
+                                              "original_max_len:")], {"longrope": 0.9},
+     "switch-at-original"),
+    ("longrope-factor-multiplied", [(LONG, LONG.replace("theta /", "theta *")),
+                                    (SHORT, SHORT.replace("theta /", "theta *"))],
+     {"longrope": 0.3}, "factor-multiplied"),
+    ("longrope-attention-forgotten", [(LONGROPE_FACTOR, "1.0 if factor > 1")],
+     {"longrope_factor": 0.2}, "attention-factor-forgotten"),
+    ("longrope-attention-yarn", [(LONGROPE_FACTOR, "0.1 * math.log(factor) + 1.0 if factor > 1")],
+     {"longrope_factor": 0.2}, "attention-factor-yarn"),
 ]
 
 
@@ -119,7 +140,7 @@ def test_item_points():
 
 def test_reference_scores_full_marks(tmp_path):
     verdicts = grade_sources("18.02", {"scaling": reference("scaling"), "rope": ROPE}, tmp_path)
-    assert points(verdicts) == 10
+    assert points(verdicts) == 12
     assert all(v.status == "passed" and not v.findings for v in verdicts.values())
 
 
@@ -142,6 +163,8 @@ def test_mistake_is_named_and_costs_its_points(tmp_path, name, replacements, sco
         **ITEM_POINTS, **scores, "hf_config": HF_CONFIG.get(name, 1)}
     if name.startswith("range-") and name != "range-always-rounded":
         assert "depends-on-range" in codes(verdicts["yarn"])
+    if name in ("yarn-ramp-reversed", "yarn-all-divided"):  # LongRoPE without long factors
+        assert "depends-on-yarn" in codes(verdicts["longrope"])
 
 
 def test_stub_rope_py_is_named_as_the_cause(tmp_path):
@@ -165,7 +188,7 @@ def test_wrong_rope_py_costs_nothing_when_scaling_is_right_on_top_of_it(tmp_path
     assert exponent != ROPE
     verdicts = grade_sources("18.02", {"scaling": reference("scaling"), "rope": exponent},
                              tmp_path)
-    assert points(verdicts) == 10
+    assert points(verdicts) == 12
     assert all(not scoring(v) for v in verdicts.values())
     assert "depends-on-rope" in codes(verdicts["ntk"])
     # a scaling mistake on top of the same rope.py still costs its points

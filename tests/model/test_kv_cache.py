@@ -60,12 +60,14 @@ def test_variants_decode_exactly(options):
     torch.testing.assert_close(cached_logits(model, idx, [5, 6, 20]), full, atol=ATOL, rtol=0)
 
 
+@pytest.mark.parametrize("scaling", ["dynamic_ntk", "longrope"])
 @torch.no_grad()
-def test_dynamic_ntk_decodes_exactly_only_up_to_the_original_length():
-    """Dynamic NTK's frequencies depend on the current length: past the original length the
-    cached keys keep the frequencies they were rotated with, so cached decoding is no longer
-    the full pass (both are what Hugging Face's dynamic scaling does; lesson 18.02)."""
-    options = {"rope_scaling": "dynamic_ntk", "rope_scaling_factor": 2.0,
+def test_length_dependent_scalings_decode_exactly_only_up_to_the_original_length(scaling):
+    """Dynamic NTK's and LongRoPE's frequencies depend on the current length: past the original
+    length the cached keys keep the frequencies they were rotated with, so cached decoding is no
+    longer the full pass (both are what Hugging Face's dynamic and longrope scalings do; lesson
+    18.02)."""
+    options = {"rope_scaling": scaling, "rope_scaling_factor": 2.0,
                "rope_original_max_len": 12}
     model = tiny_model("rope", **options)
     for block in model.blocks:  # sharper attention, so that the rotation shows in the logits

@@ -18,6 +18,7 @@ from minimodel.positional.scaling import (
     get_scaling,
     linear_scaling,
     llama3_scaling,
+    longrope_scaling,
     ntk_scaling,
     yarn_correction_range,
     yarn_scaling,
@@ -38,8 +39,8 @@ def ratio(inv_freq: torch.Tensor, r: int, base: float = 10000.0) -> torch.Tensor
 # --- the registry -------------------------------------------------------------------------------
 
 
-def test_registry_has_the_five_methods_under_their_names():
-    assert list(SCALINGS) == ["linear", "ntk", "dynamic_ntk", "yarn", "llama3"]
+def test_registry_has_the_six_methods_under_their_names():
+    assert list(SCALINGS) == ["linear", "ntk", "dynamic_ntk", "yarn", "llama3", "longrope"]
     assert get_scaling("yarn") is yarn_scaling
     with pytest.raises(ValueError, match=BILINGUAL):
         get_scaling("ntk_by_parts")
@@ -272,6 +273,117 @@ def test_llama3_is_continuous_at_both_wavelength_boundaries():
     assert ratios.diff().abs().max() < 2e-3  # a jump would be 1 - 1/s = 0.75
 
 
+# --- LongRoPE -----------------------------------------------------------------------------------
+
+SHORT = [1.0, 1.0, 1.05, 1.1, 1.2, 1.3, 1.4, 1.5]
+LONG = [1.0, 1.1, 1.3, 1.8, 3.0, 5.0, 8.0, 10.0]
+
+
+def longrope_formula(r: int, base: float, factors) -> torch.Tensor:
+    """1 / (lambda_i * base^(2i/r)) in float64, one pair at a time."""
+    return torch.tensor([1 / (lam * base ** (2 * i / r)) for i, lam in enumerate(factors)],
+                        dtype=torch.float64)
+
+
+@pytest.mark.parametrize(("seq_len", "factors"), [(None, SHORT), (1, SHORT), (63, SHORT),
+                                                   (64, SHORT), (65, LONG), (512, LONG),
+                                                   (100000, LONG)])
+def test_longrope_divides_each_pair_by_the_factors_of_its_length(seq_len, factors):
+    inv_freq, _ = longrope_scaling(16, 10000.0, factor=8.0, original_max_len=64, seq_len=seq_len,
+                                   short_factor=SHORT, long_factor=LONG)
+    assert inv_freq.dtype == torch.float32 and inv_freq.shape == (8,)
+    torch.testing.assert_close(inv_freq.double(), longrope_formula(16, 1e4, factors),
+                               rtol=1e-6, atol=0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(half=st.integers(1, 64), L0=st.integers(2, 10000), extra=st.integers(-9999, 9999),
+       s=st.floats(1.0, 64.0), base=st.floats(10.0, 1e6), data=st.data())
+def test_longrope_switches_exactly_past_the_original_length(half, L0, extra, s, base, data):
+    r, seq_len = 2 * half, max(1, L0 + extra)
+    rising = st.lists(st.floats(0.5, 100.0), min_size=half, max_size=half)
+    short, long = data.draw(rising), data.draw(rising)
+    inv_freq, factor = longrope_scaling(r, base, factor=s, original_max_len=L0, seq_len=seq_len,
+                                        short_factor=short, long_factor=long)
+    want = longrope_formula(r, base, long if seq_len > L0 else short)
+    torch.testing.assert_close(inv_freq.double(), want, rtol=2e-6, atol=0)
+    # the attention factor depends on s and L0 only, not on which set is used
+    assert factor == pytest.approx(math.sqrt(1 + math.log(s) / math.log(L0)), rel=1e-12)
+
+
+def test_longrope_attention_factor_worked_case():
+    # A Phi-3-mini-128k-shaped model: L0 = 4096, s = 32, so ln s / ln L0 = 5 ln 2 / (12 ln 2).
+    _, factor = longrope_scaling(96, factor=32.0, original_max_len=4096)
+    assert factor == pytest.approx(math.sqrt(17 / 12), rel=1e-12)
+    assert round(factor, 6) == 1.190238
+    # YaRN's for the same s is larger: 0.1 ln 32 + 1
+    assert yarn_scaling(96, factor=32.0, original_max_len=4096)[1] == pytest.approx(1.346574, 1e-6)
+    assert longrope_scaling(96, factor=1.0, original_max_len=4096)[1] == 1.0
+    given = longrope_scaling(96, factor=32.0, original_max_len=4096, attention_factor=1.1)[1]
+    assert given == 1.1
+
+
+def test_longrope_with_every_factor_s_is_position_interpolation():
+    s = 4.0
+    got, _ = longrope_scaling(32, factor=s, original_max_len=128, seq_len=512,
+                              long_factor=[s] * 16)
+    torch.testing.assert_close(got, linear_scaling(32, factor=s)[0], rtol=1e-6, atol=0)
+
+
+def test_longrope_without_factors_is_plain_rope_then_yarn():
+    args = dict(factor=4.0, original_max_len=128)
+    short, _ = longrope_scaling(32, seq_len=128, **args)
+    assert torch.equal(short, rope_frequencies(32))
+    long, _ = longrope_scaling(32, seq_len=129, **args)
+    assert torch.equal(long, yarn_scaling(32, **args)[0])
+    # YaRN's frequencies are LongRoPE's with the factors theta_i / theta'_i: one point of its
+    # search space, the one the search can start from
+    yarn_factors = (plain(32) / yarn_scaling(32, **args)[0].double()).tolist()
+    from_factors, _ = longrope_scaling(32, seq_len=129, long_factor=yarn_factors, **args)
+    torch.testing.assert_close(from_factors, long, rtol=1e-6, atol=0)
+
+
+def test_longrope_factor_above_one_slows_its_pair_so_s_l0_stays_within_training_angles():
+    # positions below s L0 turn pair i by less than s L0 theta_i / lambda_i: with lambda_i = s,
+    # less than L0 theta_i, the range plain RoPE covered in training
+    r, L0, s = 16, 64, 8.0
+    inv_freq, _ = longrope_scaling(r, factor=s, original_max_len=L0, seq_len=int(s * L0),
+                                   long_factor=[s] * (r // 2))
+    torch.testing.assert_close(s * L0 * inv_freq.double(), L0 * plain(r), rtol=1e-6, atol=0)
+    slower, _ = longrope_scaling(r, factor=s, original_max_len=L0, seq_len=int(s * L0),
+                                 long_factor=LONG)
+    assert torch.all(slower <= rope_frequencies(r)) and slower[-1] < slower[0]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"short_factor": [1.0] * 7},
+        {"long_factor": [1.0] * 9},
+        {"long_factor": [1.0] * 7 + [0.0]},
+        {"short_factor": [1.0] * 7 + [-2.0]},
+        {"long_factor": [1.0] * 7 + [float("nan")]},
+        {"long_factor": "11111111"},
+        {"short_factor": [[1.0] * 8]},
+        {"original_max_len": 1},
+        {"seq_len": 0},
+        {"attention_factor": 0.0},
+    ],
+)
+def test_longrope_bad_arguments_give_bilingual_errors(kwargs):
+    args = {"factor": 4.0, "original_max_len": 64, **kwargs}
+    with pytest.raises((ValueError, TypeError), match=BILINGUAL):
+        longrope_scaling(16, **args)
+
+
+def test_longrope_factors_may_be_lists_tuples_or_tensors():
+    want, _ = longrope_scaling(16, factor=8.0, original_max_len=64, long_factor=LONG, seq_len=99)
+    for kind in (tuple, torch.tensor):
+        got, _ = longrope_scaling(16, factor=8.0, original_max_len=64, long_factor=kind(LONG),
+                                  seq_len=99)
+        assert torch.equal(got, want)
+
+
 # --- bad arguments ------------------------------------------------------------------------------
 
 
@@ -301,7 +413,7 @@ def test_bad_common_arguments_give_bilingual_errors(name, kwargs, error):
         SCALINGS[name](rotary_dim, base, **args)
 
 
-@pytest.mark.parametrize("name", ["dynamic_ntk", "yarn", "llama3"])
+@pytest.mark.parametrize("name", ["dynamic_ntk", "yarn", "llama3", "longrope"])
 def test_methods_that_need_the_training_length_say_so(name):
     with pytest.raises(ValueError, match=r"(?s)\[es\].*original_max_len.*\[en\].*original_max_len"):
         SCALINGS[name](32, 10000.0, factor=2.0)

@@ -1,6 +1,6 @@
 """Hidden checks of lab 18.02 (RoPE scaling for long context).
 
-Graded from ``src/minimodel/positional/scaling.py`` (10 points, 1 of them for YaRN and Llama 3
+Graded from ``src/minimodel/positional/scaling.py`` (12 points, 1 of them for YaRN and Llama 3
 called with a Hugging Face config's ``rope_parameters``, part 5 of the notebook, computed in the
 sandbox from the module: it checks the numbers transformers gives, so a YaRN or Llama 3 mistake
 costs there too) and the lab notebook (its two
@@ -10,7 +10,10 @@ and factors (1, 2.5, 7, 32, integer and float); dynamic NTK below, at, just past
 original length, and with ``seq_len=None``; YaRN's range with both ends clamped (including the
 ``+0.001`` nudge when they meet), unrounded, with other betas, and YaRN's ramp on those boundaries,
 with ``truncate=False``, a given ``attention_factor`` and ``factor=1``; Llama 3 with other band
-factors and ``factor=1``; unused arguments passed. Tolerances: ``inv_freq`` the float32 defaults;
+factors and ``factor=1``; LongRoPE (2 points: frequencies, attention factor) on a
+Phi-3-mini-128k-shaped model (48 pairs, ``L0 = 4096``, ``s = 32``) below, at and past ``L0``, on
+smaller ones with one set of factors or none, a given attention factor and ``s = 1``; unused
+arguments passed. Tolerances: ``inv_freq`` the float32 defaults;
 the attention factor and YaRN's range as float64 (the factor may be a Python int or float, not a
 tensor).
 
@@ -25,7 +28,9 @@ base below ``L0``, without the exponent; YaRN's range not rounded outwards (or r
 ``truncate=False``), with the ends swapped, not clamped, or without the ``2π``; YaRN's ramp
 reversed, every pair divided, measured on ``s·L0``, ``truncate`` not passed on; YaRN's attention
 factor squared, its square root, ``log10``, or the given one ignored; Llama 3's bands or the
-blend's weights swapped); float64 tables and tensor attention factors.
+blend's weights swapped; LongRoPE switching to its long factors at ``s·L0`` or already at ``L0``,
+multiplying by the factors, its attention factor forgotten or YaRN's); float64 tables and tensor
+attention factors.
 
 Notebook: ``test-ratios`` records every method's ratios at 4 L0, dynamic NTK's at L0 and 2 L0
 and the unseen-pair masks, visible and hidden (exact, the ratios within 1e-6); diagnosed: ratios
@@ -76,6 +81,35 @@ YARN_CASES = [(96, 500000.0, 8.0, 8192, {}), (32, 10000.0, 4.0, 100, {}),
 LLAMA_CASES = [(96, 500000.0, 8.0, 8192, None, None), (48, 10000.0, 4.0, 512, 1.5, 6.0),
                (16, 10000.0, 2.0, 64, None, None), (64, 500000.0, 32.0, 2048, 1.0, 4.0),
                (32, 10000.0, 1.0, 256, None, None)]
+
+
+def _rising(pairs: int, low: float, high: float, power: float) -> list[float]:
+    """``pairs`` factors rising from ``low`` (pair 0) to ``high`` (the slowest pair), as a search
+    with LongRoPE's non-decreasing constraint gives them."""
+    return [round(low + (high - low) * (i / max(pairs - 1, 1)) ** power, 4) for i in range(pairs)]
+
+
+PHI3 = {"short_factor": _rising(48, 1.0, 2.5, 2.0), "long_factor": _rising(48, 1.0, 40.0, 3.0)}
+# (r, base, factor, original_max_len, seq_len, extra kwargs): a Phi-3-mini-128k-shaped model
+# (48 pairs, L0 = 4096, s = 32) past, at and below L0; factors as lists and tuples; only one of
+# the two sets; no factors (past L0: YaRN's); a given attention factor; s = 1.
+LONGROPE_CASES = [
+    (96, 10000.0, 32.0, 4096, 8192, PHI3), (96, 10000.0, 32.0, 4096, 4096, PHI3),
+    (96, 10000.0, 32.0, 4096, None, PHI3),
+    (32, 500.0, 4.0, 100, 1000, {"short_factor": _rising(16, 1.0, 1.5, 1.0),
+                                 "long_factor": tuple(_rising(16, 1.2, 6.0, 2.0))}),
+    (16, 10000.0, 8.0, 64, 65, {"long_factor": _rising(8, 1.0, 9.0, 1.5)}),
+    (16, 10000.0, 8.0, 64, 30, {"long_factor": _rising(8, 1.0, 9.0, 1.5)}),
+    (24, 10000.0, 4.0, 256, 2048, {}),
+    (32, 10000.0, 4.0, 128, 300, {"short_factor": _rising(16, 1.0, 1.3, 2.0),
+                                  "long_factor": _rising(16, 1.0, 5.0, 2.0),
+                                  "attention_factor": 1.25}),
+    (8, 10000.0, 1.0, 512, 1024, {"long_factor": (1.0, 1.5, 2.0, 2.0)}),
+    (64, 1e6, 16.0, 2048, None, {}),
+]
+# the cases whose frequencies are yarn_scaling's (past L0 with no long_factor)
+LONGROPE_YARN = [k for k, (*_, L0, n, kw) in enumerate(LONGROPE_CASES)
+                 if n is not None and n > L0 and kw.get("long_factor") is None]
 # (head_dim, a Hugging Face config's rope_parameters): Llama 3.2's (Llama 3.1's is the
 # self-check's, which students see), a long-context YaRN model's, and smaller ones with the other
 # options. The reference gives transformers' own numbers on them (ROPE_INIT_FUNCTIONS;
@@ -142,6 +176,15 @@ GROUPS = (
             {}, factor=s, original_max_len=L0, low_freq_factor=lo, high_freq_factor=hi))
         for r, b, s, L0, lo, hi in LLAMA_CASES) + tuple(
         _probe(r, b) for r, b, *_ in LLAMA_CASES)),
+    Group("longrope", MODULE, tuple(
+        Case("function", "longrope_scaling", (r, b), non_default(
+            {}, factor=s, original_max_len=L0, seq_len=n, **kw))
+        for r, b, s, L0, n, kw in LONGROPE_CASES) + tuple(
+        _probe(r, b) for r, b, *_ in LONGROPE_CASES) + tuple(
+        # the student's yarn_scaling, as longrope_scaling calls it without long factors
+        Case("function", "yarn_scaling", (LONGROPE_CASES[k][0], LONGROPE_CASES[k][1]),
+             {"factor": LONGROPE_CASES[k][2], "original_max_len": LONGROPE_CASES[k][3]})
+        for k in LONGROPE_YARN)),
     Group("hf_config", MODULE, tuple(
         Case("given", "minimodel.hf_llama.scaling_from_rope_parameters", (params, r))
         for r, params in HF_CASES) + tuple(_probe(r, p["rope_theta"]) for r, p in HF_CASES)
@@ -345,6 +388,65 @@ def judge_hf_config(ctx: JudgeContext):
         return thetas * (1 - ramp) + thetas / p["factor"] * ramp
 
     return rope_judge(HF_CASES, "yarn_scaling / llama3_scaling", on_own_parts)(ctx)
+
+
+def _longrope_factors(k: int, pairs: int) -> np.ndarray:
+    """The factors case ``k`` of LONGROPE_CASES divides by (not for the YaRN cases)."""
+    *_, L0, n, kw = LONGROPE_CASES[k]
+    chosen = kw.get("long_factor") if n is not None and n > L0 else kw.get("short_factor")
+    return np.ones(pairs) if chosen is None else np.asarray(chosen, dtype=np.float64)
+
+
+@ITEMS.judge("longrope", 1, "longrope_scaling: factores por pareja, cortos o largos según L0 "
+             "(usa rope.py)", "longrope_scaling: per-pair factors, short or long by L0 (uses "
+             "rope.py)")
+def judge_longrope(ctx: JudgeContext):
+    n = len(LONGROPE_CASES)
+    yarn_probe = {k: 2 * n + j for j, k in enumerate(LONGROPE_YARN)}
+    checks = [_freq_check(ctx, k) for k in range(n)]
+
+    def on_own_parts(k: int) -> bool:
+        """Is case ``k`` what longrope_scaling gives on the student's own rope_frequencies (and,
+        without long factors past L0, their own yarn_scaling)?"""
+        if k in yarn_probe:
+            return resembles(student(ctx, k), student(ctx, yarn_probe[k]), FREQ_TOL)
+        thetas = student(ctx, n + k)
+        return thetas is not None and resembles(
+            student(ctx, k), thetas / _longrope_factors(k, thetas.size), FREQ_TOL)
+
+    # past L0 without long factors the frequencies are yarn_scaling's: a YaRN mistake costs
+    # points in YaRN's items only
+    notes = []
+    by_yarn = [k for k in yarn_probe if not checks[k].ok and whole_case(ctx, n + k).ok
+               and not _freq_check(ctx, yarn_probe[k]).ok and on_own_parts(k)]
+    for k in by_yarn:
+        checks[k] = Check(True)
+    if by_yarn:
+        notes.append(Finding(
+            "depends-on-yarn",
+            "Tu longrope_scaling usa bien tu yarn_scaling cuando no hay long_factor, pero esa "
+            "función no da las frecuencias esperadas (lo indican sus propios apartados): aquí "
+            "no resta.",
+            "Your longrope_scaling uses your yarn_scaling correctly when there is no "
+            "long_factor, but that function does not give the expected frequencies (its own "
+            "items say so): it costs nothing here.", scoring=False))
+    checks, rope_findings, rope_notes, failing = _split(ctx, checks, "longrope_scaling",
+                                                        on_own_parts)
+    notes += rope_notes
+    diagnoses = ctx.named_mistakes(failing) + contract_findings(ctx, n, factor=False)
+    return depends.verdict(ctx, checks, diagnoses, rope_findings, notes)
+
+
+@ITEMS.judge("longrope_factor", 1, "longrope_scaling: factor de atención sqrt(1 + ln s / ln L0)",
+             "longrope_scaling: attention factor sqrt(1 + ln s / ln L0)", group="longrope")
+def judge_longrope_factor(ctx: JudgeContext):
+    n = len(LONGROPE_CASES)
+    checks = [_of_pair(ctx, k, _factor_check(ctx, k)) for k in range(n)]
+    checks, rope_findings, notes, failing = _split(ctx, checks, "longrope_scaling",
+                                                   lambda k: False)
+    diagnoses = ctx.named_mistakes(failing)
+    diagnoses += [f for f in contract_findings(ctx, n) if f.code == "factor-type"]
+    return depends.verdict(ctx, checks, diagnoses, rope_findings, notes)
 
 
 # --- the notebook --------------------------------------------------------------------------------

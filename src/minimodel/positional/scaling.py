@@ -3,7 +3,7 @@
 #      vez que lo editas, ninguna orden del curso lo sobrescribe.
 # [en] Fill in the blocks marked "YOUR CODE" (lesson 18.02). This file is yours: once you
 #      edit it, no course command overwrites it.
-# minimodel-generated:7a4ef515f2d4
+# minimodel-generated:c09971922cf6
 # ---------------------------------------------------------------------------------------------
 """RoPE scaling: new frequencies for a model trained at a shorter context. Lesson 18.02.
 
@@ -26,6 +26,9 @@ name               frequencies                                               att
                    (Peng et al. 2023)
 ``"llama3"``       per wavelength band: keep, blend, or divide by ``s``       1
                    (Meta's Llama 3.1)
+``"longrope"``     ``theta_i / lambda_i``, one factor per pair, found by      ``sqrt(1 + ln s
+                   search (Ding et al. 2024): ``short_factor`` up to         / ln L0)``
+                   ``L0``, ``long_factor`` past it (Phi-3)
 =================  ========================================================  ================
 
 Conventions, where libraries differ:
@@ -41,13 +44,18 @@ Conventions, where libraries differ:
   one given, never recomputed from lengths; ``truncate=True`` rounds the ramp's ends outwards
   (floor, ceil) as the original code does; the upper end is clamped to ``r - 1`` as in Hugging
   Face. DeepSeek's ``mscale``/``mscale_all_dim`` variant of the factor is not included.
+- ``"longrope"`` takes the per-pair factors as inputs (the paper's search finds them; the course
+  does not run it). It switches to ``long_factor`` only when ``seq_len > L0``, as Hugging Face's
+  ``"longrope"``; without factors it uses ones up to ``L0`` and, past it, YaRN's per-pair factors
+  ``theta_i / theta'_i``, the point the search starts from. The first tokens the paper keeps
+  unscaled (its ``n-hat``) are not included, as in Phi-3 and Hugging Face.
 - Every table is float32, of shape ``(rotary_dim // 2,)``, on the CPU; the model moves it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -344,12 +352,84 @@ def llama3_scaling(
     # ====== FIN DE TU CÓDIGO / END OF YOUR CODE ======
 
 
+def longrope_scaling(
+    rotary_dim: int,
+    base: float = 10000.0,
+    *,
+    factor: float,
+    original_max_len: int | None = None,
+    seq_len: int | None = None,
+    short_factor: Sequence[float] | torch.Tensor | None = None,
+    long_factor: Sequence[float] | torch.Tensor | None = None,
+    attention_factor: float | None = None,
+) -> tuple[torch.Tensor, float]:
+    """LongRoPE: every pair divided by its own factor, one set for short inputs and one for long.
+
+    With ``lambda = long_factor`` when ``seq_len > L0`` and ``lambda = short_factor`` otherwise
+    (``seq_len=None`` included)::
+
+        inv_freq_i = theta_i / lambda_i = 1 / (lambda_i * base ** (2i / r))
+
+    ``lambda_i = 1`` keeps pair ``i``; ``lambda_i = s`` interpolates it like position
+    interpolation. The attention factor ``sqrt(1 + ln s / ln L0)`` (``1`` when ``s <= 1``)
+    multiplies cos and sin, as YaRN's does; it depends on ``s`` only, not on which set is used.
+
+    Args:
+        rotary_dim: number of rotated dimensions ``r`` (even).
+        base: RoPE base (``> 1``).
+        factor: ``s >= 1``, the extended length over ``L0`` (for the attention factor and the
+            default ``long_factor``).
+        original_max_len: ``L0``, the training context length (required, ``>= 2``): the switch.
+        seq_len: the length being processed now; ``None`` means ``L0`` (short factors).
+        short_factor, long_factor: ``r // 2`` positive numbers each, one per pair (lists,
+            tuples or tensors), as a searched configuration gives them. ``None``: all ones for
+            ``short_factor``; for ``long_factor``, YaRN's per-pair factors at this ``factor``
+            and ``L0``, so that the long frequencies are ``yarn_scaling``'s.
+        attention_factor: use this factor instead of ``sqrt(1 + ln s / ln L0)`` (``> 0``).
+
+    Returns:
+        ``(inv_freq, attention_factor)``; ``inv_freq`` float32 of shape ``(rotary_dim // 2,)``.
+
+    Raises:
+        TypeError, ValueError: bad arguments, no ``original_max_len``, or factors that are not
+        ``r // 2`` positive numbers.
+    """
+    _check_common(rotary_dim, base, factor)
+    _check_original_max_len("longrope", original_max_len)
+    require_int("original_max_len", original_max_len, 2)
+    if seq_len is not None:
+        require_int("seq_len", seq_len, 1)
+    for name, values in (("short_factor", short_factor), ("long_factor", long_factor)):
+        _check_pair_factors(name, values, rotary_dim)
+    if attention_factor is not None:
+        require_above("attention_factor", attention_factor, 0.0)
+    # ====== INICIO DE TU CÓDIGO / START OF YOUR CODE ======
+    raise NotImplementedError(
+        "[es] Falta implementar longrope_scaling (lección 18.02). Pista: elige los factores: "
+        "long_factor si seq_len no es None y pasa de original_max_len, si no short_factor. "
+        "Conviértelos con torch.as_tensor(..., dtype=torch.float32) y divide "
+        "rope_frequencies(rotary_dim, base) entre ellos. Si short_factor es None, no cambies "
+        "nada; si long_factor es None, usa las frecuencias de yarn_scaling (mismos factor y "
+        "original_max_len). Si attention_factor es None, usa math.sqrt(1 + math.log(factor) "
+        "/ math.log(original_max_len)) (1.0 si factor <= 1).\n[en] longrope_scaling is not "
+        "implemented yet (lesson 18.02). Hint: choose the factors: long_factor if seq_len is "
+        "not None and above original_max_len, else short_factor. Convert them with "
+        "torch.as_tensor(..., dtype=torch.float32) and divide rope_frequencies(rotary_dim, "
+        "base) by them. If short_factor is None, change nothing; if long_factor is None, use "
+        "yarn_scaling's frequencies (same factor and original_max_len). If attention_factor "
+        "is None, use math.sqrt(1 + math.log(factor) / math.log(original_max_len)) (1.0 if "
+        "factor <= 1)."
+    )
+    # ====== FIN DE TU CÓDIGO / END OF YOUR CODE ======
+
+
 SCALINGS: dict[str, Callable[..., tuple[torch.Tensor, float]]] = {
     "linear": linear_scaling,
     "ntk": ntk_scaling,
     "dynamic_ntk": dynamic_ntk_scaling,
     "yarn": yarn_scaling,
     "llama3": llama3_scaling,
+    "longrope": longrope_scaling,
 }
 
 
@@ -392,3 +472,25 @@ def _check_original_max_len(method: str, original_max_len: object) -> None:
             )
         )
     require_int("original_max_len", original_max_len, 1)
+
+
+def _check_pair_factors(name: str, values: object, rotary_dim: int) -> None:
+    """``None``, or ``rotary_dim // 2`` finite numbers above 0 (a list, tuple or tensor)."""
+    if values is None:
+        return
+    pairs = rotary_dim // 2
+    try:
+        numbers = torch.as_tensor(values, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        numbers = None
+    if numbers is None or numbers.shape != (pairs,) or not bool(
+        torch.isfinite(numbers).all() and (numbers > 0).all()
+    ):
+        raise ValueError(
+            bilingual(
+                f"{name} debe tener un número positivo por pareja rotada: {pairs} "
+                f"(rotary_dim // 2); recibí {values!r}.",
+                f"{name} must hold one positive number per rotated pair: {pairs} "
+                f"(rotary_dim // 2); got {values!r}.",
+            )
+        )

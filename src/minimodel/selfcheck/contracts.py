@@ -120,7 +120,7 @@ SEEN_AS: dict[tuple[str, str], tuple[str, str]] = {
     ("rope_frequencies", "dtype float64"): ("rope_frequencies", "float64-output"),
     ("bucket_means", "dtype"): ("bucket_means", "not-float32"),
     **{(f"{method}_scaling", "dtype float64"): ("scaling", "float64-output")
-       for method in ("linear", "ntk", "dynamic_ntk", "yarn", "llama3")},
+       for method in ("linear", "ntk", "dynamic_ntk", "yarn", "llama3", "longrope")},
 }
 
 

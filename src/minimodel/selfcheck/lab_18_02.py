@@ -176,3 +176,43 @@ def llama3_options() -> None:
                          low_freq_factor=2.0, high_freq_factor=8.0)
     snap.expect(inv_freq, "llama3_scaling(32, factor=4, original_max_len=256, low=2, high=8)[0]",
                 rtol=1e-5)
+
+
+# --- LongRoPE -----------------------------------------------------------------------------------
+
+# 8 pairs (r = 16), L0 = 64, s = 8: short factors near 1, long ones rising to 10
+SHORT = [1.0, 1.0, 1.05, 1.1, 1.2, 1.3, 1.4, 1.5]
+LONG = [1.0, 1.1, 1.3, 1.8, 3.0, 5.0, 8.0, 10.0]
+
+
+@checks.add("longrope_scaling", "factores cortos hasta L0, largos después",
+            "short factors up to L0, long ones past it")
+def longrope_switch() -> None:
+    for seq_len in (None, 64, 65, 600):
+        inv_freq, _ = scaled("longrope_scaling", 16, 10000.0, factor=8.0, original_max_len=64,
+                             seq_len=seq_len, short_factor=SHORT, long_factor=LONG)
+        snap.expect(inv_freq, f"longrope_scaling(16, factor=8, original_max_len=64, "
+                              f"seq_len={seq_len}, short, long)[0]", rtol=1e-5)
+
+
+@checks.add("longrope_scaling", "sin factores: RoPE hasta L0, YaRN después",
+            "no factors: plain RoPE up to L0, YaRN past it")
+def longrope_defaults() -> None:
+    for seq_len in (64, 65):
+        inv_freq, _ = scaled("longrope_scaling", 16, 10000.0, factor=8.0, original_max_len=64,
+                             seq_len=seq_len)
+        snap.expect(inv_freq, f"longrope_scaling(16, factor=8, original_max_len=64, "
+                              f"seq_len={seq_len})[0]", rtol=1e-5)
+
+
+@checks.add("longrope_scaling", "factor de atención sqrt(1 + ln(s)/ln(L0))",
+            "attention factor sqrt(1 + ln(s)/ln(L0))")
+def longrope_attention_factor() -> None:
+    for s in (8.0, 32.0, 1.0):
+        _, factor = scaled("longrope_scaling", 16, factor=s, original_max_len=64,
+                           short_factor=SHORT, long_factor=LONG)
+        expect_stored_factor(factor, f"longrope_scaling(16, factor={s:g}, original_max_len=64)[1]")
+    _, given = scaled("longrope_scaling", 16, factor=8.0, original_max_len=64,
+                      attention_factor=1.5)
+    expect_stored_factor(given, "longrope_scaling(16, factor=8, original_max_len=64, "
+                         "attention_factor=1.5)[1]")
