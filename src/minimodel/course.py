@@ -57,6 +57,9 @@ class Lab:
 
 
 DEMO_FULL_S = 30.0
+# The Mini-GPT encodings the labs name, in order (``minimodel.encodings.COURSE``): kept here, with
+# the labs, so that what only needs their names (the grader's checks) does not load PyTorch.
+COURSE_ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 
 LABS: tuple[Lab, ...] = (
     Lab(

@@ -62,7 +62,7 @@ from grader.hidden.spec import (
     LabChecks,
 )
 from grader.trusted.verdicts import Finding, JudgeContext
-from minimodel.encodings import COURSE as ENCODINGS
+from minimodel.course import COURSE_ENCODINGS as ENCODINGS
 
 MODULE = "cache_positions"
 # (cache_len, q_len)

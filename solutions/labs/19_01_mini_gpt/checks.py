@@ -29,7 +29,7 @@ import numpy as np
 from grader.hidden.cells import EXACT, Mistake, cell_judge, differences_below, value
 from grader.hidden.spec import Case, CellCheck, Function, Group, Input, LabChecks
 from grader.trusted.verdicts import Finding
-from minimodel.encodings import COURSE as ENCODINGS
+from minimodel.course import COURSE_ENCODINGS as ENCODINGS
 
 # (V, C, N, H, block_size, t5_num_buckets): the lesson's model and the test cell's hidden one
 LESSON = (98, 128, 4, 4, 128, 32)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from minimodel import hooks
-from minimodel.course import lab_of
+from minimodel.course import COURSE_ENCODINGS, lab_of
 from minimodel.encodings.xpos import XPos
 
 
@@ -90,5 +90,5 @@ ENCODINGS = {
             "XPos.rotate must rotate and scale the rows at positions offset .. offset+T-1.")),
     )
 }
-COURSE = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")  # what the labs name, in order
+COURSE = COURSE_ENCODINGS  # what the labs name, in order
 STUDENT_WRITTEN = tuple(ENCODINGS[name] for name in COURSE if ENCODINGS[name].module)  # 19.01/02
