@@ -34,19 +34,20 @@ def turns(original: int) -> np.ndarray:
     title=(
         "Cociente de frecuencias $\\rho_i = \\theta'_i/\\theta_i$ por pareja, con s = 4 y $L_0 = "
         "128$ (r = 32): PI divide todas entre s; NTK conserva las rápidas; YaRN y Llama 3 "
-        "conservan las rápidas, dividen entre s las lentas y mezclan en medio.",
+        "conservan las más rápidas (YaRN, solo la primera), dividen entre s las lentas y mezclan "
+        "en medio.",
         "Frequency ratio $\\rho_i = \\theta'_i/\\theta_i$ per pair, with s = 4 and $L_0 = 128$ (r "
-        "= 32): PI divides all by s; NTK keeps the fast ones; YaRN and Llama 3 keep the fast "
-        "ones, divide the slow ones by s and blend in between.",
+        "= 32): PI divides all by s; NTK keeps the fast ones; YaRN and Llama 3 keep the fastest "
+        "ones (YaRN only the first), divide the slow ones by s and blend in between.",
     ),
     alt=(
         "Cuatro curvas del cociente de frecuencias frente a la pareja, en escala logarítmica "
-        "entre 1/4 y 1. PI es una recta horizontal en 1/4; NTK baja suavemente de 1 a 1/4; YaRN "
-        "y Llama 3 valen 1 en las primeras parejas, bajan en una zona de transición y valen 1/4 "
-        "en las últimas.",
+        "entre 1/4 y 1. PI es una recta horizontal en 1/4; NTK baja suavemente de 1 a 1/4; "
+        "Llama 3 vale 1 en las primeras parejas y YaRN solo en la primera; las dos bajan en una "
+        "zona de transición y valen 1/4 en las últimas.",
         "Four curves of the frequency ratio against pair, on a log scale between 1/4 and 1. PI "
-        "is a flat line at 1/4; NTK falls smoothly from 1 to 1/4; YaRN and Llama 3 are 1 on the "
-        "first pairs, fall in a transition zone and are 1/4 on the last ones.",
+        "is a flat line at 1/4; NTK falls smoothly from 1 to 1/4; Llama 3 is 1 on the first pairs "
+        "and YaRN on the first only; both fall in a transition zone and are 1/4 on the last ones.",
     ),
 )
 def ratio_plot(fig, t):

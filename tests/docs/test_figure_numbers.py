@@ -195,6 +195,9 @@ def test_scaled_frequency_ratios_run_from_1_to_1_over_s():
     for method in ("ntk", "yarn", "llama3"):
         found = ratios(method, SCALE, L0)
         assert np.isclose(found[0], 1) and np.isclose(found[-1], 1 / SCALE, rtol=1e-6), method
+    _says("18-02-ratios", "(YaRN, solo la primera)", "(YaRN only the first)")
+    kept = {m: int(np.isclose(ratios(m, SCALE, L0), 1).sum()) for m in ("yarn", "llama3")}
+    assert kept["yarn"] == 1 < kept["llama3"], kept  # YaRN blends pairs 1-5 at the lab's model
 
 
 def test_the_causal_mask_counts_as_its_figure_states():
