@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from grader.build.sync import released_text
-from minimodel import submit
+from minimodel import own_work, submit
 from minimodel.implementation import REPO_ROOT
 
 
@@ -68,6 +68,28 @@ def test_a_file_that_cannot_be_graded_stops_the_submission(student, name, text, 
     assert submit.submit(student, stream=out) == 1
     assert said in out.getvalue() and "No archive written" in out.getvalue()
     assert not (student / "build" / "submission.zip").exists()
+
+
+@pytest.mark.parametrize(("line", "refusal"), [
+    ("from transformers.models.llama.modeling_llama import apply_rotary_pos_emb",
+     own_work.Refusal("library", "transformers.models.llama.modeling_llama")),
+    ("import minimodel.selfcheck.snapshots", own_work.Refusal("self-check",
+                                                              "minimodel.selfcheck.snapshots")),
+])
+def test_borrowed_work_is_named_before_the_archive_is_written(student, line, refusal):
+    """In the words of the self-check and the grader; the archive is still written."""
+    rope = student / "src/minimodel/positional/rope.py"
+    rope.write_text(rope.read_text().replace("import torch\n", f"import torch\n{line}\n", 1))
+    said = io.StringIO()
+    assert submit.submit(student, stream=said) == 0
+    text = said.getvalue()
+    warning = text.index("Warning: the grader will give 0 to what depends on these files:")
+    assert warning < text.index("Checked:")
+    assert f"  {own_work.explain(refusal, 'rope.py')[1]}\n" in text
+    through = own_work.Refusal(refusal.kind, refusal.name, "rope.py")
+    for module in ("two_d", "scaling"):  # they import rope.py
+        assert own_work.explain(through, f"{module}.py")[1] in text
+    assert archive_names(student / "build" / "submission.zip") == set(submit.expected_files())
 
 
 def test_a_refused_submission_leaves_no_older_archive(student):

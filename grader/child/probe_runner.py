@@ -266,13 +266,20 @@ def call_case(module, case: dict, inputs, device: str):
 
 
 def run(request: dict, out_dir: str, package: str = "minimodel.positional") -> None:
-    """Import the student's module and run every case of ``request``, saving as it goes."""
+    """Import the student's module and run every case of ``request``, saving as it goes. The
+    course's watch (``minimodel.own_work.Watch``) sees what the student's code calls: a case (or
+    an import) that calls a refused library's function fails with ``own_work.call_refusal``."""
     inputs = load_arrays(request["inputs"])
     student_dir = None  # where the student's files are: the package's folder, then the module's
     try:
         student_dir = os.path.realpath(list(importlib.import_module(package).__path__)[0])
-        module = importlib.import_module(f"{package}.{request['module']}")
+        from minimodel.own_work import Watch, call_refusal
+
+        with Watch(student_dir) as watch:
+            module = importlib.import_module(f"{package}.{request['module']}")
         student_dir = os.path.dirname(os.path.realpath(module.__file__ or ""))
+        if called := watch.take():
+            raise ImportError(call_refusal(called[0]))
     except BaseException as error:  # SyntaxError, SystemExit, anything raised at import
         info = describe_error(error, student_dir)
         _write_json(os.path.join(out_dir, "import_error.json"), info)
@@ -283,7 +290,12 @@ def run(request: dict, out_dir: str, package: str = "minimodel.positional") -> N
         prefix = os.path.join(out_dir, f"case_{index:03d}")
         record: dict = {"index": index}
         try:
-            value = call_case(module, case, inputs, device)
+            try:
+                with watch:
+                    value = call_case(module, case, inputs, device)
+            finally:  # a refused call outweighs whatever the case did after it
+                if called := watch.take():
+                    raise RuntimeError(call_refusal(called[0]))
             record["outputs"] = save_outputs(value, prefix)
             record["ok"] = True
         except BaseException as error:  # the case failed; the next one still runs

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from grader.child.probe_runner import BLOCKED, forbidden
 from grader.trusted.redact import exception_words, from_student
 from grader.trusted.status import Run
+from minimodel.own_work import CODE, Refusal, explain, kind_of, refused_call
 
 if TYPE_CHECKING:
     from grader.trusted.verdicts import Check, GroupOutcome
@@ -110,26 +111,22 @@ def run_findings(run: GroupOutcome, module_file: str, limits: dict | None = None
 
 
 def borrowed_finding(name: str, module_file: str | None = None, via: str | None = None) -> Finding:
-    """The finding of a submission that takes its values from ``name``, a course module that
-    holds answers (``grader.trusted.borrowed``), imported by ``module_file`` itself or through
-    ``via``."""
-    who_es, who_en = (module_file, module_file) if module_file else ("Tu código", "Your code")
-    through_es = f" (a través de {via}, que importa)" if via else ""
-    through_en = f" (through {via}, which it imports)" if via else ""
-    return Finding(
-        "borrowed-answer",
-        f"{who_es} usa {name}{through_es}, que es parte del curso y no de tu trabajo: el trabajo "
-        "tiene que ser tuyo, así que los apartados que dependen de él valen 0, como sin hacer. "
-        "Escribe tú el cálculo y vuelve a entregar.",
-        f"{who_en} uses {name}{through_en}, which is part of the course, not your work: the work "
-        "must be your own, so the items that depend on it score 0, as if not done. Write the "
-        "computation yourself and submit again.")
+    """The finding of a submission that takes its values from ``name`` (the self-check, another
+    library's implementation, a switched-off watch: ``minimodel.own_work``), used by
+    ``module_file`` itself or through ``via``; in the self-check's words."""
+    refusal = Refusal(kind_of(name) or "library", name, via)
+    return Finding(CODE, *explain(refusal, module_file))
 
 
 def blocked_import(error: dict | None) -> str | None:
-    """The forbidden module whose import the sandbox refused in ``error``, if that is what it
-    is (``probe_runner.BorrowedImportBlocker``)."""
-    if not error or error.get("type") not in ("ImportError", "ModuleNotFoundError"):
+    """What the sandbox refused in ``error``, if that is what it is: the forbidden module whose
+    import failed (``probe_runner.BorrowedImportBlocker``), or the refused function the
+    student's code called (``own_work.Watch``)."""
+    if not error:
+        return None
+    if called := refused_call(error.get("message", "")):
+        return called
+    if error.get("type") not in ("ImportError", "ModuleNotFoundError"):
         return None
     found = re.search(re.escape(BLOCKED) + r"([\w.]+)", error.get("message", ""))
     return found.group(1) if found and forbidden(found.group(1)) else None

@@ -42,6 +42,7 @@ from grader.child.probe_runner import BLOCKED, forbidden, refusal
 from minimodel.course import LABS
 from minimodel.implementation import STUBS_DIR
 from minimodel.messages import split_bilingual
+from minimodel.own_work import refused_call
 
 BLANK = "…"
 _KEEP = re.compile(r"\b(?:b?float|u?int|complex)(?:8|16|32|64|128)\b|\b\d\d\.\d\d\b")
@@ -212,9 +213,11 @@ class Sources:
 
 def _refused_import(text: str) -> bool:
     """Whether ``text`` is, word for word, the sandbox's refusal of a forbidden import
-    (``probe_runner.refusal``): the grader's own words around a name from its fixed list."""
+    (``probe_runner.refusal``) or of a call (``own_work.call_refusal``): the grader's own words
+    around a name from its fixed list, or of a function an installed package defines."""
     found = re.search(re.escape(BLOCKED) + r"([\w.]{1,200})", text)
-    return bool(found) and forbidden(found.group(1)) and text == refusal(found.group(1))
+    return bool(found) and forbidden(found.group(1)) and text == refusal(found.group(1)) or \
+        refused_call(text) is not None  # the watch's refusal of a real library function
 
 
 @lru_cache(maxsize=64)  # a worker's recent students, not all of them

@@ -1,11 +1,15 @@
-"""A submission that takes its values from the course instead of computing them gets nothing.
+"""A submission that takes its values from the course or a library instead of computing them
+gets nothing, and the self-check says so first, in the same words.
 
 The self-check ships with the student's repository and computes, for instance, lab 17.01's
 sinusoidal table for any input (``minimodel.selfcheck.lab_17_01.formula``). A ``sinusoidal_pe``
 that only calls it would pass every hidden case; the grader reads each module before running it
-(``grader.trusted.borrowed``) and the sandbox refuses the import at run time
-(``probe_runner.BorrowedImportBlocker``), so such a submission scores like the stub and is told
-why in both languages, while an honest one keeps its full marks.
+(``grader.trusted.borrowed``, with the course's rule ``minimodel.own_work``) and the sandbox
+refuses the import at run time (``probe_runner.BorrowedImportBlocker``), so such a submission
+scores like the stub and is told why in both languages, while an honest one keeps its full marks.
+Lab 17.03's ``apply_rotary`` handing its job to Hugging Face's ``apply_rotary_pos_emb`` is
+refused alike, by ``make check`` and the grader with the same finding, also when the reading
+cannot see it and only the watch on what the student's code calls does.
 """
 
 from __future__ import annotations
@@ -27,11 +31,14 @@ from grader_corpus import (
 )
 
 from grader.child import probe_runner
-from grader.trusted.borrowed import borrowed_modules, imported_names
+from grader.trusted.borrowed import borrowed_modules
 from grader.trusted.grading import Options, grade
 from grader.trusted.redact import Sources
 from grader.trusted.sandbox import Limits, Scratch
-from minimodel.implementation import REPO_ROOT
+from minimodel.course import find_lab
+from minimodel.implementation import REFERENCE_DIR, REPO_ROOT
+from minimodel.own_work import CODE, imported_modules
+from minimodel.selfcheck.runner import run_checks
 
 BORROWED_PE = """\
 from minimodel.selfcheck import lab_17_01
@@ -87,7 +94,7 @@ def test_a_module_importing_a_borrowing_module_is_refused_too():
     assert sorted(found) == ["rope", "two_d"]
     assert "rope.py" in found["two_d"].es and "rope.py" in found["two_d"].en
     assert "minimodel.selfcheck" in found["two_d"].en
-    assert "minimodel.positional.rope" in imported_names(files["two_d"])
+    assert imported_modules(files["two_d"]) == {"rope"}
 
 
 def test_the_sandbox_blocks_the_import_but_not_the_given_code():
@@ -212,3 +219,99 @@ def test_a_notebook_cannot_import_the_self_check(records):
 
 def test_the_self_check_cannot_be_read_from_its_file_either(records):
     assert all(v["score"] == 0 for v in pe_items(records["by_path"]))
+
+
+# --- lab 17.03: a library's RoPE, refused by the self-check and the grader alike ----------------
+
+ROTARY_START = "    ### BEGIN SOLUTION\n    ### HINT es: con F = cos.shape[-1]"
+HF_ROTARY = """\
+    if convention == "half" and 2 * cos.shape[-1] == x.shape[-1]:
+        from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+        both_cos = torch.cat((cos, cos), dim=-1).to(device=x.device, dtype=x.dtype)
+        both_sin = torch.cat((sin, sin), dim=-1).to(device=x.device, dtype=x.dtype)
+        rotated, _ = apply_rotary_pos_emb(x, x, both_cos, both_sin,
+                                          unsqueeze_dim=1 if cos.dim() == 3 else 0)
+        return rotated
+"""
+# the same function reached through the course's given code by a computed name: no import of
+# transformers to read, only the call to see
+HIDDEN_ROTARY = HF_ROTARY.replace(
+    "        from transformers.models.llama.modeling_llama import apply_rotary_pos_emb\n",
+    "        from minimodel import hf_llama\n\n        apply_rotary_pos_emb = getattr(getattr("
+    "hf_llama, 'model' + 'ing_llama'), 'apply_rotary_pos_emb')\n")
+ROPE = (REFERENCE_DIR / "rope.py").read_text(encoding="utf-8")
+ROPES = {"honest": ROPE,
+         "library": ROPE.replace(ROTARY_START, HF_ROTARY + ROTARY_START, 1),
+         "watched": ROPE.replace(ROTARY_START, HIDDEN_ROTARY + ROTARY_START, 1),
+         "self_check": ROPE.replace("import torch\n", "import torch\n\nimport "
+                                    "minimodel.selfcheck.snapshots  # noqa: F401\n", 1)}
+ROPE_POINTS = 11
+
+
+@pytest.fixture(scope="module")
+def rope_records(tmp_path_factory, capabilities):
+    if not capabilities.namespaces:
+        pytest.skip("this platform cannot isolate the sandbox (needs root and namespaces)")
+    root = tmp_path_factory.mktemp("borrowed_rope")
+    for name, source in ROPES.items():
+        assert source != ROPE or name == "honest"
+        path = root / "submissions" / name / "src" / "minimodel" / "positional" / "rope.py"
+        path.parent.mkdir(parents=True)
+        path.write_text(source, encoding="utf-8")
+    summary = grade(root / "submissions", root / "out",
+                    Options(workers=2, limits=LIMITS, progress=False, labs=["17.03"]),
+                    stream=io.StringIO())
+    assert summary["failed"] == []
+    return {r["student_id"]: r for r in summary["records"]}
+
+
+def self_check(tmp_path, name: str) -> list:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "rope.py").write_text(ROPES[name], encoding="utf-8")
+    return run_checks(find_lab("17.03"), str(folder))
+
+
+def rope_items(record: dict) -> list[dict]:
+    return [v for v in record["labs"]["17.03"]["items"] if not v["key"].startswith("nb/")]
+
+
+def borrowed(item: dict) -> list[dict]:
+    return [f for f in item["findings"] if f["code"] == CODE]
+
+
+def test_honest_rope_keeps_full_marks_and_passes_the_self_check(rope_records, tmp_path):
+    assert sum(v["score"] for v in rope_items(rope_records["honest"])) == ROPE_POINTS
+    assert not any(borrowed(v) for v in rope_items(rope_records["honest"]))
+    assert {r.status for r in self_check(tmp_path, "honest")} == {"pass"}
+
+
+@pytest.mark.parametrize("name", ["library", "self_check"])
+def test_a_read_refusal_is_the_same_in_make_check_and_the_grader(rope_records, tmp_path, name):
+    """Every item of rope.py scores 0 with the finding the self-check prints for each check."""
+    items = rope_items(rope_records[name])
+    assert all(v["score"] == 0 for v in items)
+    findings = {(f["es"], f["en"]) for v in items for f in borrowed(v)}
+    results = self_check(tmp_path, name)
+    assert {r.status for r in results} == {"fail"}
+    assert findings == {(r.detail_es, r.detail_en) for r in results}
+    used = "transformers.models.llama" if name == "library" else "minimodel.selfcheck.snapshots"
+    (es, en), = findings
+    assert used in es and "rope.py" in es and "tuyo" in es
+    assert used in en and "rope.py" in en and "your own" in en
+
+
+def test_a_library_call_seen_only_at_run_time_is_refused_by_both(rope_records, tmp_path):
+    """The half convention is Hugging Face's: its items lose the cases that call it, with the
+    same finding as the self-check's checks of that convention."""
+    items = {v["key"]: v for v in rope_items(rope_records["watched"])}
+    assert items["rotary"]["score"] < 3 and items["frequencies"]["score"] == 1
+    findings = {(f["es"], f["en"]) for f in borrowed(items["rotary"])}
+    results = self_check(tmp_path, "watched")
+    refused = {(r.detail_es, r.detail_en) for r in results if r.status == "fail"}
+    assert findings == refused
+    (es, en), = refused
+    assert "modeling_llama.apply_rotary_pos_emb" in en and "modeling_llama" in es
+    assert {r.check.target for r in results if r.status == "fail"} <= {"apply_rotary",
+                                                                         "RotaryEmbedding"}

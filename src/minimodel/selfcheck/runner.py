@@ -7,6 +7,11 @@ answers with the student's function and line), ends the child's whole process gr
 check, skips the rest of that student module (it would hang again) and starts a fresh child for
 the checks that remain. ``progress`` hears of each check as it starts and as it ends, so the
 report can be printed while the checks run.
+
+What a graded module may use is the grader's rule too (``minimodel.own_work``): the checks of a
+module that imports the self-check or another library's implementation fail before they run,
+and a check whose student code calls such a function fails whatever its values, in the words of
+the grader's finding.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import contextlib
 import importlib
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -30,6 +36,7 @@ from pathlib import Path
 from minimodel.course import Lab
 from minimodel.implementation import ENV_VAR, resolve
 from minimodel.messages import split_bilingual
+from minimodel.own_work import Refusal, Watch, explain, kind_of, read_folder, refused_modules
 from minimodel.selfcheck.compare import Check, CheckFailure, CheckNote
 
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
@@ -70,8 +77,10 @@ def run_checks(
     checks = {check.name: check for check in lab_checks(lab)}
     env = {**os.environ, ENV_VAR: str(resolve(impl)), "PYTHONDONTWRITEBYTECODE": "1"}
     tell = progress or (lambda check, result: None)
-    results: dict[str, Result] = {}
-    remaining = list(checks)
+    results = refused_checks(lab, list(checks.values()), resolve(impl))
+    for result in results.values():
+        tell(result.check, result)
+    remaining = [name for name in checks if name not in results]
     while remaining:
         done = _run_child(lab, remaining, checks, env, timeout, tell)
         results.update(done)
@@ -89,6 +98,20 @@ def run_checks(
                 tell(check, results[name])
         remaining = [name for name in remaining if name not in results]
     return [results[name] for name in checks]
+
+
+def refused_checks(lab: Lab, checks: list[Check], folder: Path) -> dict[str, Result]:
+    """The checks of a module in ``folder`` that takes its answers from elsewhere (the
+    self-check, another library's implementation: ``minimodel.own_work``), failed before they
+    run, in the grader's words."""
+    refused = refused_modules(read_folder(folder))
+    results = {}
+    for check in checks:
+        modules = lab.modules or tuple(re.findall(r"(\w+)\.py", check.target))
+        module = next((m for m in modules if m in refused), None)
+        if module is not None:
+            results[check.name] = Result(check, "fail", *explain(refused[module], f"{module}.py"))
+    return results
 
 
 def _run_child(lab, names, checks, env, timeout, tell) -> dict[str, Result]:
@@ -238,11 +261,12 @@ def _child(lab_id: str, fd: int, names: list[str]) -> None:
         send(hung=_student_place(traceback.extract_stack(frame), folder))
 
     signal.signal(signal.SIGUSR1, answer_where)
+    watch = Watch(folder)
     for name in names:
         send(start=name)
         status, es, en = "pass", "", ""
         try:
-            with warnings.catch_warnings(record=True) as caught:
+            with warnings.catch_warnings(record=True) as caught, watch:
                 warnings.simplefilter("always", CheckNote)
                 checks[name].run()
             notes = [w.message for w in caught if isinstance(w.message, CheckNote)]
@@ -270,6 +294,9 @@ def _child(lab_id: str, fd: int, names: list[str]) -> None:
                 where_es, where_en = _where(place)
                 es += f"\nEn {place['function']} ({where_es})."
                 en += f"\nIn {place['function']} ({where_en})."
+        if called := watch.take():  # the grader refuses it too, whatever the values
+            status = "fail"
+            es, en = explain(Refusal(kind_of(called[0]) or "library", called[0]))
         send(name=name, status=status, es=es, en=en)
 
 
