@@ -216,7 +216,8 @@ plt.show()
 # %% nbgrader={"grade": true, "grade_id": "test-relative", "locked": true, "points": 3}
 assert torch.allclose(rotated.norm(dim=-1), q.norm(dim=-1), atol=1e-5), "la norma se conserva / norm preserved"
 for m, n in [(3, 5), (10, 12), (100, 102), (5, 3), (7, 40)]:
-    assert abs(rotated_logit(qv, kv, m, n, f) - relative_logit(qv, kv, n - m, f)) < 1e-4, f"el logit rotado en (m, n) = ({m}, {n}) debe depender solo de n - m / the rotated logit at (m, n) = ({m}, {n}) must depend only on n - m"
+    rot, rel = rotated_logit(qv, kv, m, n, f), relative_logit(qv, kv, n - m, f)
+    assert abs(rot - rel) < 1e-4, f"en (m, n) = ({m}, {n}), el logit rotado con apply_rope vale {rot:+.5f} y relative_logit(qv, kv, {n - m}, f) vale {rel:+.5f}: deben coincidir, y uno de los dos no calcula q^T R_(n-m) k con las parejas intercaladas (¿apply_rotary rota las parejas de la otra convención, o relative_logit usa otra fórmula?) / at (m, n) = ({m}, {n}), the rotated logit from apply_rope is {rot:+.5f} and relative_logit(qv, kv, {n - m}, f) is {rel:+.5f}: they must be equal, and one of them does not compute q^T R_(n-m) k with interleaved pairs (does apply_rotary rotate the other convention's pairs, or does relative_logit use another formula?)"
 assert abs(relative_logit(qv, kv, 2, f) - relative_logit(qv, kv, -2, f)) > 1e-3, "el signo importa / sign matters"
 ### BEGIN HIDDEN TESTS
 q12, k12 = torch.randn(12), torch.randn(12)
