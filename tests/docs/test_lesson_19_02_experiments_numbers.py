@@ -129,6 +129,24 @@ def test_press_table_as_transcribed(page):
     assert PRESS["ALiBi"][-1] <= PRESS["ALiBi"][0], "ALiBi stays flat"
 
 
+def test_the_summary_orders_the_encodings_as_the_table_does(page):
+    """At 8024, T5 (25.79) is well above ALiBi (17.96); up to 4024 the two are close."""
+    summary = page.section("summary")
+    assert "ALiBi < T5 (" in summary and "$4\\times$) < RoPE < sinusoidal" in summary
+    at_8x = {name: values[-1] for name, values in PRESS.items()}
+    assert at_8x["ALiBi"] < at_8x["T5"] < at_8x["RoPE"] < at_8x["sinusoidal"]
+    assert max(abs(t5 - alibi) for t5, alibi in zip(PRESS["T5"], PRESS["ALiBi"], strict=True)
+               if t5 != PRESS["T5"][3]) < 1.5
+    assert PRESS["T5"][3] - PRESS["ALiBi"][3] > 5
+
+
+def test_the_1_3b_figures_name_their_data_set(page):
+    """Haviv et al. measured 13.10 against 13.05 with 1.3B-parameter models on the Pile, not on
+    WikiText-103."""
+    nope = page.paragraph("literature", "13.10")
+    assert "Pile" in nope.split("13.10")[0].split("1.3")[1]
+
+
 def test_perplexity_ratios_in_nats(page):
     math_text = " ".join(page.part("literature").math)
     assert "\\ln \\frac{284.88}{19.34} \\approx 2.69" in math_text
