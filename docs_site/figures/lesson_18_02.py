@@ -137,6 +137,54 @@ def temperature(fig, t):
     ax.legend()
 
 
+# A Phi-3-mini-128k-shaped model: 48 pairs (heads of 96), base 10000, 4096 -> 131072 tokens.
+PHI3_DIM, PHI3_L0, PHI3_SCALE = 96, 4096, 32.0
+
+
+def phi3_factors(method: str) -> np.ndarray:
+    """κ_i = θ_i / θ'_i of every pair of the Phi-3-mini shape: the factor a method divides pair
+    i by, in LongRoPE's terms (PHI3_DIM // 2,)."""
+    scaled, _ = SCALINGS[method](PHI3_DIM, BASE, factor=PHI3_SCALE, original_max_len=PHI3_L0)
+    return (rope_frequencies(PHI3_DIM, BASE).double() / scaled.double()).numpy()
+
+
+@static(
+    "18-02-longrope",
+    title=(
+        "Factor por pareja $\\kappa_i = \\theta_i/\\theta'_i$ para un modelo con la forma de "
+        "Phi-3-mini-128k (48 parejas, $L_0 = 4096$, s = 32). Cada método fija una curva: PI, "
+        "todas en s; NTK, una geométrica; la rampa de YaRN, 1 hasta la pareja 15 y s desde la 34. "
+        "LongRoPE recibe la curva entera como dato (cualquiera que no baje de una pareja a la "
+        "siguiente), y su búsqueda elige una por modelo y longitud.",
+        "Per-pair factor $\\kappa_i = \\theta_i/\\theta'_i$ for a model shaped like "
+        "Phi-3-mini-128k (48 pairs, $L_0 = 4096$, s = 32). Each method fixes one curve: PI, all "
+        "at s; NTK, a geometric one; YaRN's ramp, 1 up to pair 15 and s from pair 34. LongRoPE "
+        "takes the whole curve as input (any curve that does not fall from one pair to the "
+        "next), and its search picks one per model and length.",
+    ),
+    alt=(
+        "Tres curvas del factor por pareja frente a la pareja, en escala logarítmica entre 1 y "
+        "32. PI es una recta horizontal en 32; NTK sube en línea recta (en escala logarítmica) "
+        "de 1 a 32; YaRN vale 1 en las primeras parejas, sube entre las líneas que marcan los "
+        "extremos de su rampa y vale 32 en las últimas.",
+        "Three curves of the per-pair factor against pair, on a log scale between 1 and 32. PI "
+        "is a flat line at 32; NTK rises in a straight line (on the log scale) from 1 to 32; "
+        "YaRN is 1 on the first pairs, rises between the lines that mark its ramp's ends and is "
+        "32 on the last ones.",
+    ),
+)
+def longrope_factors(fig, t):
+    ax = fig.subplots()
+    for method in ("linear", "ntk", "yarn"):
+        ax.plot(phi3_factors(method), "o-", ms=3, label=t(*NAMES[method]))
+    for edge in yarn_correction_range(PHI3_DIM, BASE, PHI3_L0):
+        ax.axvline(edge, color="gray", ls="--", lw=0.8)
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel(t("pareja i", "pair i"))
+    ax.set_ylabel(r"$\kappa_i = \theta_i / \theta'_i$")
+    ax.legend(fontsize=8)
+
+
 # Not the lab's s = 4, nor s = 2 (NTK's ratios depend on s alone, and at s = 2 they are dynamic
 # NTK's at 2 L0): the figure must not show the ratios the notebook's graded cell computes.
 FACTORS, LENGTHS = (3.0, 8.0, 16.0, 32.0), (64, 128, 256, 512)

@@ -27,14 +27,22 @@ from minimodel.positional.alibi import alibi_bias, alibi_slopes
 from minimodel.positional.cache_positions import causal_mask_after_cache, relative_positions
 from minimodel.positional.relative_bias import swin_relative_index
 from minimodel.positional.rope import rope_frequencies
-from minimodel.positional.scaling import SCALINGS
+from minimodel.positional.scaling import SCALINGS, yarn_correction_range
 from minimodel.positional.sinusoidal import sinusoidal_pe
 
 sys.path.insert(0, str(ROOT / "docs_site"))
 from figures import render  # noqa: E402
 from figures.core import text_for  # noqa: E402
 from figures.lesson_17_01 import _frequencies  # noqa: E402
-from figures.lesson_18_02 import L0, SCALE, ratios  # noqa: E402
+from figures.lesson_18_02 import (  # noqa: E402
+    L0,
+    PHI3_DIM,
+    PHI3_L0,
+    PHI3_SCALE,
+    SCALE,
+    phi3_factors,
+    ratios,
+)
 from figures.lesson_18_03 import CACHE, CHUNK  # noqa: E402
 from figures.records import attention_tables, compare_rows, training_table  # noqa: E402
 
@@ -85,6 +93,7 @@ def _peaks(curve: np.ndarray) -> np.ndarray:
 
 
 YARN = SCALINGS["yarn"]
+PHI3_RANGE = yarn_correction_range(PHI3_DIM, 10000.0, PHI3_L0)
 FIRST_WINDOW = [_windows(e)[0] for e in ENCODINGS]
 FLAT = _windows("alibi") + _windows("t5")
 SLOPES8 = alibi_slopes(8)
@@ -122,6 +131,8 @@ CLAIMS = {
                           ("1.35", YARN(32, 10000.0, factor=32.0, original_max_len=128)[1]),
                           ("1.81", YARN(32, 10000.0, factor=32.0, original_max_len=128)[1] ** 2)],
     "18-02-yarn-ramp": [("20", float(TURNS[0]))],
+    "18-02-longrope": [("48", PHI3_DIM / 2), ("4096", PHI3_L0), ("32", PHI3_SCALE),
+                       ("15", PHI3_RANGE[0]), ("34", PHI3_RANGE[1])],
     "19-01-throughput": [(("13 000", "13,000"), SPEEDS["t5"]["tokens_per_s"]),
                          (("17 700", "17,700"), min(CHEAP)), (("19 200", "19,200"), max(CHEAP))],
     "19-01-attention-cost": [("1.58", _attention("forward + backward", 1024, "alibi bias")),
@@ -198,6 +209,20 @@ def test_scaled_frequency_ratios_run_from_1_to_1_over_s():
     _says("18-02-ratios", "(YaRN, solo la primera)", "(YaRN only the first)")
     kept = {m: int(np.isclose(ratios(m, SCALE, L0), 1).sum()) for m in ("yarn", "llama3")}
     assert kept["yarn"] == 1 < kept["llama3"], kept  # YaRN blends pairs 1-5 at the lab's model
+
+
+def test_per_pair_factors_run_from_1_to_s_around_yarns_ramp():
+    """18.02: for the Phi-3-mini shape, PI is s everywhere, NTK rises geometrically from 1 to s,
+    YaRN's factor is 1 up to pair 15 (its ramp's start) and s from pair 34 (its end)."""
+    _says("18-02-longrope", "entre 1 y 32", "between 1 and 32")
+    lo, hi = (int(edge) for edge in PHI3_RANGE)
+    assert np.allclose(phi3_factors("linear"), PHI3_SCALE, rtol=1e-6)
+    ntk = phi3_factors("ntk")
+    assert np.isclose(ntk[0], 1) and np.isclose(ntk[-1], PHI3_SCALE, rtol=1e-5)
+    assert np.allclose(np.diff(np.log(ntk)), np.log(ntk[1]), rtol=1e-4)
+    yarn = phi3_factors("yarn")
+    assert np.allclose(yarn[: lo + 1], 1) and np.allclose(yarn[hi:], PHI3_SCALE, rtol=1e-6)
+    assert np.all(np.diff(yarn[lo : hi + 1]) > 0)
 
 
 def test_the_causal_mask_counts_as_its_figure_states():

@@ -30,6 +30,7 @@ from minimodel.positional.scaling import (
     SCALINGS,
     dynamic_ntk_scaling,
     llama3_scaling,
+    longrope_scaling,
     ntk_scaling,
     yarn_correction_range,
     yarn_scaling,
@@ -61,6 +62,8 @@ def ratios(name: str, **options) -> np.ndarray:
 
 
 YARN_FACTOR = yarn_scaling(R, BASE, factor=S, original_max_len=L0)[1]
+# Phi-3-mini-128k: heads of 96, L0 = 4096, s = 131072 / 4096 = 32
+PHI3_FACTOR = longrope_scaling(96, BASE, factor=131072 / 4096, original_max_len=4096)[1]
 
 
 def paper_ratio(r: int, base: float, l0: int, s: float, fast=32.0, slow=1.0) -> np.ndarray:
@@ -101,6 +104,9 @@ APPROX = {
         ntk_scaling(R, BASE, factor=S)[0][-1].item() ** (-R / (R - 2))
     ),
     ("worked-example", "0.1 \\ln 4 + 1"): YARN_FACTOR,
+    ("longrope", "\\sqrt{17/12}"): PHI3_FACTOR,
+    ("longrope", "17/12"): PHI3_FACTOR**2,
+    ("longrope", "0.1 \\ln 32 + 1"): yarn_scaling(96, BASE, factor=32.0, original_max_len=4096)[1],
 }
 
 # Arithmetic the page writes out, evaluated here as the page writes it.
@@ -111,6 +117,9 @@ ARITHMETIC = {
     "1.138629^2": 1.138629**2,
     "t = 1/1.138629^2": 1 / 1.138629**2,
     "b' = 10000 \\cdot 4^{32/30}": 10000 * 4 ** (32 / 30),
+    "\\sqrt{17/12}": math.sqrt(17 / 12),
+    "17/12": 17 / 12,
+    "0.1 \\ln 32 + 1": 0.1 * math.log(32) + 1,
 }
 
 NUMBER = r"-?\d+(?:\\,\d{3})*(?:\.\d+)?"
@@ -205,6 +214,36 @@ def test_exact_values_stated_in_the_text(page):
     assert "400/4 = 100" in math_of(page, "linear")
 
 
+def test_longrope_values_stated_in_the_text(page):
+    text = math_of(page, "longrope")
+    # Phi-3-mini-128k: s = 131072 / 4096 = 32 and ln s / ln L0 = 5/12
+    assert "s = 131072/4096 = 32" in text and 131072 / 4096 == 32
+    assert "\\ln s / \\ln L_0 = 5/12" in text
+    assert math.isclose(math.log(32) / math.log(4096), 5 / 12, rel_tol=1e-12)
+    assert math.isclose(PHI3_FACTOR, math.sqrt(1 + math.log(32) / math.log(4096)), rel_tol=1e-12)
+    # the factors PI and NTK divide each pair by, and the monotone constraint
+    assert "\\kappa_i = \\theta_i / \\theta'_i = 1/\\rho_i" in text
+    assert "s^{2i/(r-2)}" in text and "\\kappa_i \\le \\kappa_{i+1}" in text
+    r = 96
+    ntk = rope_frequencies(r).double().numpy() / ntk_scaling(r, factor=32.0)[0].double().numpy()
+    assert np.allclose(ntk, 32.0 ** (2 * np.arange(r // 2) / (r - 2)), rtol=1e-5)
+    for name in ("linear", "ntk", "yarn", "llama3"):  # every formula above is a rising curve
+        kappa = 1 / ratios(name)
+        assert np.all(np.diff(kappa) >= -1e-9), name
+    # "8x" without fine-tuning and "2048K" tokens are the paper's; r/2 factors each
+    assert "8\\times" in text and "2048" in text and "r/2" in text
+    # the switch: short up to L0 included, long past it
+    short, long = [1.0] * 8, [2.0] * 8
+    at = longrope_scaling(16, factor=8.0, original_max_len=64, seq_len=64, short_factor=short,
+                          long_factor=long)[0]
+    past = longrope_scaling(16, factor=8.0, original_max_len=64, seq_len=65, short_factor=short,
+                            long_factor=long)[0]
+    assert torch.equal(at, rope_frequencies(16)) and torch.equal(past, rope_frequencies(16) / 2)
+    # without factors: ones up to L0, YaRN's past it
+    assert torch.equal(longrope_scaling(R, factor=S, original_max_len=L0, seq_len=L0 + 1)[0],
+                       yarn_scaling(R, factor=S, original_max_len=L0)[0])
+
+
 def test_turns_table(page):
     [table] = page.part("unseen-angles").tables
     header, *rows = table
@@ -277,6 +316,10 @@ FORMULAS = {
         "\\theta'_i = (1 - \\gamma_i)\\,\\theta_i + \\gamma_i\\,\\frac{\\theta_i}{s}",
     ],
     "yarn-temperature": ["\\sqrt{1/t} = 0.1 \\ln s + 1"],
+    "longrope": [
+        "\\theta'_i = \\frac{\\theta_i}{\\kappa_i}",
+        "\\sqrt{1 + \\frac{\\ln s}{\\ln L_0}}",
+    ],
     "llama3": [
         "\\theta'_i = \\begin{cases} \\theta_i & \\lambda_i < L_0 / h \\\\ \\theta_i / s & "
         "\\lambda_i > L_0 / \\ell \\\\ (1 - w_i)\\,\\theta_i / s + w_i\\,\\theta_i & L_0 / h \\le "
