@@ -411,3 +411,19 @@ def test_t5_bias_scale_is_a_reparametrisation_not_t5s_balance(page):
         optimizer.step()
         moved[scale] = ((table * scale).detach() - start).abs().mean().item()
     assert abs(moved[t5.hooks.bias_scale] / moved[1.0] - 32**0.5) < 1e-3
+
+
+def test_xpos_uses_the_letters_of_17_03():
+    """17.03 puts the query at m and the key at n; 19.01's xPos says the same, and its decay
+    falls with the distance m - n >= 0 of a causal model."""
+    from minimodel.encodings.xpos import xpos_decay
+
+    said = {"es": r"consulta de la posición $m$ por $\zeta_i^{\,m/512}$ y la clave de la posición "
+                  r"$n$ por $\zeta_i^{-n/512}$",
+            "en": r"query at position $m$ by $\zeta_i^{\,m/512}$ and the key at position $n$ by "
+                  r"$\zeta_i^{-n/512}$"}
+    for lang, page in pages("19/01-mini-gpt.md").items():
+        assert said[lang] in " ".join(page.text.split()), lang
+    zeta = xpos_decay(32).double()
+    m, n = 700, 100  # query after key
+    assert torch.all(zeta ** (m / 512) * zeta ** (-n / 512) <= 1)
