@@ -9,6 +9,11 @@ Writes into the output folder:
   seeds, or over sequences with a single seed);
 - ``retrieval.csv`` for the passkey task;
 - one folder per run with its checkpoint, so an interrupted comparison resumes where it stopped.
+
+With ``scalings`` (``--rope-scalings linear yarn longrope``), each trained model that rotates
+with RoPE is also evaluated with those scalings of lesson 18.02, without fine-tuning: a copy with
+the same weights and another scaling (factor ``s`` = the longest evaluation length over the
+training length), in rows named ``rope+yarn``, next to the others.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from minimodel.data import load_data
 from minimodel.device import resolve_device
 from minimodel.encodings import COURSE, ENCODINGS
 from minimodel.evaluate import FACTORS, bucket_losses, evaluate_lengths, retrieval_by_depth
+from minimodel.hooks import Rope, encoding_module
 from minimodel.messages import LANGUAGES, bilingual, pick, split_bilingual
 from minimodel.model import GPT, GPTConfig
 from minimodel.train import TrainConfig, add_model_arguments, configs_from_args, train
@@ -36,8 +42,26 @@ DEFAULT_STEPS = 1200
 
 
 def colour(encoding: str) -> str:
-    """The encoding's colour, the same in these plots and in every figure of the course."""
-    return ENCODINGS[encoding].colour
+    """The encoding's colour, the same in these plots and in every figure of the course (a
+    scaled copy, ``rope+yarn``, has its encoding's)."""
+    return ENCODINGS[encoding.split("+")[0]].colour
+
+
+def scaled_copies(model: GPT, scalings, factor: float) -> dict[str, GPT]:
+    """``model`` with each RoPE scaling of ``scalings`` and the same weights, in eval mode, by
+    name (``"rope+longrope"``); none when the model does not rotate with RoPE or already has a
+    scaling."""
+    config = model.config
+    if not scalings or config.rope_scaling is not None or not issubclass(
+            ENCODINGS[config.positional].hook, Rope):
+        return {}
+    copies = {}
+    for name in scalings:
+        copy = GPT(replace(config, rope_scaling=name, rope_scaling_factor=float(factor),
+                           rope_original_max_len=config.block_size))
+        copy.load_state_dict(model.state_dict())
+        copies[f"{config.positional}+{name}"] = copy.to(next(model.parameters()).device).eval()
+    return copies
 
 
 def encoding_problems(model_config: GPTConfig, encodings) -> dict[str, tuple[str, str]]:
@@ -97,16 +121,20 @@ def compare(
     n_eval: int = 16,
     device="cpu",
     progress: bool = True,
+    scalings=(),
 ) -> list[dict]:
     """Train and evaluate every encoding for every seed; write the results into ``out``.
 
     Only ``positional`` (and ``seed``) change between runs; everything else is ``model_config``
     and ``train_config``. ``encodings``: names of ``minimodel.encodings.ENCODINGS`` (``None``:
-    the course's six, ``COURSE``, whose recorded runs the lessons quote). Returns the rows
-    written to ``results.csv``.
+    the course's six, ``COURSE``, whose recorded runs the lessons quote). ``scalings``: names of
+    ``minimodel.positional.scaling.SCALINGS`` to evaluate each RoPE model with, untrained (rows
+    ``"rope+<name>"``). Returns the rows written to ``results.csv``.
     """
     encodings = list(encodings or COURSE)
     require_encodings(model_config, encodings)
+    for name in scalings:  # an unknown name, before anything is trained
+        encoding_module("scaling").get_scaling(name)
     T = model_config.block_size
     bucket_losses(torch.zeros(1, max(factors) * T), T)  # lab 18.01's functions, before training
     out = Path(out)
@@ -126,35 +154,46 @@ def compare(
                 progress=progress,
                 label=label,
             )
-            model = result["model"]
-            for r in evaluate_lengths(model, data, factors, n_eval, device):
-                row = {
-                    "encoding": encoding,
-                    "seed": seed,
-                    "params": model.num_parameters(),
-                    "train_steps": result["step"],
-                    "train_seconds": round(result["seconds"], 1),
-                    "tokens_per_s": round(result["tokens_per_s"]),
-                    "train_loss": round(result["train_loss"], 4),
-                    "eval_length": r["eval_length"],
-                    "mean_loss": round(r["mean_loss"], 4),
-                    "mean_loss_se": round(r["mean_loss_se"], 4),
-                    "accuracy": round(r["accuracy"], 4),
-                }
-                for (a, b), loss in r["buckets"].items():
-                    row[f"loss_{a}_{b}"] = round(loss, 4)
-                rows.append(row)
-                if r["eval_length"] == max(factors) * T:
-                    curves.setdefault(encoding, []).append(r["per_position"])
-            if hasattr(data, "n_digits"):
-                for r in retrieval_by_depth(model, data, factors, n=2 * n_eval, device=device):
-                    retrieval.append({"encoding": encoding, "seed": seed, **r})
+            models = {encoding: result["model"],
+                      **scaled_copies(result["model"], scalings, max(factors))}
+            for name, model in models.items():
+                _evaluate(rows, curves, retrieval, name, model, result, data, seed, factors,
+                          n_eval, device)
     _write_csv(out / "results.csv", rows)
     if retrieval:
         _write_csv(out / "retrieval.csv", retrieval)
     plot_loss_vs_position(curves, T, out / "loss_vs_position.png")
     plot_loss_vs_length(rows, T, out / "loss_vs_length.png")
     return rows
+
+
+def _evaluate(rows, curves, retrieval, encoding, model, result, data, seed, factors, n_eval,
+              device) -> None:
+    """Evaluate ``model`` (trained as ``result``) at every length; add its rows, its curve at
+    the longest length and its retrieval rows under the name ``encoding``."""
+    T = model.config.block_size
+    for r in evaluate_lengths(model, data, factors, n_eval, device):
+        row = {
+            "encoding": encoding,
+            "seed": seed,
+            "params": model.num_parameters(),
+            "train_steps": result["step"],
+            "train_seconds": round(result["seconds"], 1),
+            "tokens_per_s": round(result["tokens_per_s"]),
+            "train_loss": round(result["train_loss"], 4),
+            "eval_length": r["eval_length"],
+            "mean_loss": round(r["mean_loss"], 4),
+            "mean_loss_se": round(r["mean_loss_se"], 4),
+            "accuracy": round(r["accuracy"], 4),
+        }
+        for (a, b), loss in r["buckets"].items():
+            row[f"loss_{a}_{b}"] = round(loss, 4)
+        rows.append(row)
+        if r["eval_length"] == max(factors) * T:
+            curves.setdefault(encoding, []).append(r["per_position"])
+    if hasattr(data, "n_digits"):
+        for r in retrieval_by_depth(model, data, factors, n=2 * n_eval, device=device):
+            retrieval.append({"encoding": encoding, "seed": seed, **r})
 
 
 def _write_csv(path: Path, rows: list[dict]) -> None:
@@ -178,6 +217,7 @@ def summary(rows: list[dict], block_size: int) -> str:
     """Mean loss per encoding and evaluation length, ``mean ± spread``, and its ratio to 1x."""
     lengths = sorted({r["eval_length"] for r in rows})
     encodings = list(dict.fromkeys(r["encoding"] for r in rows))
+    width = max(11, *(len(e) + 1 for e in encodings))  # "rope+longrope" too
     seeds = sorted({r["seed"] for r in rows})
     spread_es, spread_en = (
         ("desv. típica entre semillas", "std over seeds")
@@ -190,7 +230,7 @@ def summary(rows: list[dict], block_size: int) -> str:
             f"{block_size}",
             f"mean loss (± {spread_en}; seeds {seeds}); ratio to the loss at {block_size}",
         ),
-        f"{pick('codific.', 'encoding'):<11}" + "".join(f"{L:>22}" for L in lengths),
+        f"{pick('codific.', 'encoding'):<{width}}" + "".join(f"{L:>22}" for L in lengths),
     ]
     for encoding in encodings:
         cells, base = [], None
@@ -198,7 +238,7 @@ def summary(rows: list[dict], block_size: int) -> str:
             mean, err = mean_and_spread(rows, encoding, L)
             base = base or mean
             cells.append(f"{mean:.3f}±{err:.3f} (x{mean / base:.2f})")
-        lines.append(f"{encoding:<11}" + "".join(f"{c:>22}" for c in cells))
+        lines.append(f"{encoding:<{width}}" + "".join(f"{c:>22}" for c in cells))
     return "\n".join(lines)
 
 
@@ -273,6 +313,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=int, nargs="+", help="several seeds (default: --seed)")
     parser.add_argument("--factors", type=int, nargs="+", default=list(FACTORS))
     parser.add_argument("--sequences", type=int, default=16, help="evaluation sequences")
+    parser.add_argument("--rope-scalings", nargs="+", default=[], metavar="SCALING",
+                        help="also evaluate each RoPE model with these scalings, untrained "
+                             "(linear ntk dynamic_ntk yarn llama3 longrope) / evaluar también "
+                             "cada modelo RoPE con estos escalados, sin entrenar")
     parser.add_argument("--lang", choices=LANGUAGES, default=None, help="es | en")
     add_model_arguments(parser)
     parser.set_defaults(steps=DEFAULT_STEPS, threads=2)
@@ -294,6 +338,7 @@ def run(args: argparse.Namespace) -> int:
         args.factors,
         args.sequences,
         args.device,
+        scalings=args.rope_scalings,
     )
     print(summary(rows, model_config.block_size))
     for encoding in args.encodings:

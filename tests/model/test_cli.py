@@ -175,3 +175,26 @@ def test_compare_table_speaks_the_readers_language(monkeypatch, lang, words):
              "mean_loss_se": 0.1} for L in (16, 32)]  # fmt: skip
     table = summary(rows, 16)
     assert table.startswith(words) and "rope" in table
+
+
+def test_compare_shows_rope_scalings_next_to_the_encodings(tmp_path, capsys):
+    """--rope-scalings: each RoPE model is also evaluated, untrained, with each scaling (factor:
+    the longest length over the training one); LongRoPE's rows sit next to the others'."""
+    out = tmp_path / "compare"
+    argv = ["compare", "--out", str(out), "--encodings", "rope", "alibi", "--steps", "2",
+            "--factors", "1", "2", "--sequences", "2", "--data", "copy",
+            "--rope-scalings", "yarn", "longrope", *TINY]  # fmt: skip
+    assert main(argv) == 0
+    rows = list(csv.DictReader((out / "results.csv").open()))
+    assert [r["encoding"] for r in rows if r["eval_length"] == "32"] == [
+        "rope", "rope+yarn", "rope+longrope", "alibi"]  # fmt: skip
+    by_name = {(r["encoding"], r["eval_length"]): float(r["mean_loss"]) for r in rows}
+    # up to the training length LongRoPE without factors is plain RoPE: the same loss
+    assert by_name["rope+longrope", "16"] == by_name["rope", "16"]
+    assert "rope+longrope" in capsys.readouterr().out
+    # an unknown name is a message before anything is trained
+    elsewhere = str(tmp_path / "other")
+    assert main(["compare", "--out", elsewhere, *argv[3:-len(TINY) - 3], "--rope-scalings",
+                 "longrop", *TINY]) == 2
+    assert "'longrop'" in capsys.readouterr().err
+    assert not (tmp_path / "other" / "rope-seed0").exists()
