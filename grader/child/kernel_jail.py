@@ -5,7 +5,9 @@ Three roles, one file:
 - **The server** (``python -I -B kernel_jail.py serve <config.json>``), one per grading worker,
   started as root like the zygote. It imports NumPy, PyTorch, matplotlib, IPython and ipykernel
   (never any course or student code), says it is ready on its stdout and listens on a Unix
-  socket in a root-only folder. Each connection gets a forked jail; the server runs nothing else.
+  socket in a root-only folder. Each connection gets a forked jail. It is also the worker's
+  zygote (``zygote.answer``: the probe groups' requests come on its stdin), so one warm copy of
+  the libraries serves both; only a CUDA run has a zygote of its own.
 - **The proxy** (``python -I -S -B kernel_jail.py <config.json> <connection_file>``) is what the
   grader's kernel spec starts, so Jupyter's kernel manager has a process to watch, signal and
   kill. It asks the server for a kernel, passes on the signals it receives and exits with the
@@ -178,17 +180,28 @@ def _load(config: dict) -> socket.socket:
 
 
 def serve(config_path: str) -> int:
-    """The server: load the libraries once, then fork a jail for every kernel asked for."""
+    """The server: load the libraries once, then fork a jail for every kernel asked for on its
+    socket, and run every probe group asked for on stdin as the zygote does (``zygote.answer``):
+    one warm process serves a worker's kernels and probe groups, one after the other."""
     import isolation
+    import zygote
 
-    _config, _channel, listener = isolation.start_server(config_path, _load)
+    _config, channel, listener = isolation.start_server(config_path, _load)
+    pending = b""
     while True:
         ready, _, _ = select.select([listener, sys.stdin], [], [], 1.0)
         with contextlib.suppress(ChildProcessError):
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
-        if sys.stdin in ready and not os.read(sys.stdin.fileno(), 1024):
-            return 0  # the worker closed our stdin: done
+        if sys.stdin in ready:
+            chunk = os.read(sys.stdin.fileno(), 1 << 16)
+            if not chunk:
+                return 0  # the worker closed our stdin: done
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                if (reply := zygote.answer(line)) is not None:
+                    channel.write(reply)
         if listener in ready:
             conn, _ = listener.accept()
             if os.fork() == 0:

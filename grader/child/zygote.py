@@ -199,17 +199,23 @@ def _load(config: dict) -> None:
     warmup.load_probe_libraries()
 
 
+def answer(line: bytes | str) -> str | None:
+    """The reply line to one request line (``None`` for an empty line)."""
+    if not line.strip():
+        return None
+    request = json.loads(line)
+    try:
+        reply = run_group(request)
+    except BaseException as error:  # noqa: BLE001
+        reply = {"dir": request.get("dir"), "status": "grader-error", "detail": repr(error)}
+    return json.dumps(reply) + "\n"
+
+
 def main() -> int:
     _config, channel, _ = isolation.start_server(sys.argv[1], _load)
     for line in sys.stdin:
-        if not line.strip():
-            continue
-        request = json.loads(line)
-        try:
-            reply = run_group(request)
-        except BaseException as error:  # noqa: BLE001
-            reply = {"dir": request.get("dir"), "status": "grader-error", "detail": repr(error)}
-        channel.write(json.dumps(reply) + "\n")
+        if (reply := answer(line)) is not None:
+            channel.write(reply)
     return 0
 
 

@@ -108,7 +108,8 @@ def run(root: Path) -> dict:
             shutil.copytree(root / "submission", submissions / STUDENT, symlinks=True)
         out = Path(work) / "out"
         grade(submissions, out, Options(workers=1, device=settings.get("device", "auto"),
-                                        labs=settings.get("labs"), progress=False))
+                                        labs=settings.get("labs"), progress=False,
+                                        in_process=True))
         (record,) = gradebook.load_records(out)
     data = results(record, mode, time.monotonic() - start)
     path = root / "results" / "results.json"

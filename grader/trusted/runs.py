@@ -54,9 +54,18 @@ def _server(kind: type[Zygote], ctx, **options) -> Zygote:
     return _SERVERS[kind]
 
 
+def close_servers() -> None:
+    """Stop this process's sandbox servers (a worker's die with it)."""
+    for server in _SERVERS.values():
+        server.close()
+    _SERVERS.clear()
+
+
 def zygote(ctx) -> Zygote:
-    """This worker's zygote (one per worker process, started on first use)."""
-    return _server(Zygote, ctx, cuda=ctx.cuda)
+    """This worker's zygote (one per worker process, started on first use): the kernel server,
+    which serves probe groups too (one warm process, not two: half the memory), except on a CUDA
+    run, whose probe groups need a server that lets them see the GPU."""
+    return _server(Zygote, ctx, cuda=True) if ctx.cuda else kernel_server(ctx)
 
 
 def kernel_server(ctx) -> KernelServer:
