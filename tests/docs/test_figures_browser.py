@@ -255,3 +255,36 @@ def test_interactive_figures_read_at_phone_and_desktop_widths(browser_page, serv
         assert found["right"] <= found["width"], (figure_id, size, found["right"])
         covered = [p for p in found["points"] if _overlap(found["readout"], p)]
         assert not covered, (figure_id, size, "the readout covers a point", found["readout"])
+
+
+# Each display equation's glyphs, and whether the box that scrolls them (if any) shows them all.
+EQUATIONS = """() => [...document.querySelectorAll('div.arithmatex')].map((el) => {
+  const glyphs = el.querySelector('.katex-html').getBoundingClientRect();
+  let box = null;
+  for (let n = el.querySelector('.katex-display') || el; n && n !== document.body;
+       n = n.parentElement) {
+    if (/(auto|scroll)/.test(getComputedStyle(n).overflowX)) { box = n; break; }
+  }
+  const frame = box ? box.getBoundingClientRect() : null;
+  return {tex: el.textContent.slice(0, 60), left: glyphs.left, right: glyphs.right,
+          scrolls: !!box && box.scrollWidth >= Math.round(glyphs.width) - 1,
+          boxLeft: frame ? frame.left : null, boxRight: frame ? frame.right : null};
+})"""
+
+
+def test_display_equations_fit_a_phone_or_scroll_inside_the_column(browser_page, server):
+    """At 390 px, 19.01's parameter counts fit the screen, and an equation of any lesson wider
+    than the column scrolls inside a box that is itself on the screen (Material's display math
+    bled past the screen's edge)."""
+    browser_page.set_viewport_size({"width": PHONE[0], "height": PHONE[1]})
+    for lang in ("es", "en"):
+        for path in ("19/01-mini-gpt", "17/03-rope", "18/02-rope-scaling", "19/02-experiments"):
+            browser_page.goto(urljoin(server, f"{lang}/{path}.html"))
+            browser_page.wait_for_function("document.querySelector('.katex-html') !== null")
+            for equation in browser_page.evaluate(EQUATIONS):
+                on_screen = equation["left"] >= 0 and equation["right"] <= PHONE[0]
+                if path == "19/01-mini-gpt":
+                    assert on_screen, (lang, path, equation)
+                elif not on_screen:
+                    assert equation["scrolls"] and equation["boxLeft"] >= 0 and \
+                        equation["boxRight"] <= PHONE[0], (lang, path, equation)
