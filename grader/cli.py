@@ -210,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     scope.add_argument("bundle", type=Path, help="the .zip to upload to Gradescope")
     scope.add_argument("--lab", action="append", help=LAB_HELP)
     scope.add_argument("--force", action="store_true", help="replace BUNDLE if it exists")
+    scope.add_argument("--timeout", dest="timeout_s", type=float, default=600,
+                       help="the assignment's time-out on Gradescope, in seconds (its default: "
+                            "600); each student's budgets are set within it")
     _add_device(scope)
 
     merge = sub.add_parser("merge", help="join shard folders and/or manual grades")
@@ -276,9 +279,11 @@ def _dispatch(args) -> int:
         elif args.command == "slurm":
             return _slurm(args)
         elif args.command == "gradescope":
-            from grader.build.gradescope import build_bundle
+            from grader.build.gradescope import build_bundle, settings_note
 
-            names = build_bundle(args.bundle, args.lab, args.device, force=args.force)
+            names = build_bundle(args.bundle, args.lab, args.device, force=args.force,
+                                 timeout_s=args.timeout_s)
+            print(settings_note(args.timeout_s))
             print(bilingual(f"{args.bundle}: {len(names)} archivos, setup.sh y run_autograder en "
                             "la raíz; súbelo como autograder de la tarea en Gradescope.",
                             f"{args.bundle}: {len(names)} files, setup.sh and run_autograder at "

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from grader.trusted.safe_io import atomic_write_text
-from grader.trusted.status import Gpu, Item, Student
+from grader.trusted.status import Gpu, Item, Student, is_flagged
 
 STATUS = {
     "es": {Item.PASSED: "superado", Item.PARTIAL: "parcial", Item.FAILED: "no superado",
@@ -102,8 +102,8 @@ def total_line(record: dict, lang: str) -> str:
     if record.get("manual_max"):
         split += (f" · {words['by_hand']} {_fmt(record.get('manual'))} / "
                   f"{_fmt(record.get('manual_max'))}")
-    if record.get("manual_pending"):
-        count = record["manual_pending"]
+    if record.get("manual_pending") and not is_flagged(record.get("status")):
+        count = record["manual_pending"]  # a flagged submission has nothing left to grade
         split += "; " + words["pending"][count != 1].format(n=count)
     return (f"{words['total']}: {_fmt(record.get('total'))} / "
             f"{_fmt(record.get('max_total'))} ({split})")

@@ -26,17 +26,50 @@ import stat
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from grader.trusted import feedback, gradebook
 from grader.trusted.grading import Options, grade
-from grader.trusted.sandbox import probe_capabilities, python_roots
+from grader.trusted.sandbox import Limits, probe_capabilities, python_roots
 from grader.trusted.status import Item, flag_reason, is_flagged
 from minimodel.messages import bilingual
 
 ROOT_ENV = "MINIMODEL_AUTOGRADER_ROOT"
 SETTINGS = "gradescope.json"
 STUDENT = "submission"
+TIMEOUT_S = 600  # Gradescope's default time-out for one submission (its settings go to 40 min)
+MARGIN_S = 90  # of the time-out, left for start-up, judging, feedback and results.json
+MIN_TIMEOUT_S = 240  # below this, a full submission would not fit with its margin
+MEMORY_MB = 768  # Gradescope's default container memory
+PEAK_PSS_MB = 754  # the process tree's peak for a correct full submission (measured; README)
+
+
+def limits_within(timeout_s: float) -> Limits:
+    """The limits of a run that must end within Gradescope's ``timeout_s``: the wall-clock time
+    a student's runs may hold the grader leaves :data:`MARGIN_S`, and the CPU cap, which decides
+    where a long submission is cut (the same item every run), is half of that, so that it binds
+    first even where the container's CPU is slower than its clock."""
+    if timeout_s < MIN_TIMEOUT_S:
+        raise ValueError(bilingual(
+            f"Un tiempo límite de {timeout_s:g} s no basta: el corrector necesita al menos "
+            f"{MIN_TIMEOUT_S} s por entrega en Gradescope.",
+            f"A time-out of {timeout_s:g} s is too short: the grader needs at least "
+            f"{MIN_TIMEOUT_S} s per submission on Gradescope."))
+    wall = float(timeout_s) - MARGIN_S
+    return replace(Limits(), student_wall_s=wall,
+                   student_cpu_s=min(Limits().student_cpu_s, round(wall / 2)))
+
+
+def automatic_part(record: dict) -> dict:
+    """``record`` as Gradescope shows it: only the automatic items and totals (written answers
+    are the assignment's own questions there, graded by hand in Gradescope), so that the
+    feedback's maximum is ``results.json``'s."""
+    shown = json.loads(json.dumps(record))
+    for lab in shown.get("labs", {}).values():
+        lab["items"] = [v for v in lab.get("items", []) if v.get("kind") != "manual"]
+    gradebook.recompute_totals(shown)
+    return shown
 
 
 def autograder_root() -> Path:
@@ -64,12 +97,11 @@ def lock_down(root: Path) -> None:
 def results(record: dict, mode: tuple[str, str], seconds: float) -> dict:
     """Gradescope's ``results.json`` for one graded ``record``: one test per automatic item,
     the feedback in both languages as the submission's output, 0 for a flagged submission."""
+    record = automatic_part(record)
     flagged = is_flagged(record["status"])
     tests = []
     for lab_id, lab in record["labs"].items():
         for verdict in lab["items"]:
-            if verdict.get("kind") == "manual":
-                continue  # written answers are graded by hand, outside this run
             es, en = (feedback.item_texts(record, verdict, lang) for lang in ("es", "en"))
             tests.append({
                 "name": f"{lab_id} · {verdict['title_es']} / {verdict['title_en']}",
@@ -107,9 +139,10 @@ def run(root: Path) -> dict:
         else:
             shutil.copytree(root / "submission", submissions / STUDENT, symlinks=True)
         out = Path(work) / "out"
+        limits = limits_within(settings.get("timeout_s", TIMEOUT_S))
         grade(submissions, out, Options(workers=1, device=settings.get("device", "auto"),
                                         labs=settings.get("labs"), progress=False,
-                                        in_process=True))
+                                        limits=limits, in_process=True))
         (record,) = gradebook.load_records(out)
     data = results(record, mode, time.monotonic() - start)
     path = root / "results" / "results.json"

@@ -66,7 +66,7 @@ def check_sources(sources: list[Path], out: Path) -> list[tuple[Path, dict, list
         missing = sorted(set(run["students"]) - ids)
         if missing:
             raise _refuse(
-                f"{source}: faltan {len(missing)} de {len(run['students'])} estudiantes sin "
+                f"{source}: quedan {len(missing)} de {len(run['students'])} estudiantes sin "
                 f"corregir ({', '.join(missing[:5])}); ejecuta grade otra vez en esa carpeta.",
                 f"{source}: {len(missing)} of {len(run['students'])} students are not graded "
                 f"({', '.join(missing[:5])}); run grade again on that folder.")

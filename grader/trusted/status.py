@@ -117,6 +117,7 @@ class Problem(StrEnum):
     NO_HIDDEN_CHECK = "no hidden check"  # a graded cell with no hidden check
     STUDENT_WALL_CAP = "student wall cap"  # the student's wall-clock budget was spent
     STUDENT_CPU_CAP = "student cpu cap"  # the student's CPU budget was spent
+    BORROWED = "borrowed code"  # an item scored 0 for code that is not the student's own work
 
 
 class Student(StrEnum):

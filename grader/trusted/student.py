@@ -43,6 +43,7 @@ from grader.trusted.unpack import POSITIONAL, Submission, flag_reason, unpack
 from grader.trusted.verdicts import CellContext, Finding, GroupOutcome, JudgeContext, Verdict
 from minimodel.course import find_lab
 from minimodel.implementation import STUBS_DIR
+from minimodel.own_work import CODE as BORROWED
 
 if TYPE_CHECKING:
     from grader.trusted.grading import RunContext
@@ -144,6 +145,9 @@ def _record(student_id: str, student: StudentRun, labs: dict[str, LabResult]) ->
     if budget.skipped:
         problems.append(Problem.STUDENT_WALL_CAP if budget.finding().code == "student-wall-cap"
                         else Problem.STUDENT_CPU_CAP)
+    if any(f.get("code") == BORROWED for lab in lab_records.values() for v in lab.items
+           for f in v.get("findings", [])):
+        problems.append(Problem.BORROWED)  # said in the status column, not only in the items
     messages = [m.to_json() for m in [*submission.flags, *submission.messages]]
     return StudentRecord(
         student_id=student_id, safe_id=gradebook.safe_id(student_id), complete=True,

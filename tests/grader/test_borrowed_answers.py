@@ -197,6 +197,8 @@ def test_a_borrowed_answer_scores_like_the_stub_and_is_said(records, name):
         (finding,) = [f for f in item["findings"] if f["code"] == "borrowed-answer"]
         assert "minimodel.selfcheck" in finding["es"] and "tuyo" in finding["es"]
         assert "minimodel.selfcheck" in finding["en"] and "your own" in finding["en"]
+    assert "borrowed code" in records[name]["status"]  # grades.csv's status column says it
+    assert "borrowed" not in records["honest"]["status"]
 
 
 def test_a_borrowed_import_is_refused_before_the_module_runs(records):
