@@ -101,7 +101,20 @@ class SlurmJobs:
         return written
 
     def submit(self) -> tuple[str, str]:
-        """Submit the array, then the merge after it: ``(array job id, merge job id)``."""
+        """Submit the array, then the merge after it: ``(array job id, merge job id)``. A task
+        that asks for more CPUs than any node of the partition has is refused first: Slurm
+        would queue it for ever (``Reason=PartitionConfig``)."""
+        largest = _largest_node(self.partition)
+        if largest is not None and self.cpus > largest:
+            where = f"la partición {self.partition}" if self.partition else "el clúster"
+            there = f"partition {self.partition}" if self.partition else "the cluster"
+            raise SlurmError(bilingual(
+                f"--cpus-per-task {self.cpus}: ningún nodo de {where} tiene más de {largest} "
+                f"CPU, y Slurm dejaría las tareas esperando para siempre. Usa "
+                f"--cpus-per-task {largest} o menos.",
+                f"--cpus-per-task {self.cpus}: no node of {there} has more than {largest} "
+                f"CPUs, and Slurm would leave the tasks waiting for ever. Use "
+                f"--cpus-per-task {largest} or fewer."))
         array = _sbatch([str(self.folder / "grade.sbatch")])
         merge = _sbatch([f"--dependency=afterok:{array}", str(self.folder / "merge.sbatch")])
         return array, merge
@@ -118,6 +131,19 @@ class SlurmJobs:
             f"{self.folder / 'submit.sh'}). If task I fails, rerun it alone "
             f"(sbatch --array=I {grade}; it resumes) and then sbatch {merge}; the merge refuses "
             "a missing shard.")]
+
+
+def _largest_node(partition: str | None) -> int | None:
+    """The most CPUs one node of ``partition`` (the default one: any) has, as ``sinfo`` says;
+    ``None`` when it cannot tell."""
+    args = ["sinfo", "--noheader", "--format=%c", *(["--partition", partition] if partition
+                                                     else [])]
+    try:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    counts = [int(word.rstrip("+")) for word in done.stdout.split() if word.rstrip("+").isdigit()]
+    return max(counts) if done.returncode == 0 and counts else None
 
 
 def _sbatch(args: list[str]) -> str:

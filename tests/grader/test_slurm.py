@@ -169,6 +169,18 @@ def _grader(*args: str, env: dict) -> subprocess.CompletedProcess:
                           capture_output=True, text=True)
 
 
+def test_more_cpus_than_a_node_has_is_refused_before_anything_is_queued(slurm, tmp_path):
+    env = slurm["env"]
+    build_sample("stubs", tmp_path / "subs" / "stubs")
+    done = _grader("slurm", str(tmp_path / "subs"), "--out", str(tmp_path / "grades"),
+                   "--shards", "1", "--cpus-per-task", "4096", "--submit", env=env)
+    assert done.returncode != 0 and "--cpus-per-task 4096" in done.stderr
+    assert "[es]" in done.stderr and "[en]" in done.stderr
+    queued = subprocess.run(["squeue", "--noheader", "--name=minimodel-grade"], env=env,
+                            capture_output=True, text=True).stdout
+    assert not queued.strip()
+
+
 @pytest.mark.slow
 def test_a_class_graded_by_a_job_array_is_graded_as_on_one_machine(slurm, tmp_path):
     env = slurm["env"]
