@@ -15,10 +15,12 @@ virtual environment whatever its name: none of their files is listed or read, so
 environment costs nothing and trips no limit. Nothing is extracted: entries that climb out
 (``../``, absolute paths, drive letters), links and special files are listed as such (never
 followed), reading never trusts a declared size, and every byte decompressed, at every nesting
-level, counts against one cap per submission (``MAX_TOTAL_BYTES``). An archive inside the
-submission is spooled to an unnamed temporary file under its own cap, never held in memory. A
-name that appears twice in one archive, a file of a type the grader does not take, and going
-over a cap each flag the submission with a reason.
+level, counts against one cap per submission (``MAX_TOTAL_BYTES``; a tar's sparse members at
+their declared size), and every entry listed against another (``MAX_LISTED``; a zip's central
+directory counted before it is read). An archive inside the submission is spooled to an
+unnamed temporary file under its own cap, never held in memory. A name that appears twice in one
+archive (under any spelling that extracting folds into one), a file of a type the grader does
+not take, and going over a cap each flag the submission with a reason.
 """
 
 from __future__ import annotations
@@ -43,8 +45,11 @@ from grader.trusted.safe_io import SAFE_OPEN
 from grader.trusted.verdicts import Finding
 
 MAX_ENTRIES = 20_000  # files that are not skipped, over the whole submission
-MAX_LISTED = 2_000_000  # entries of one zip's central directory, skipped ones included
-MAX_TAR_MEMBERS = 100_000  # members of one tar, skipped ones included
+# archive entries listed over the whole submission, every level and skipped ones included: a
+# tar's members, and for a zip the most entries its central directory can hold, counted before
+# it is read (about 600 bytes of memory each)
+MAX_LISTED = 400_000
+SMALLEST_CENTRAL_ENTRY = 46  # bytes of a zip's central-directory entry with an empty name
 MAX_INNER_BYTES = 64 << 20  # one archive inside the submission, decompressed
 MAX_TOTAL_BYTES = 256 << 20  # decompressed over the whole submission, every level together
 MAX_DEPTH = 2  # an archive in an archive in the submission, no deeper
@@ -106,12 +111,20 @@ class Budget:
 
     left: int = MAX_TOTAL_BYTES
     spent: bool = False  # a read stopped on it
+    listed: int = MAX_LISTED  # the archive entries it may still list
+    crowded: bool = False  # a listing stopped on it
 
     def charge(self, size: int) -> None:
         self.left -= size
         if self.left < 0:
             self.spent = True
             raise OverBudget(f"over {MAX_TOTAL_BYTES >> 20} MB decompressed")
+
+    def count(self, entries: int) -> None:
+        self.listed -= entries
+        if self.listed < 0:
+            self.crowded = True
+            raise OverBudget(f"over {MAX_LISTED} archive entries")
 
 
 def copy(source: IO[bytes], cap: int, sink: IO[bytes] | None = None,
@@ -163,6 +176,12 @@ TOO_MUCH_DATA = Finding(
     "comprimidos que hay dentro); no se leyó entera.",
     f"The submission, decompressed, holds more than {MAX_TOTAL_BYTES >> 20} MB (counting the "
     "archives inside it); it was not read in full.")
+TOO_MANY_LISTED = Finding(
+    "too-many-listed",
+    f"Los archivos comprimidos de la entrega tienen más de {MAX_LISTED} entradas en total "
+    "(contando carpetas como .venv y los comprimidos que hay dentro); no se leyó entera.",
+    f"The submission's archives hold more than {MAX_LISTED} entries in all (counting folders "
+    "like .venv and the archives inside it); it was not read in full.")
 
 
 def shown(name: str) -> str:
@@ -214,6 +233,8 @@ def listing(path: Path) -> Listing:
         result.flags.append(damaged(path.name, error))
     if result.budget.spent:
         result.flag(TOO_MUCH_DATA)
+    if result.budget.crowded:
+        result.flag(TOO_MANY_LISTED)
     return result
 
 
@@ -269,12 +290,10 @@ def _archive(source: Path | IO[bytes], kind: str, inside: tuple[str, ...], neste
     """List the members of one archive (``kind`` zip or tar; a path or a seekable file)."""
     members = []  # (name, is a folder, kind, declared size, reader)
     if kind == "zip":
+        result.budget.count(_most_entries(source))
         archive = zipfile.ZipFile(source)  # noqa: SIM115 - closed with the listing
         result.opened.append(archive)
-        infos = archive.infolist()
-        if len(infos) > MAX_LISTED:
-            raise ValueError(f"{len(infos)} entries")
-        for info in infos:
+        for info in archive.infolist():
             kind = _kind(info.external_attr >> 16)
             members.append((_entry_name(info.filename, bool(info.flag_bits & 0x800)),
                             info.is_dir(), "encrypted" if kind == "file" and info.flag_bits & 1
@@ -283,25 +302,45 @@ def _archive(source: Path | IO[bytes], kind: str, inside: tuple[str, ...], neste
     else:
         archive = tarfile.TarFile(**{"name" if isinstance(source, Path) else "fileobj": source})
         result.opened.append(archive)
-        for index, info in enumerate(archive):
-            if index >= MAX_TAR_MEMBERS:
-                raise ValueError(f"more than {MAX_TAR_MEMBERS} members")
+        for info in archive:
+            result.budget.count(1)
             kind = "link" if info.issym() or info.islnk() else "file" if info.isreg() \
                 else "special"
+            # a sparse member's holes read as zeros: its bytes count, up to its declared size
             members.append((_entry_name(info.name), info.isdir(), kind, info.size,
-                            _reader(functools.partial(archive.extractfile, info), None)))
+                            _reader(functools.partial(archive.extractfile, info),
+                                    result.budget if info.issparse() else None)))
     _members(members, inside, nested, result)
+
+
+def _most_entries(source: Path | IO[bytes]) -> int:
+    """The most entries a zip's central directory can hold (its size over the smallest entry's,
+    or its declared count if more), read from its end record as ``zipfile`` reads it; 0 when
+    there is none (``zipfile`` then says the zip is damaged)."""
+    with contextlib.ExitStack() as stack:
+        handle = stack.enter_context(open(source, "rb")) if isinstance(source, Path) else source
+        end = zipfile._EndRecData(handle)  # noqa: SLF001 - the record ZipFile reads first
+    if not end:
+        return 0
+    return max(end[zipfile._ECD_ENTRIES_TOTAL],  # noqa: SLF001
+               end[zipfile._ECD_SIZE] // SMALLEST_CENTRAL_ENTRY)  # noqa: SLF001
+
+
+def _inside(name: str, folders: set[str]) -> bool:
+    """Whether ``name`` lies under one of ``folders`` (its own folders looked up, one by one)."""
+    parts = name.split("/")[:-1]
+    return any("/".join(parts[:depth]) in folders for depth in range(1, len(parts) + 1))
 
 
 def _members(members: list[tuple], inside: tuple[str, ...], nested: int,
              result: Listing) -> None:
     """List an archive's members; a name written twice (compared as :func:`extracted_as`)
     keeps its last copy (what extracting leaves) and flags the submission."""
-    environments = []  # folders (with a trailing slash) that are virtual environments
+    environments = set()  # folders that are virtual environments
     for name, *_ in members:
         parts = name.rstrip("/").split("/")
         if parts[-1] in ENVIRONMENT_MARKERS and len(parts) > 1:
-            environments.append("/".join(parts[:-1]) + "/")
+            environments.add("/".join(parts[:-1]))
     listed: dict[str, int] = {}  # extracted_as(name) -> its place in result.entries
     for name, folder, kind, size, reader in members:
         if folder or name.endswith("/") or not name:
@@ -313,7 +352,7 @@ def _members(members: list[tuple], inside: tuple[str, ...], nested: int,
                 f"La entrada «{shown(name)}» apunta fuera de la entrega; se ignora.",
                 f"Entry '{shown(name)}' points outside the submission; it is ignored."))
             continue
-        if skipped(parts) or any(name.startswith(root) for root in environments):
+        if skipped(parts) or _inside(name, environments):
             result.skipped += 1
             continue
         entry = Entry(name, size, kind, inside, reader, nested)

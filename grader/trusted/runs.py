@@ -23,7 +23,7 @@ from grader.hidden.spec import LabChecks
 from grader.trusted import nbexec
 from grader.trusted.budget import DescendantCpu, StudentBudget
 from grader.trusted.forkservers import KernelServer, Zygote, sandbox_config
-from grader.trusted.safe_io import Beneath, read_group
+from grader.trusted.safe_io import Beneath, OutputCap, read_group
 from grader.trusted.sandbox import Capabilities, ItemFolders, Limits, matplotlib_cache
 from grader.trusted.status import Notebook, Report, Run
 from grader.trusted.verdicts import Finding, GroupOutcome
@@ -97,6 +97,7 @@ class LabRun:
     log_path: Path | None = None  # the instructor-only log of what the runs printed
     package: str = "minimodel.positional"
     reports: dict[str, dict] = field(default_factory=dict)  # "<lab>/<group>/<variant>" -> run
+    outputs: OutputCap = field(default_factory=OutputCap)  # what its probe groups leave to read
 
     def log(self, text: str) -> None:
         if self.log_path:
@@ -166,7 +167,8 @@ class LabRun:
             wall = max(3 * float(limits["wall_s"]), 4 * float(limits["cpu_s"]) + 10)
             limits = {**limits, "wall_s": min(wall, self.budget.left())}
         report["attempts"] = attempt
-        data = read_group(Beneath(self.scratch.items) / request["dir"], n, self.scratch.sources)
+        data = read_group(Beneath(self.scratch.items) / request["dir"], n, self.scratch.sources,
+                          self.outputs)
         return GroupOutcome.from_run(variant, report, data)
 
     def notebook(self, source, student, kernels: KernelServer,

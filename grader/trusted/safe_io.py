@@ -11,6 +11,8 @@ it, a walk that opens each folder with ``O_NOFOLLOW`` relative to the one before
 a regular file only (``fstat``), read under a size cap. Arrays are loaded with
 ``allow_pickle=False`` into a plain ``numpy.ndarray`` whose dtype is checked. Anything odd is
 refused (``UnsafeData``), which costs that output only and is said to the student as a finding.
+What a lab's probe groups leave is read under an :class:`OutputCap`, counted on apparent size
+before a byte is read, so that no submission makes the grader hold more than that at once.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path, PurePosixPath
 
@@ -34,6 +36,8 @@ from grader.trusted.redact import Sources, known_name
 
 MAX_JSON_BYTES = 1 << 20
 MAX_ARRAY_BYTES = 256 << 20
+OUTPUTS_PER_CASE = 32 << 20  # a probe case's output files, by apparent size (sparse holes count)
+OUTPUTS_PER_LAB = 128 << 20  # those of all of a lab's probe groups, every variant together
 MAX_NDIM = 8
 ALLOWED_KINDS = "biuf"
 
@@ -168,14 +172,20 @@ def read_capped(fd: int, cap: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_bytes(where: Beneath, limit: int) -> bytes | None:
+Charge = Callable[[str, int], None]  # (file name, apparent size): UnsafeData when over a cap
+
+
+def read_bytes(where: Beneath, limit: int, charge: Charge | None = None) -> bytes | None:
     """The bytes of a regular file the sandbox wrote, or ``None`` when it does not exist.
 
-    Raises ``UnsafeData`` for what :func:`open_beneath` refuses and for files over ``limit``.
+    Raises ``UnsafeData`` for what :func:`open_beneath` refuses, for files over ``limit``, and
+    for what ``charge`` refuses (given the file's apparent size before anything is read).
     """
     with open_beneath(where) as fd:
         if fd is None:
             return None
+        if charge is not None:
+            charge(where.name, os.fstat(fd).st_size)
         data = read_capped(fd, limit)
     if len(data) > limit:
         raise UnsafeData(f"{where.name}: over the limit of {limit} bytes")
@@ -200,11 +210,11 @@ def read_json(where: Beneath):
         raise UnsafeData(f"{where.name}: not valid JSON ({error})") from None
 
 
-def load_array(where: Beneath) -> np.ndarray | None:
-    """A plain numeric ndarray from a child's ``.npy`` file (at most ``MAX_ARRAY_BYTES``), or
-    ``None`` when absent: a base-class ndarray of plain numbers, ``UnsafeData`` for anything
-    else."""
-    data = read_bytes(where, MAX_ARRAY_BYTES)
+def load_array(where: Beneath, charge: Charge | None = None) -> np.ndarray | None:
+    """A plain numeric ndarray from a child's ``.npy`` file (at most ``MAX_ARRAY_BYTES``, and
+    what ``charge`` allows), or ``None`` when absent: a base-class ndarray of plain numbers,
+    ``UnsafeData`` for anything else."""
+    data = read_bytes(where, MAX_ARRAY_BYTES, charge)
     if data is None:
         return None
     try:
@@ -244,18 +254,41 @@ def atomic_write_json(path: Path, data) -> None:
 
 # --- what a probe group wrote ------------------------------------------------------------------
 
-def read_outputs(folder: Beneath, prefix: str, metas: object) -> list[dict]:
+@dataclass
+class OutputCap:
+    """What one lab's probe groups may leave to be read: ``OUTPUTS_PER_CASE`` for each case's
+    files and ``OUTPUTS_PER_LAB`` for all of them, counted on apparent size (a sparse file's
+    holes too) before a byte is read. A file over either is not read (``UnsafeData``, a finding
+    against the submission); ``refused`` names them."""
+
+    lab_left: int = OUTPUTS_PER_LAB
+    case_left: int = OUTPUTS_PER_CASE
+    refused: list[str] = field(default_factory=list)
+
+    def next_case(self) -> None:
+        self.case_left = OUTPUTS_PER_CASE
+
+    def charge(self, name: str, size: int) -> None:
+        if size > min(self.case_left, self.lab_left):
+            self.refused.append(name)
+            raise UnsafeData(f"{name}: over the cap on what a case or a lab leaves to read")
+        self.case_left -= size
+        self.lab_left -= size
+
+
+def read_outputs(folder: Beneath, prefix: str, metas: object,
+                 cap: OutputCap | None = None) -> list[dict]:
     """Validate the output descriptions a child wrote and load their arrays safely.
 
     Each returned dict has ``kind``, ``dtype``, ``shape``, ``device``, ``value`` (strings) and
     ``array`` (a checked ndarray or ``None``); an output that is not plain, consistent data gets
     ``kind = "invalid"`` and a ``problem``.
     """
-    return [_read_output(folder, f"{prefix}_{index}.npy", meta)
+    return [_read_output(folder, f"{prefix}_{index}.npy", meta, cap)
             for index, meta in enumerate(metas[:16])] if isinstance(metas, list) else []
 
 
-def _read_output(folder: Beneath, filename: str, meta: object) -> dict:
+def _read_output(folder: Beneath, filename: str, meta: object, cap: OutputCap | None) -> dict:
     if not isinstance(meta, dict):
         return {"kind": "invalid", "problem": "description is not an object"}
     out = {
@@ -278,7 +311,7 @@ def _read_output(folder: Beneath, filename: str, meta: object) -> dict:
     if "file" not in meta:
         return out
     try:
-        array = load_array(folder / filename)
+        array = load_array(folder / filename, cap and cap.charge)
     except UnsafeData as error:
         return {**out, "kind": "invalid", "problem": str(error)}
     if array is None:
@@ -300,9 +333,13 @@ def _read_output(folder: Beneath, filename: str, meta: object) -> dict:
     return out
 
 
-def read_group(folder: Beneath, n_cases: int, sources: Sources | None = None) -> dict:
+def read_group(folder: Beneath, n_cases: int, sources: Sources | None = None,
+               cap: OutputCap | None = None) -> dict:
     """Everything one probe group's worker left: import error, cases, completion marker; the
-    exceptions with only what ``sources`` (the submission's own text) allows, when given."""
+    exceptions with only what ``sources`` (the submission's own text) allows, when given; the
+    outputs under ``cap`` (its lab's), when given."""
+    cap = cap or OutputCap()
+    refused = len(cap.refused)
     result: dict = {"import_error": None, "cases": [None] * n_cases, "done": False,
                     "problems": []}
     try:
@@ -321,16 +358,21 @@ def read_group(folder: Beneath, n_cases: int, sources: Sources | None = None) ->
             continue
         if not isinstance(record, dict):
             continue
-        result["cases"][index] = read_entry(folder, prefix, record, sources=sources)
+        cap.next_case()
+        result["cases"][index] = read_entry(folder, prefix, record, sources=sources,
+                                            outputs=cap)
+    result["problems"] += cap.refused[refused:]
     return result
 
 
-def read_entry(folder: Beneath, prefix: str, record: dict, cap: int = 4000,
-               located: bool = True, sources: Sources | None = None) -> dict:
-    """One case's (or one recorded value's) outputs, or the exception it raised."""
+def read_entry(folder: Beneath, prefix: str, record: dict, cap: int = 4000, *,
+               located: bool = True, sources: Sources | None = None,
+               outputs: OutputCap | None = None) -> dict:
+    """One case's (or one recorded value's) outputs (under ``outputs``, when given), or the
+    exception it raised."""
     if record.get("ok"):
         return {"ok": True, "error": None,
-                "outputs": read_outputs(folder, prefix, record.get("outputs"))}
+                "outputs": read_outputs(folder, prefix, record.get("outputs"), outputs)}
     return {"ok": False, "error": _clean_error(record.get("error"), cap, located, sources),
             "outputs": []}
 

@@ -11,10 +11,14 @@ import numpy as np
 import pytest
 
 from grader.trusted.safe_io import (
+    OUTPUTS_PER_CASE,
+    OUTPUTS_PER_LAB,
     Beneath,
+    OutputCap,
     UnsafeData,
     load_array,
     read_bytes,
+    read_group,
     read_json,
     read_outputs,
 )
@@ -218,3 +222,30 @@ def test_load_array_returns_plain_ndarray(tmp_path):
     (tmp_path / "a.npy").write_bytes(buffer.getvalue())
     array = load_array(Beneath(tmp_path) / "a.npy")
     assert type(array) is np.ndarray and array.dtype == np.int64
+
+
+def _sparse_output(path, shape):
+    """An .npy file of ``shape`` zeros that takes no disk: its header, then a hole."""
+    with open(path, "wb") as handle:
+        np.lib.format.write_array_header_1_0(handle, {
+            "descr": "<f4", "fortran_order": False, "shape": shape})
+        handle.truncate(handle.tell() + 4 * int(np.prod(shape)))
+
+
+def test_outputs_are_capped_per_case_and_per_lab_before_they_are_read(tmp_path):
+    """Apparent size counts (a sparse file's holes too): a case's files over OUTPUTS_PER_CASE,
+    or a lab's over OUTPUTS_PER_LAB, are not read, and the group says so."""
+    rows = OUTPUTS_PER_CASE // (4 * 1024) * 3 // 4  # three quarters of a case's cap each
+    meta = {"kind": "ndarray", "dtype": "float32", "shape": [rows, 1024], "file": "x"}
+    for index in range(6):
+        for output in range(2):
+            _sparse_output(tmp_path / f"case_{index:03d}_{output}.npy", (rows, 1024))
+        (tmp_path / f"case_{index:03d}.json").write_text(
+            json.dumps({"ok": True, "outputs": [meta, meta]}))
+    cap = OutputCap()
+    data = read_group(Beneath(tmp_path), 6, cap=cap)
+    kinds = [[out["kind"] for out in case["outputs"]] for case in data["cases"]]
+    read = OUTPUTS_PER_LAB // (tmp_path / "case_000_0.npy").stat().st_size  # one a case
+    assert kinds == [["ndarray", "invalid"]] * read + [["invalid", "invalid"]] * (6 - read)
+    assert len(data["problems"]) == 12 - read == len(cap.refused)
+    assert read_group(Beneath(tmp_path), 1)["cases"][0]["outputs"][0]["kind"] == "ndarray"
