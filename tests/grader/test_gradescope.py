@@ -17,6 +17,8 @@ import site
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import uuid
 import zipfile
 from pathlib import Path
@@ -25,7 +27,17 @@ import pytest
 
 from grader.build.demo import build_sample
 from grader.build.gradescope import build_bundle
-from grader.trusted.gradescope import ROOT_ENV
+from grader.hidden import registry
+from grader.trusted.feedback import number
+from grader.trusted.gradescope import (
+    MARGIN_S,
+    MEMORY_MB,
+    PEAK_PSS_MB,
+    ROOT_ENV,
+    limits_within,
+)
+from grader.trusted.grading import GradingError
+from grader.trusted.sandbox import Limits
 
 pytestmark = pytest.mark.slow
 
@@ -145,10 +157,52 @@ def _environment(python: str, venv: Path) -> None:
     packages.symlink_to(Path(site.getsitepackages()[0]))
 
 
-@pytest.fixture(scope="module")
-def container():
-    """``run(name, fill)``: a fresh simulated container whose ``submission/`` ``fill`` writes;
-    returns ``(results.json, stdout)`` of ``run_autograder`` there."""
+def _tree_pss_mib(root_pid: int) -> float:
+    """The proportional set size of ``root_pid`` and all its descendants together, in MiB: the
+    memory a container of that process tree is charged for, shared pages split fairly."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    total, stack = 0, [root_pid]
+    while stack:
+        pid = stack.pop()
+        stack += children.get(pid, [])
+        try:
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        total += sum(int(line.split()[1]) for line in rollup.splitlines()
+                     if line.startswith("Pss:"))
+    return total / 1024
+
+
+def _run_watched(command: list[str], env: dict) -> tuple[subprocess.CompletedProcess, float]:
+    """Run ``command``; return it done and the peak of its process tree's PSS (MiB)."""
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    peak = [0.0]
+
+    def watch() -> None:
+        while process.poll() is None:
+            peak[0] = max(peak[0], _tree_pss_mib(process.pid))
+            time.sleep(0.2)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    stdout, stderr = process.communicate(timeout=900)
+    watcher.join()
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr), peak[0]
+
+
+def _container(labs: list[str] | None, **options):
+    """``run(name, fill)``: a fresh simulated container (the bundle of ``labs``, every lab for
+    ``None``) whose ``submission/`` ``fill`` writes; returns ``(results.json, stdout, the
+    process tree's peak PSS in MiB)`` of ``run_autograder`` there."""
     if os.geteuid() != 0 or not shutil.which("capsh"):
         pytest.skip("the fallback isolation needs root and capsh (libcap2-bin) to drop "
                     "CAP_SYS_ADMIN, as Gradescope's containers may")
@@ -158,7 +212,7 @@ def container():
         pytest.skip("no system-wide Python of this version for the sandbox's user to run")
     base = Path(tempfile.mkdtemp(prefix="mmg-gradescope-test-", dir="/tmp"))
     os.chmod(base, 0o755)  # as /autograder: a folder anyone may pass through
-    build_bundle(base / "bundle.zip", ["17.01"])
+    build_bundle(base / "bundle.zip", labs, **options)
 
     def run(name: str, fill) -> tuple[dict, str]:
         root = base / name
@@ -168,18 +222,28 @@ def container():
             bundle.extractall(root / "source")
         _environment(python, root / "source" / ".venv")
         fill(root)
-        done = subprocess.run(
+        done, peak = _run_watched(
             ["capsh", "--drop=cap_sys_admin", "--", "-c",
-             f"bash {root / 'source' / 'run_autograder'}"],
-            env={**os.environ, ROOT_ENV: str(root)}, capture_output=True, text=True,
-            timeout=900)
+             f"bash {root / 'source' / 'run_autograder'}"], {**os.environ, ROOT_ENV: str(root)})
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         data = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
         assert schema_errors(data) == []
-        return data, done.stdout + done.stderr
+        return data, done.stdout + done.stderr, peak
 
     yield run
     shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def container():
+    """The container of a bundle of lab 17.01 (see :func:`_container`)."""
+    yield from _container(["17.01"])
+
+
+@pytest.fixture(scope="module")
+def full_container():
+    """The container of the whole course's bundle (see :func:`_container`)."""
+    yield from _container(None)
 
 
 def _sample(sample: str):
@@ -189,7 +253,7 @@ def _sample(sample: str):
 def test_right_mistaken_and_stub_submissions_score_in_order(container):
     scores = {}
     for sample in ("reference", "buggy", "stubs"):
-        data, said = container(sample, _sample(sample))
+        data, said, _ = container(sample, _sample(sample))
         assert "isolation / aislamiento: unprivileged user and permissions" in said
         assert data["extra_data"]["isolation"] == "unprivileged user and permissions"
         assert data["score"] == sum(test["score"] for test in data["tests"])
@@ -217,7 +281,7 @@ def test_a_hostile_submission_gets_nothing_it_should_not(container):
                 results=str(root / "results" / "results.json"),
                 submission=str(root / "submission"), marker=marker, dropbox=dropbox))
 
-        data, said = container("hostile", fill)
+        data, said, _ = container("hostile", fill)
         reports = [p.read_text() for p in Path(dropbox).iterdir()]
         assert reports, "the hostile module never ran"
         for report in reports:
@@ -234,7 +298,45 @@ def test_a_flagged_submission_scores_zero_and_says_why(container):
     def fill(root: Path) -> None:
         (root / "submission" / "submission.zip").write_bytes(b"PK\x03\x04 this is not a zip")
 
-    data, _ = container("flagged", fill)
+    data, _, _ = container("flagged", fill)
     assert data["score"] == 0 and data["extra_data"]["status"].startswith("flagged")
     assert "Submission flagged: score 0" in data["output"]
     assert "Entrega marcada" in data["output"]
+
+
+def test_a_correct_submission_gets_every_point_every_time_within_the_memory(full_container):
+    """The whole course's bundle, three times in a row on the same correct submission: every
+    item has its full points each time (as on one machine), the three results are the same, the
+    feedback's maximum is results.json's, and the container's process tree stays within
+    Gradescope's default memory."""
+    runs = [full_container(f"reference-{n}", _sample("reference")) for n in range(3)]
+    first = runs[0][0]
+    maximum = sum(test["max_score"] for test in first["tests"])
+    assert {lab for test in first["tests"] for lab in [test["name"].split(" ")[0]]} == \
+        set(registry())
+    for data, _, _ in runs:
+        lost = [(t["name"], t["score"], t["output"][-300:]) for t in data["tests"]
+                if t["score"] != t["max_score"]]
+        assert lost == [] and data["score"] == maximum
+        assert [(t["name"], t["score"], t["output"]) for t in data["tests"]] == \
+            [(t["name"], t["score"], t["output"]) for t in first["tests"]]
+        assert f"Total: {number(maximum)} / {number(maximum)} (" in data["output"]
+        assert "· by hand" not in data["output"]  # written answers: Gradescope's own questions
+    peaks = [peak for _, _, peak in runs]
+    assert max(peaks) <= MEMORY_MB, f"the process tree peaked at {max(peaks):.0f} MiB"
+    assert 0.8 * max(peaks) <= PEAK_PSS_MB, \
+        f"the figure instructors read ({PEAK_PSS_MB} MiB) is far from the measured {peaks}"
+
+
+def test_the_time_out_sets_the_budgets_and_a_short_one_is_refused(tmp_path):
+    limits = limits_within(600)
+    assert limits.student_wall_s == 600 - MARGIN_S
+    assert limits.student_cpu_s <= limits.student_wall_s / 2
+    assert limits_within(2400).student_cpu_s == Limits().student_cpu_s  # never above the default
+    with pytest.raises(GradingError, match=r"\[en\].*too short"):
+        build_bundle(tmp_path / "bundle.zip", ["17.01"], timeout_s=100)
+    names = build_bundle(tmp_path / "bundle.zip", ["17.01"], timeout_s=900)
+    with zipfile.ZipFile(tmp_path / "bundle.zip") as bundle:
+        assert json.loads(bundle.read("gradescope.json"))["timeout_s"] == 900
+        setup = bundle.read("setup.sh").decode()
+    assert "setup.sh" in names and "900 s" in setup and f"{MEMORY_MB} MB" in setup
