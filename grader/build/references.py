@@ -24,11 +24,19 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.hidden import chosen, module_name
+from grader.hidden import chosen, module_name, registry
 from grader.hidden.spec import LabChecks
 from grader.trusted import nbexec
 from grader.trusted.forkservers import KernelServer, Zygote
-from grader.trusted.references import inputs_hash, lab_modules, paths, record_value, source_hashes
+from grader.trusted.references import (
+    References,
+    inputs_hash,
+    inputs_path,
+    lab_modules,
+    paths,
+    record_value,
+    source_hashes,
+)
 from grader.trusted.runs import LabRun
 from grader.trusted.sandbox import Limits, Scratch, probe_capabilities
 from grader.trusted.status import Notebook, Report
@@ -252,7 +260,19 @@ def write(lab_id: str, arrays: dict[str, np.ndarray], meta: dict,
     npz.parent.mkdir(parents=True, exist_ok=True)
     write_npz(npz, arrays)
     js.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    write_inputs(lab_id, meta["inputs"], root)
     return npz, js
+
+
+def write_inputs(lab_id: str, digest: str, root: Path = REPO_ROOT) -> Path:
+    """Store the lab's hidden inputs (``inputs.npz``), checked against ``digest``, the hash of
+    the inputs its references were computed from."""
+    arrays = registry()[lab_id].inputs()
+    if inputs_hash(arrays) != digest:
+        raise ReferenceError(f"{lab_id}: the hidden inputs changed while computing")
+    path = inputs_path(lab_id, root)
+    write_npz(path, arrays)
+    return path
 
 
 def regenerate(labs: list[str] | None = None) -> list[Path]:
@@ -278,6 +298,10 @@ def drift(labs: list[str] | None = None) -> list[str]:
         for key in ("groups", "notebook", "inputs"):  # what the outputs are, not where from
             if committed.get(key) != fresh_meta.get(key):
                 problems.append(f"{lab_id}: {key} differ from what the solutions give")
+        stored_inputs = inputs_path(lab_id)
+        if not stored_inputs.is_file() or inputs_hash(References(lab_id).inputs()) != \
+                fresh_meta.get("inputs"):
+            problems.append(f"{lab_id}: the stored hidden inputs are not what the checks give")
         with np.load(npz, allow_pickle=False) as stored:
             old = {key: stored[key] for key in stored.files}
         if set(old) != set(arrays):

@@ -27,6 +27,12 @@ def paths(lab_id: str, root: Path = REPO_ROOT) -> tuple[Path, Path]:
     return folder / "references.npz", folder / "references.json"
 
 
+def inputs_path(lab_id: str, root: Path = REPO_ROOT) -> Path:
+    """``solutions/labs/<slug>/inputs.npz``: the hidden inputs the references were computed
+    from, which every submission is run on (read back, never computed again while grading)."""
+    return root / find_lab(lab_id).folder / "inputs.npz"
+
+
 def code_hash(path: Path) -> str:
     """Hash of a Python file's code: comments, formatting and docstrings do not count (a lab
     source's markdown cells are comments), so only changes that can change outputs do."""
@@ -95,6 +101,7 @@ class References:
         self.meta = json.loads(js.read_text(encoding="utf-8"))
         with np.load(npz, allow_pickle=False) as stored:
             self.arrays = {key: stored[key] for key in stored.files}
+        self.inputs_file = inputs_path(lab_id, root)
         self._mistakes: dict[str, list[dict]] = {}
         self._cell_mistakes: dict[str, list[dict]] = {}
 
@@ -139,11 +146,19 @@ class References:
                     self.meta.get("notebook_mistakes", {}).get(grade_id, {}).items())]
         return self._cell_mistakes[grade_id]
 
+    def inputs(self) -> dict[str, np.ndarray]:
+        """The hidden inputs these references were computed from (``inputs.npz``)."""
+        with np.load(self.inputs_file, allow_pickle=False) as stored:
+            return {key: stored[key] for key in stored.files}
+
     def stale(self, checks: LabChecks) -> list[str]:
-        """Sources changed since these references were computed."""
+        """Sources changed since these references were computed, and stored hidden inputs that
+        are not the ones they were computed from. (Whether the checks still give those inputs,
+        with the libraries installed now, is ``grader.build.references.drift``'s question.)"""
         now = source_hashes(checks)
         then = self.meta.get("sources", {})
         changed = [name for name, digest in now.items() if then.get(name) != digest]
-        if self.meta.get("inputs") != inputs_hash(checks.inputs()):
+        if not self.inputs_file.is_file() or \
+                self.meta.get("inputs") != inputs_hash(self.inputs()):
             changed.append("hidden inputs")
         return changed

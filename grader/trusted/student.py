@@ -167,12 +167,12 @@ def _record(student_id: str, student: StudentRun, labs: dict[str, LabResult]) ->
 
 @cache
 def _lab_data(lab_id: str) -> tuple[References, dict]:
-    """What every submission of a lab is judged against: its reference outputs and its hidden
-    inputs. Loaded once per worker, not once per student, and
-    read-only, so that no judge can change them for the next student."""
-    checks = registry()[lab_id]
+    """What every submission of a lab is judged against: its reference outputs and the hidden
+    inputs they were computed from (stored with them, not computed again). Loaded once per
+    worker, not once per student, and read-only, so that no judge can change them for the next
+    student."""
     refs = References(lab_id)
-    arrays = checks.inputs()
+    arrays = refs.inputs()
     for array in [*refs.arrays.values(), *arrays.values()]:
         array.flags.writeable = False
     return refs, arrays

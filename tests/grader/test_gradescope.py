@@ -328,6 +328,24 @@ def test_a_correct_submission_gets_every_point_every_time_within_the_memory(full
         f"the figure instructors read ({PEAK_PSS_MB} MiB) is far from the measured {peaks}"
 
 
+def test_the_trusted_side_loads_no_pytorch():
+    """What keeps the grading process small: it judges from NumPy arrays, reads the hidden
+    inputs stored with the references, and never imports PyTorch (only the sandbox does)."""
+    check = ("import sys\n"
+             "from grader.hidden import registry\n"
+             "from grader.trusted import grading, gradescope, student\n"
+             "from grader.trusted.references import References\n"
+             "for lab_id, checks in registry().items():\n"
+             "    student._lab_data(lab_id)\n"
+             "    References(lab_id).stale(checks)\n"
+             "print(sorted(m for m in sys.modules\n"
+             "             if m.split('.')[0] in ('torch', 'transformers')))")
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
 def test_the_time_out_sets_the_budgets_and_a_short_one_is_refused(tmp_path):
     limits = limits_within(600)
     assert limits.student_wall_s == 600 - MARGIN_S
