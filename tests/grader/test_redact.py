@@ -162,3 +162,15 @@ def test_notebook_cell_errors_are_redacted_and_an_interrupt_is_explained():
     assert interrupt.en == ("Cell 'concat' raised KeyboardInterrupt: interrupted: it went over "
                             "the time limit")
     assert "interrumpida" in interrupt.es
+
+
+def test_the_dtype_names_are_pytorch_s():
+    """The grading process names PyTorch's dtypes without importing it: the list it keeps is
+    exactly the installed PyTorch's."""
+    import torch
+
+    from grader.trusted.redact import TORCH_DTYPES
+
+    installed = {str(value).removeprefix("torch.") for value in vars(torch).values()
+                 if isinstance(value, torch.dtype)}
+    assert installed == TORCH_DTYPES
