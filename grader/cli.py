@@ -73,6 +73,8 @@ def _positive(kind: type) -> Callable[[str], float]:
 LIMIT_FLAGS = (  # flag, Limits field, type, help (every limit of a run has one)
     ("--timeout", "wall_s", float, "wall-clock seconds per probe group"),
     ("--cpu", "cpu_s", int, "CPU seconds per probe group (default: --timeout + 1)"),
+    ("--case-cpu", "case_cpu_s", float, "CPU seconds per hidden case, at most 0.7 x --cpu: the "
+     "function still running then is not run again for that student"),
     ("--memory", "memory_mb", int, "MiB per probe group, all its processes together"),
     ("--processes", "nproc", int, "processes and threads per probe group"),
     ("--file-size", "fsize_mb", int, "MiB per file written"),

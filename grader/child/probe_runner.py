@@ -27,15 +27,27 @@ A ``"given"`` case calls a function of the course's given code with the student'
 ``course_rope_logits(<student module>, *args, **kwargs)`` (the student's RoPE inside a Hugging
 Face Llama, say). Only ``minimodel`` modules outside the student's package and the self-check
 can be named.
+
+A case that runs out of its time stops at once, and so does each later call of the function that
+ran out of it (see :class:`CaseTimer`): with ``"case_cpu_s"`` in the request's limits, each case
+gets that much CPU time (all its threads together). When it is spent, the innermost function of
+the student's modules that has not returned since is the one that ran out of time: it is replaced
+in its module (and wherever another of the student's modules holds it) by a function that raises
+:class:`DeadFunction` at once, the case fails with :class:`OutOfTime`, and ``dead.json`` names it
+(``{"dead": [[module, qualified name], ...]}``). A request's ``"dead"`` list names those that ran
+out of time in earlier runs of the same student: they are replaced before the first case.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import json
 import os
+import signal
 import sys
+import threading
 import traceback
 
 MAX_MESSAGE = 4000
@@ -48,6 +60,21 @@ FORBIDDEN_MODULES = ("minimodel.selfcheck",)
 GIVEN_CODE_MAY_IMPORT = ("minimodel.selfcheck", "minimodel.selfcheck.compare",
                          "minimodel.selfcheck.contracts", "minimodel.selfcheck.per_encoding")
 BLOCKED = "The grader does not allow importing "  # how the refusal's message starts, in English
+DEAD_FILE = "dead.json"
+MAX_DEAD = 16  # functions one run may name as out of time
+AGAIN_S = 0.25  # CPU seconds between two raises of OutOfTime, should the student's code catch one
+
+
+class OutOfTime(BaseException):
+    """The case ran out of its CPU time (a ``BaseException``: ``except Exception`` in the
+    student's code does not stop it)."""
+
+
+class DeadFunction(BaseException):
+    """A call of a function of the student that ran out of its time on an earlier case."""
+
+
+OUT_OF_TIME = (OutOfTime.__name__, DeadFunction.__name__)  # the types a case fails with then
 
 
 def forbidden(name: str) -> bool:
@@ -265,10 +292,155 @@ def call_case(module, case: dict, inputs, device: str):
     return (instance if method == "forward" else getattr(instance, method))(*args, **kwargs)
 
 
-def run(request: dict, out_dir: str, package: str = "minimodel.positional") -> None:
+def _student_frames(frame, package: str) -> list:
+    """The frames of ``frame``'s stack that run code of the student's modules (a module of
+    ``package``, from its own file), innermost first."""
+    found = []
+    while frame is not None:
+        name = frame.f_globals.get("__name__")
+        if isinstance(name, str) and name.startswith(package + "."):
+            module_file = getattr(sys.modules.get(name), "__file__", None)
+            if module_file and os.path.realpath(module_file) == \
+                    os.path.realpath(frame.f_code.co_filename):
+                found.append(frame)
+        frame = frame.f_back
+    return found
+
+
+def _defined(module, qualname: str):
+    """``(owner, attribute, function)`` for a function ``qualname`` defines in ``module`` (a
+    function of the module, or a method of one of its classes), read from the dictionaries
+    without running any of the student's code (no ``__getattr__``); ``None`` otherwise."""
+    parts = qualname.split(".")
+    if not 1 <= len(parts) <= 2 or not all(part.isidentifier() for part in parts):
+        return None
+    owner = module
+    if len(parts) == 2:
+        owner = vars(module).get(parts[0])
+        if not isinstance(owner, type):
+            return None
+    value = vars(owner).get(parts[-1])
+    function = getattr(value, "__func__", value) if isinstance(
+        value, (staticmethod, classmethod)) else value
+    return (owner, parts[-1], value) if callable(function) else None
+
+
+def kill(package: str, module_name: str, qualname: str) -> bool:
+    """Replace the function ``qualname`` of the student's module ``module_name`` by one that
+    raises :class:`DeadFunction` at once, there and wherever the student's modules or their
+    classes hold it (``from .rope import apply_rotary``, ``Module.forward = _fast_forward``);
+    whether it was found."""
+    module = sys.modules.get(f"{package}.{module_name}")
+    found = _defined(module, qualname) if module is not None else None
+    if found is None:
+        return False
+    owner, attribute, original = found
+
+    def dead(*args, **kwargs):
+        raise DeadFunction(f"{module_name}.{qualname}")
+
+    dead.__name__, dead.__qualname__ = attribute, qualname
+    setattr(owner, attribute, dead)
+    for name, other in list(sys.modules.items()):
+        if not name.startswith(package + ".") or other is None:
+            continue
+        holders = [other] + [value for value in vars(other).values()  # and its classes
+                             if isinstance(value, type) and value.__module__ == name]
+        for holder in holders:
+            for key, value in list(vars(holder).items()):
+                if value is original:
+                    setattr(holder, key, dead)
+    return True
+
+
+def kill_dead(package: str, dead: list) -> None:
+    """Replace each function of ``dead`` (``[module, qualified name]`` pairs, from earlier runs),
+    importing its module first (given code may import it later); one that cannot be found or
+    whose module does not import is left alone."""
+    for entry in dead[:4 * MAX_DEAD] if isinstance(dead, list) else []:
+        try:
+            module_name, qualname = (str(part) for part in entry)
+            if module_name.isidentifier():
+                importlib.import_module(f"{package}.{module_name}")
+                kill(package, module_name, qualname)
+        except BaseException:  # noqa: BLE001, S110 - a module that fails to import stays away
+            pass
+
+
+def _in_profile_hook(frame) -> bool:
+    """Whether ``frame`` runs inside the profile function (``own_work.Watch``'s)."""
+    hook = sys.getprofile()
+    code = getattr(getattr(hook, "__func__", hook), "__code__", None)
+    while code is not None and frame is not None:
+        if frame.f_code.co_filename == code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
+class CaseTimer:
+    """Each case's CPU time (``ITIMER_PROF``: all of the process's threads): when ``seconds``
+    are spent, look again ``window`` seconds later; the innermost function of the student's
+    modules still running in both looks (the same call, not a new one: a loop that calls an
+    honest function over and over is the loop's fault) is killed (:func:`kill`) and named in
+    ``dead.json``, and the case fails with :class:`OutOfTime`, again every :data:`AGAIN_S`
+    should the student's code catch it."""
+
+    def __init__(self, seconds: float, package: str, out_dir: str):
+        self.seconds = max(0.05, float(seconds))
+        self.window = max(0.05, self.seconds / 10)
+        self.package, self.out_dir = package, out_dir
+        self.looks: list[list] = []
+        self.dead: list[list[str]] = []
+        self.active = False
+        signal.signal(signal.SIGPROF, self._fire)  # stays: a late signal finds it inactive
+
+    def __enter__(self) -> CaseTimer:
+        self.looks = []
+        self.active = True
+        signal.setitimer(signal.ITIMER_PROF, self.seconds)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.active = False
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        self.looks = []
+
+    def _fire(self, signum, frame) -> None:
+        if not self.active:
+            return
+        if self.looks and _in_profile_hook(frame):  # raised there, it would switch the hook off
+            signal.setitimer(signal.ITIMER_PROF, 0.005)
+            return
+        self.looks.append(_student_frames(frame, self.package))
+        if len(self.looks) == 1:
+            signal.setitimer(signal.ITIMER_PROF, self.window)
+            return
+        signal.setitimer(signal.ITIMER_PROF, AGAIN_S)
+        if len(self.looks) == 2:
+            self._kill_running(*self.looks)
+        raise OutOfTime("the case ran out of its CPU time")
+
+    def _kill_running(self, first: list, second: list) -> None:
+        for frame in second:
+            if not any(frame is seen for seen in first):
+                continue
+            module_name = frame.f_globals["__name__"][len(self.package) + 1:]
+            qualname = frame.f_code.co_qualname
+            if module_name.isidentifier() and kill(self.package, module_name, qualname):
+                if len(self.dead) < MAX_DEAD:
+                    self.dead.append([module_name, qualname])
+                    _write_json(os.path.join(self.out_dir, DEAD_FILE), {"dead": self.dead})
+                return
+
+
+def run(request: dict, out_dir: str, package: str = "minimodel.positional", *,
+        timed: bool = False) -> None:
     """Import the student's module and run every case of ``request``, saving as it goes. The
     course's watch (``minimodel.own_work.Watch``) sees what the student's code calls: a case (or
-    an import) that calls a refused library's function fails with ``own_work.call_refusal``."""
+    an import) that calls a refused library's function fails with ``own_work.call_refusal``.
+    ``timed``: each case on the request's ``case_cpu_s`` (:class:`CaseTimer`; only in the
+    sandbox's own process, never in the grader's)."""
     inputs = load_arrays(request["inputs"])
     student_dir = None  # where the student's files are: the package's folder, then the module's
     try:
@@ -277,6 +449,7 @@ def run(request: dict, out_dir: str, package: str = "minimodel.positional") -> N
 
         with Watch(student_dir) as watch:
             module = importlib.import_module(f"{package}.{request['module']}")
+            kill_dead(package, request.get("dead", []))
         student_dir = os.path.dirname(os.path.realpath(module.__file__ or ""))
         if called := watch.take():
             raise ImportError(call_refusal(called[0]))
@@ -286,12 +459,15 @@ def run(request: dict, out_dir: str, package: str = "minimodel.positional") -> N
         _write_json(os.path.join(out_dir, "done.json"), {"cases": 0, "import_error": True})
         return
     device = request.get("variant", "cpu")
+    case_cpu = request.get("limits", {}).get("case_cpu_s")
+    timer = CaseTimer(case_cpu, package, out_dir) if timed and case_cpu and \
+        threading.current_thread() is threading.main_thread() else contextlib.nullcontext()
     for index, case in enumerate(request["cases"]):
         prefix = os.path.join(out_dir, f"case_{index:03d}")
         record: dict = {"index": index}
         try:
             try:
-                with watch:
+                with watch, timer:
                     value = call_case(module, case, inputs, device)
             finally:  # a refused call outweighs whatever the case did after it
                 if called := watch.take():

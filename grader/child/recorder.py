@@ -18,13 +18,16 @@ import os
 import probe_runner
 
 
-def make_recorder(out_dir: str):
+def make_recorder(out_dir: str, dead: list = (), package: str = "minimodel.positional"):
     """A ``record(cell_id, expressions)`` function that writes under ``out_dir/records``.
 
     Called in the kernel's first cell, before any of the student's: from then on the student's
-    code cannot import the self-check (``probe_runner.block_borrowed_imports``).
+    code cannot import the self-check (``probe_runner.block_borrowed_imports``), and each
+    function of the student's modules in ``dead`` (``[module, qualified name]`` pairs: those that
+    ran out of their time in the probe groups) raises at once (``probe_runner.kill_dead``).
     """
     probe_runner.block_borrowed_imports()
+    probe_runner.kill_dead(package, list(dead))
 
     def record(cell_id: str, expressions: dict) -> None:
         folder = os.path.join(out_dir, "records", cell_id)

@@ -51,7 +51,7 @@ def _worker(request: dict, config: dict, item_dir: str, out_w: int, applied: dic
         import probe_runner
 
         probe_runner.block_borrowed_imports()
-        probe_runner.run(request, item_dir)
+        probe_runner.run(request, item_dir, timed=True)
         code = 0
     except BaseException:  # noqa: BLE001 - reported through the missing done.json
         code = 71

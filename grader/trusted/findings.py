@@ -14,7 +14,7 @@ import signal
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
-from grader.child.probe_runner import BLOCKED, forbidden
+from grader.child.probe_runner import BLOCKED, OUT_OF_TIME, forbidden
 from grader.trusted.redact import exception_words, from_student
 from grader.trusted.status import Run
 from minimodel.own_work import CODE, Refusal, explain, kind_of, refused_call
@@ -157,11 +157,17 @@ def import_finding(error: dict, module_file: str) -> Finding:
 
 
 def exception_findings(errors: list[dict], total: int) -> list[Finding]:
-    """Group the exceptions the cases raised, one finding per exception type."""
+    """Group the exceptions the cases raised, one finding per exception type; the cases that
+    ran out of time, or called a function that had (``grader.trusted.out_of_time``), in one
+    finding that names no function (the top of the feedback does, once)."""
     by_type: dict[str, list[dict]] = {}
     for error in errors:
         by_type.setdefault(error.get("type", "Error"), []).append(error)
     findings = []
+    stopped = sum(len(by_type.pop(kind, [])) for kind in OUT_OF_TIME)
+    if stopped:
+        findings.append(out_of_time_finding(f"{stopped} de {total} casos ocultos no terminaron",
+                                            f"{stopped} of {total} hidden cases did not finish"))
     for kind, group in by_type.items():
         first = group[0]
         es_msg, en_msg = from_student(first.get("message", ""))
@@ -186,6 +192,15 @@ def exception_findings(errors: list[dict], total: int) -> list[Finding]:
             f"{count_es} {kind_es}{line}: {es_msg}".rstrip(": "),
             f"{count_en} {kind_en}{line_en}: {en_msg}".rstrip(": ")))
     return findings
+
+
+def out_of_time_finding(what_es: str, what_en: str) -> Finding:
+    """``what`` did not finish because a function of the student ran out of time."""
+    return Finding("out-of-time-case",
+                   f"{what_es}: se llamó a una función tuya que se quedó sin tiempo (mira «Tu "
+                   "entrega», al principio).",
+                   f"{what_en}: a function of yours that ran out of time was called (see "
+                   "'Your submission', at the top).")
 
 
 # what each reason a check fails for says after "N of M hidden cases: "

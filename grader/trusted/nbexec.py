@@ -34,8 +34,9 @@ from pathlib import Path
 import jupytext
 import nbformat
 
+from grader.child.probe_runner import OUT_OF_TIME
 from grader.hidden.spec import NotebookChecks
-from grader.trusted.findings import UNSAFE_OUTPUT
+from grader.trusted.findings import UNSAFE_OUTPUT, out_of_time_finding
 from grader.trusted.forkservers import KernelServer, sandbox_config
 from grader.trusted.redact import Sources, exception_words, from_student
 from grader.trusted.safe_io import Beneath, UnsafeData, read_entry, read_head, read_json
@@ -106,13 +107,16 @@ def record_source(cell_id: str, expressions: dict[str, str]) -> str:
     return f"__minimodel_record({cell_id!r}, {{{body}}})\n"
 
 
-def setup_source(runner_dir: str, out_dir: str) -> str:
-    """The first cell: defines ``__minimodel_record`` (``grader/child/recorder.py``)."""
+def setup_source(runner_dir: str, out_dir: str, dead: list[list[str]] = ()) -> str:
+    """The first cell: defines ``__minimodel_record`` (``grader/child/recorder.py``), and
+    replaces the functions of the student's modules in ``dead`` (those that ran out of their
+    time in the probe groups, ``grader.trusted.out_of_time``) by ones that raise at once."""
+    dead_arg = f", {[list(map(str, entry)) for entry in dead]!r}" if dead else ""
     return (
         "import sys as _mm_sys\n"
         f"_mm_sys.path.insert(0, {runner_dir!r})\n"
         "from recorder import make_recorder as _mm_make\n"
-        f"__minimodel_record = _mm_make({out_dir!r})\n"
+        f"__minimodel_record = _mm_make({out_dir!r}{dead_arg})\n"
         "del _mm_sys, _mm_make\n"
     )
 
@@ -123,10 +127,12 @@ def _grade_id(cell) -> str | None:
 
 
 def build_run_notebook(source: nbformat.NotebookNode, student: nbformat.NotebookNode | None,
-                       checks: NotebookChecks, runner_dir: str, out_dir: str) -> tuple:
+                       checks: NotebookChecks, runner_dir: str, out_dir: str, *,
+                       dead: list[list[str]] = ()) -> tuple:
     """The notebook to execute and a note of what was taken from where.
 
-    ``student=None`` runs the source's own solutions (how the references are recorded).
+    ``student=None`` runs the source's own solutions (how the references are recorded);
+    ``dead``: the student's functions that ran out of their time (:func:`setup_source`).
     """
     known = {_grade_id(c) for c in source.cells if _grade_id(c)}
     answers: dict[str, str] = {}
@@ -145,7 +151,7 @@ def build_run_notebook(source: nbformat.NotebookNode, student: nbformat.Notebook
         else:
             added.setdefault(previous, []).append(text)
     record_of = {c.grade_id: c for c in checks.cells}
-    cells = [_cell(setup_source(runner_dir, out_dir), "setup", None)]
+    cells = [_cell(setup_source(runner_dir, out_dir, dead), "setup", None)]
     cells += [_cell(text, "added", None) for text in added.get(None, [])]
     for cell in source.cells:
         grade_id = _grade_id(cell)
@@ -495,7 +501,10 @@ def kernel_findings(outcome: dict, build: dict) -> list[Finding]:
         findings.append(UNSAFE_OUTPUT)
     for error in outcome.get("cell_errors", [])[:3]:
         where, where_en = error.get("grade_id") or "añadida", error.get("grade_id") or "added"
-        if error.get("ename") == TIMEOUT:
+        if error.get("ename") in OUT_OF_TIME:
+            findings.append(out_of_time_finding(f"La celda «{where}» no terminó",
+                                                f"Cell '{where_en}' did not finish"))
+        elif error.get("ename") == TIMEOUT:
             findings.append(Finding("nb-cell-timeout",
                                     f"La celda «{where}» superó el tiempo límite.",
                                     f"Cell '{where_en}' went over the time limit."))

@@ -38,7 +38,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from grader.child.probe_runner import BLOCKED, forbidden, refusal
+from grader.child.probe_runner import BLOCKED, OUT_OF_TIME, forbidden, refusal
 from minimodel.course import LABS
 from minimodel.implementation import STUBS_DIR
 from minimodel.messages import split_bilingual
@@ -201,7 +201,8 @@ class Sources:
     def clean_error(self, error: dict) -> dict:
         """An exception a run reported, with only what the fixed sets allow (type, message,
         file and line)."""
-        clean = {"type": error["type"] if error["type"] in BUILTIN_EXCEPTIONS else OWN_CLASS,
+        clean = {"type": error["type"] if error["type"] in BUILTIN_EXCEPTIONS or
+                 error["type"] in OUT_OF_TIME else OWN_CLASS,
                  "message": self.message(error["message"])}
         file = error.get("file")
         if file in self.files:

@@ -23,6 +23,7 @@ from grader.hidden.spec import LabChecks
 from grader.trusted import nbexec
 from grader.trusted.budget import DescendantCpu, StudentBudget
 from grader.trusted.forkservers import KernelServer, Zygote, sandbox_config
+from grader.trusted.out_of_time import OutOfTime, case_cpu_s
 from grader.trusted.safe_io import Beneath, OutputCap, read_group
 from grader.trusted.sandbox import Capabilities, ItemFolders, Limits, matplotlib_cache
 from grader.trusted.status import Notebook, Report, Run
@@ -97,6 +98,7 @@ class LabRun:
     log_path: Path | None = None  # the instructor-only log of what the runs printed
     package: str = "minimodel.positional"
     reports: dict[str, dict] = field(default_factory=dict)  # "<lab>/<group>/<variant>" -> run
+    out_of_time: OutOfTime = field(default_factory=lambda: OutOfTime({}))  # the student's
     outputs: OutputCap = field(default_factory=OutputCap)  # what its probe groups leave to read
 
     def log(self, text: str) -> None:
@@ -140,15 +142,18 @@ class LabRun:
         """One probe group on one variant. A group stopped by the wall clock runs once more
         with a wall budget the CPU limit decides (four times it, plus 10 s; the CPU limit
         unchanged) before a time-out is scored, so that a busy machine does not change the
-        grade; no run holds the worker beyond the student's wall-clock budget."""
+        grade; no run holds the worker beyond the student's wall-clock budget. The functions
+        that ran out of their time before are not run (``out_of_time``); a run in which one
+        does is charged its CPU limit, as if that had stopped it."""
         n = len(group.cases)
         limits = self.limits.group()
+        limits["case_cpu_s"] = case_cpu_s(limits)
         for attempt in (1, 2):
             limits = {**limits, "wall_s": min(float(limits["wall_s"]), self.budget.wall_left())}
             request = {"dir": self.scratch.new_item_dir(f"{group.key}-{variant}"),
                        "module": group.module, "variant": variant, "inputs": str(self.inputs),
                        "cases": [c.to_json() for c in group.cases], "limits": limits,
-                       "sandbox": sandbox}
+                       "sandbox": sandbox, "dead": self.out_of_time.request()}
             if self.zygote is None:
                 (self.scratch.items / request["dir"]).mkdir(parents=True)
                 probe_runner.run(request, str(self.scratch.items / request["dir"]), self.package)
@@ -160,8 +165,9 @@ class LabRun:
             stopped = report.get("status") == Report.TIMEOUT
             retry = stopped and attempt == 1 and self.budget.left() > float(limits["wall_s"]) \
                 and self.budget.wall_left() > float(limits["wall_s"])
-            self.budget.charge(0.0 if retry else _group_charge(report, limits),
-                               float(report.get("wall_s", 0)))
+            died = not retry and self.out_of_time.take(Beneath(self.scratch.items) / request["dir"])
+            self.budget.charge(0.0 if retry else float(limits["cpu_s"]) if died
+                               else _group_charge(report, limits), float(report.get("wall_s", 0)))
             if not retry:
                 break
             wall = max(3 * float(limits["wall_s"]), 4 * float(limits["cpu_s"]) + 10)
@@ -191,7 +197,7 @@ class LabRun:
             name = module_name(self.checks.lab_id) + ("" if attempt == 1 else "-again")
             notebook, build = nbexec.build_run_notebook(
                 source, student, self.checks.notebook, str(self.scratch.runner),
-                str(self.scratch.items / f"nb-{name}"))
+                str(self.scratch.items / f"nb-{name}"), dead=self.out_of_time.request())
             fonts = matplotlib_cache(mpl_cache)  # built once per run, charged to nobody
             sources = nbexec.notebook_sources(self.scratch.sources, notebook)
             with DescendantCpu(exclude=measured_apart) as meter:

@@ -64,6 +64,7 @@ class Limits:
 
     wall_s: float = 20.0
     cpu_s: int = 20
+    case_cpu_s: float = 5.0  # CPU seconds per case (at most 0.7 x cpu_s): then its function dies
     memory_mb: int = 2048
     fsize_mb: int = 32
     nproc: int = 64
@@ -77,7 +78,8 @@ class Limits:
     scratch_mb: int = 512  # the size of a submission's scratch folder (a tmpfs)
 
     def group(self) -> dict:
-        keys = ("wall_s", "cpu_s", "memory_mb", "fsize_mb", "nproc", "nofile", "output_kb")
+        keys = ("wall_s", "cpu_s", "case_cpu_s", "memory_mb", "fsize_mb", "nproc", "nofile",
+                "output_kb")
         return {key: getattr(self, key) for key in keys}
 
     def kernel(self) -> dict:

@@ -33,6 +33,7 @@ from grader.trusted import gradebook, nbexec, status
 from grader.trusted.borrowed import borrowed_modules
 from grader.trusted.budget import StudentBudget
 from grader.trusted.findings import GRADER_ERROR
+from grader.trusted.out_of_time import OutOfTime, case_cpu_s
 from grader.trusted.record import Instructor, LabRecord, StudentRecord
 from grader.trusted.references import References
 from grader.trusted.runs import LabRun, kernel_server, zygote
@@ -59,6 +60,7 @@ class StudentRun:
     log_path: Path
     budget: StudentBudget
     borrowed: dict[str, Finding]  # module -> why it scores 0 (it takes its values from the course)
+    out_of_time: OutOfTime  # the functions that ran out of their time: not run again
 
 
 @dataclass
@@ -92,12 +94,13 @@ def grade_student(student_id: str, path: Path, ctx: RunContext) -> dict:
     log_path = ctx.out / "logs" / f"{safe}.log"
     log_path.write_bytes(f"== {student_id} {datetime.datetime.now().isoformat()}\n".encode())
     own = _own_modules(submission)
+    files = {**own, **_stubs_missing(own)}
     student = StudentRun(
-        submission=submission, scratch=_scratch(ctx, safe, {**own, **_stubs_missing(own)}),
-        ctx=ctx, log_path=log_path,
+        submission=submission, scratch=_scratch(ctx, safe, files), ctx=ctx, log_path=log_path,
         budget=StudentBudget(ctx.limits.student_cpu_s, ctx.limits.student_wall_s),
         # read before anything runs: a module that takes its values from the course scores 0
-        borrowed=borrowed_modules(own))
+        borrowed=borrowed_modules(own),
+        out_of_time=OutOfTime(files, case_cpu_s(ctx.limits.group())))
     try:
         labs = {lab_id: _grade_lab(lab_id, checks, student)
                 for lab_id, checks in chosen(ctx.labs).items()}
@@ -148,7 +151,8 @@ def _record(student_id: str, student: StudentRun, labs: dict[str, LabResult]) ->
     if any(f.get("code") == BORROWED for lab in lab_records.values() for v in lab.items
            for f in v.get("findings", [])):
         problems.append(Problem.BORROWED)  # said in the status column, not only in the items
-    messages = [m.to_json() for m in [*submission.flags, *submission.messages]]
+    messages = [m.to_json() for m in [*submission.flags, *submission.messages,
+                                      *student.out_of_time.findings()]]
     return StudentRecord(
         student_id=student_id, safe_id=gradebook.safe_id(student_id), complete=True,
         fingerprint=submission.fingerprint(), config=ctx.config, device=ctx.device,
@@ -193,7 +197,8 @@ def _grade_lab(lab_id: str, checks: LabChecks, student: StudentRun) -> LabResult
     run = LabRun(checks=checks, scratch=scratch,
                  inputs=scratch.add_inputs(module_name(lab_id), arrays), limits=ctx.limits,
                  budget=student.budget, zygote=zygote(ctx), caps=ctx.caps,
-                 extra_hide=ctx.extra_hide, cuda=ctx.cuda, log_path=student.log_path)
+                 extra_hide=ctx.extra_hide, cuda=ctx.cuda, log_path=student.log_path,
+                 out_of_time=student.out_of_time)
     # the groups of a missing module, or of one that borrows its answers, are not run
     not_run = {**student.borrowed, **{g.module: _missing_module(g.module) for g in checks.groups
                                       if student.submission.module(g.module) is None}}

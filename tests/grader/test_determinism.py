@@ -10,11 +10,14 @@ groups use about half of their wall-clock budget on a quiet core, so a busy mach
 over it: the grade stays the same because the CPU time decides and a group stopped by the wall
 clock is run again with more time before a time-out is scored.
 
-The loops are stopped by the CPU limit and charged that limit, whatever the load let them use
-before, so the cap per student (``STUDENT_CPU``) cuts at the same item every run: ``loop``'s four
-looping runs start before it is spent (3 x 2 s charged and a fraction for its first group);
-``capped`` loops in all five, its fourth starts with 1 s left, is stopped by the wall clock with
-no retry and charged that 1 s, and its fifth is not run.
+``loop``'s ``forward`` runs out of its time on its first case (1.4 s of CPU: ``--timeout 1``
+gives a CPU limit of 2 s per probe group), so it is not run again, in that group or the three
+later runs that call it; it is named once in the feedback, and that group is charged its CPU limit
+(``grader.trusted.out_of_time``), whatever the load. ``capped`` loops in C, where no Python code
+runs that could stop it: only the probe group's CPU limit does, in all five runs, and each is
+charged that limit, whatever the load let it use before, so the cap per student
+(``STUDENT_CPU``) cuts at the same item every run: its fourth run starts with 1 s left, is stopped
+by the wall clock with no retry and charged that 1 s, and its fifth is not run.
 """
 
 from __future__ import annotations
@@ -72,9 +75,10 @@ def write_class(folder: Path) -> Path:
 
 
 SPIN = "while True:\n    pass\n"
+SPIN_IN_C = "import collections, itertools\ncollections.deque(itertools.repeat(None), maxlen=0)\n"
 STUDENT_CPU = 7
 LOOPS = {"a_reference": REFERENCE,
-         "capped": stub_with(SPIN, "T = x.shape[-2]\n" + SPIN + REFERENCE_FORWARD),
+         "capped": stub_with(SPIN_IN_C, "T = x.shape[-2]\n" + SPIN_IN_C + REFERENCE_FORWARD),
          "loop": stub_with(REFERENCE_PE, "T = x.shape[-2]\n" + SPIN + REFERENCE_FORWARD)}
 
 
@@ -146,6 +150,11 @@ def test_loops_and_the_cap_per_student_same_rows_every_run(tmp_path, request):
     record = json.loads((tmp_path / "two/records/capped.json").read_text())
     budget = record["instructor"]["budget"]
     assert budget["used_s"] == STUDENT_CPU and budget["skipped"] == ["17.01/module_device/meta"]
+    record = json.loads((tmp_path / "two/records/loop.json").read_text())
+    assert [m["code"] for m in record["messages"]] == ["out-of-time"]
+    assert record["messages"][0]["en"].startswith("SinusoidalPositionalEncoding.forward ")
+    runs = record["instructor"]["groups"]
+    assert runs["17.01/module/cpu"]["cpu_s"] < 2 and runs["17.01/module_device/meta"]["cpu_s"] < 1
     finish(grader(subs, tmp_path / "one", 1, *cap))
     assert rows(tmp_path / "one", tuple(LOOPS)) == expected
     request.getfixturevalue("busy_cores")

@@ -67,7 +67,8 @@ def test_noise_and_warnings_cost_nothing(run):
 
 
 @pytest.mark.parametrize("name, code", [
-    ("infinite_loop", "cpu"), ("sigterm_ignored", "timeout"), ("output_flood", "output-flood"),
+    ("infinite_loop", "out-of-time"), ("infinite_loop", "out-of-time-case"),
+    ("sigterm_ignored", "timeout"), ("output_flood", "output-flood"),
     ("exit_at_import", "exit-at-import"), ("os_exit_at_import", "exited"),
     ("segfault", "crashed"), ("syntax_error", "syntax-error"), ("not_utf8", "not-utf8"),
     ("huge_file", "too-large"), ("zip_slip", "zip-slip"), ("zip_symlink", "symlink"),
