@@ -42,7 +42,7 @@ TIMEOUT_S = 600  # Gradescope's default time-out for one submission (its setting
 MARGIN_S = 90  # of the time-out, left for start-up, judging, feedback and results.json
 MIN_TIMEOUT_S = 240  # below this, a full submission would not fit with its margin
 MEMORY_MB = 768  # Gradescope's default container memory
-PEAK_PSS_MB = 754  # the process tree's peak for a correct full submission (measured; README)
+PEAK_PSS_MB = 640  # the process tree's peak for a correct full submission (measured; README)
 
 
 def limits_within(timeout_s: float) -> Limits:
