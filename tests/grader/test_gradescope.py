@@ -32,6 +32,7 @@ from grader.trusted.feedback import number
 from grader.trusted.gradescope import (
     MARGIN_S,
     MEMORY_MB,
+    MIN_TIMEOUT_S,
     PEAK_PSS_MB,
     ROOT_ENV,
     limits_within,
@@ -326,6 +327,33 @@ def test_a_correct_submission_gets_every_point_every_time_within_the_memory(full
     assert max(peaks) <= MEMORY_MB, f"the process tree peaked at {max(peaks):.0f} MiB"
     assert 0.8 * max(peaks) <= PEAK_PSS_MB, \
         f"the figure instructors read ({PEAK_PSS_MB} MiB) is far from the measured {peaks}"
+
+
+@pytest.fixture(scope="module")
+def rope_container():
+    """The container of a bundle of lab 17.03 whose time-out is the shortest the bundle takes."""
+    yield from _container(["17.03"], timeout_s=MIN_TIMEOUT_S)
+
+
+def _looping_rope(root: Path) -> None:
+    """The reference, with an ``apply_rotary`` that never returns."""
+    build_sample("reference", root / "submission")
+    rope = root / "submission" / "src" / "minimodel" / "positional" / "rope.py"
+    head, tail = rope.read_text(encoding="utf-8").split("def apply_rotary(", 1)
+    signature, body = tail.split(":\n", 1)
+    rope.write_text(f"{head}def apply_rotary({signature}:\n    while True:\n        pass\n{body}",
+                    encoding="utf-8")
+
+
+def test_an_endless_loop_gets_its_results_within_the_time_out_the_same_every_run(rope_container):
+    runs = [rope_container(f"loop-{n}", _looping_rope) for n in range(2)]
+    for data, _, _ in runs:
+        assert data["execution_time"] < MIN_TIMEOUT_S
+        assert 0 < data["score"] < sum(test["max_score"] for test in data["tests"])
+        assert "apply_rotary" in data["output"]  # named once, at the top of the feedback
+    first, second = (data for data, _, _ in runs)
+    assert [(t["name"], t["score"], t["output"]) for t in first["tests"]] == \
+        [(t["name"], t["score"], t["output"]) for t in second["tests"]]
 
 
 def test_the_trusted_side_loads_no_pytorch():
