@@ -200,6 +200,7 @@ def _cell_mistakes(checks: LabChecks, cells: dict, notebook: dict, arrays: dict)
                 records = {n: _store(arrays, f"nm/{grade_id}/{item.key}/{n}", [_output(v)])
                            for n, v in sorted(wrong.items())}
                 found.setdefault(grade_id, {})[item.key] = {"es": item.es, "en": item.en,
+                                                            "target": item.target,
                                                             "records": records}
     return found
 

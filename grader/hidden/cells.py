@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grader.hidden.carried import built_on
 from grader.hidden.spec import Case, Group
 from grader.trusted.findings import mismatch_findings
 from grader.trusted.redact import known_name
@@ -297,6 +298,7 @@ def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | Non
                               check_kind=name in exact_kind, check_dtype=False)
             for name in ctx.cell.records
             if not name.startswith("_") and name not in ctx.cell.volatile}
+        carried = carried_records(ctx, named)
         for name, indices in recomputed.items():
             if named[name].ok:
                 named[name] = _agrees_with_probe(ctx, name, indices)
@@ -307,10 +309,10 @@ def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | Non
                 c.error or {}).get("type") == "KeyError" else c for k, c in named.items()}
         checks = list(named.values())
         if all(c.ok for c in checks):
-            return ctx.verdict(checks)
+            return ctx.verdict(checks, carried)
         failed = [p for k, p in enumerate(properties) if named[f"property:{k}"].reason in
                   ("property", "probe")]
-        known = [*(Mistake(m["code"], lambda get, v=m["values"]: v, m["es"], m["en"])
+        known = [*(Mistake(m["code"], lambda get, v=m["values"]: v, *_after_target(m))
                    for m in ctx.mistakes), *mistakes]
         found = [Finding(m.code, m.es, m.en) for m in known if m.matches(ctx, named)]
         found += [Finding(p.code, p.es, p.en) for p in failed if not p.requirement]
@@ -326,9 +328,50 @@ def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | Non
         unmet = [Finding(p.code, p.es, p.en) for p in failed if p.requirement]
         if unmet and not found:  # said next to the generic findings of the other records
             found = mismatch_findings(checks)
-        return ctx.verdict(checks, found + unmet)
+        if carried and not found:  # the notes below do not say what else failed
+            found = mismatch_findings(checks)
+        return ctx.verdict(checks, found + unmet + carried)
 
     return judge
+
+
+def _holds(ctx: CellContext, name: str, wrong) -> bool:
+    """The student's record ``name`` holds ``wrong`` (a catalogue mistake's value: a float64
+    array, of all the outputs stacked for a record of several, ``None`` or a string)."""
+    several = len(ctx.refs.get(name, [])) > 1
+    if several and isinstance(wrong, np.ndarray):
+        mine = outputs(ctx, name)
+        return len(mine) == len(wrong) and all(same(m, w, MISTAKE_TOLERANCE)
+                                               for m, w in zip(mine, wrong, strict=True))
+    return same(value(ctx, name), wrong, MISTAKE_TOLERANCE)
+
+
+def _after_target(mistake: dict) -> tuple[str, str]:
+    """A catalogue mistake's texts after the function that holds it, as the self-check heads
+    them."""
+    where = f"{mistake['target']}: " if mistake.get("target") else ""
+    return where + mistake["es"], where + mistake["en"]
+
+
+def carried_records(ctx: CellContext, named: dict[str, Check]) -> list[Finding]:
+    """Error carried forward in a cell that names the module's catalogue: the records that fail
+    only because they hold what a classic mistake of the module gives (the notebook's work done
+    right on top of it, or a plain call of the module, which the module's items grade) pass;
+    notes (no points) name the mistake, after the function that holds it, and say so."""
+    notes: list[Finding] = []
+    failing = {n for n, c in named.items() if not c.ok}
+    for mistake in ctx.mistakes:  # each one that fits is named (two may give the same values)
+        credited = [n for n, wrong in mistake["values"].items()
+                    if n in failing and _holds(ctx, n, wrong)]
+        if not credited:
+            continue
+        for name in credited:
+            named[name] = Check(True)
+        target = mistake.get("target") or "módulo / module"
+        notes += [Finding(mistake["code"], *_after_target(mistake), scoring=False),
+                  built_on(target, len(credited), len(named),
+                           ("valores de esta celda", "values of this cell"))]
+    return [f for i, f in enumerate(notes) if f not in notes[:i]]
 
 
 def formula_mistakes(record: str, formula: Callable[..., np.ndarray], table: dict,

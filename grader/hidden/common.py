@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader.hidden.carried import carry_forward
 from grader.trusted.status import Run
 from grader.trusted.verdicts import (
     MISTAKE_TOLERANCE,
@@ -31,10 +32,12 @@ def judged_cases(ctx: JudgeContext, compare=whole_case, cases=None,
     """Every case of the item's group (or only its first ones, ``cases = range(n)``) against its
     reference, by ``compare(ctx, k, **options)`` (:func:`whole_case`, or ``JudgeContext.compare``
     for the first output only): the checks, the indices of the failing cases, and the catalogue's
-    mistakes that explain them all."""
+    mistakes that explain them all. A case that is the item's own work done right on top of a
+    classic mistake of another function of the student's passes
+    (:func:`grader.hidden.carried.carry_forward`)."""
     cases = range(len(ctx.group.cases)) if cases is None else cases
     assert cases == range(len(cases)), "the first cases of the group, as range(n)"
-    checks = [compare(ctx, k, **options) for k in cases]
+    checks = carry_forward(ctx, [compare(ctx, k, **options) for k in cases])
     failing = [k for k, c in enumerate(checks) if not c.ok]
     return checks, failing, ctx.named_mistakes(failing)
 
@@ -141,10 +144,10 @@ def device_judge(es: str, en: str, tolerances: dict[str, Tolerance] | None = Non
     def judge_device(ctx: JudgeContext):
         n = len(ctx.group.cases)
         checks = []
+        values = carry_forward(ctx, [whole_case(ctx, k, tolerances=tolerances) for k in range(n)])
         for k in range(n):
-            values = whole_case(ctx, k, tolerances=tolerances)
             placed = ctx.compare(k, run=ctx.meta_run, device="meta", values=False)
-            checks.append(values if not values.ok else placed)
+            checks.append(values[k] if not values[k].ok else placed)
         gpu_checks = [whole_case(ctx, k, run=ctx.gpu_run, device="cuda", tolerances=tolerances)
                       for k in range(n)]
         diagnoses = [Finding("device", es, en)] if off_device(ctx, n) else []

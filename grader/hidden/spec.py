@@ -258,6 +258,10 @@ class LabChecks:
     cells: tuple[CellCheck, ...] = ()
     questions: tuple[tuple[str, str], ...] = ()
     forms: tuple[Form, ...] = ()  # other signatures of the notebook's answers, for the leak search
+    # items that cannot be judged apart from the functions they compose: key -> (es, en), why;
+    # said in the item's feedback when it loses points (grader.hidden.carried.apart), and the
+    # only items where a mistake of another function may cost (grader/mistake_matrix.md)
+    composed: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def __post_init__(self):
         object.__setattr__(self, "items", tuple(self.items))  # an Items list, declared in order

@@ -81,7 +81,13 @@ def inputs_hash(arrays: dict[str, np.ndarray]) -> str:
 
 def record_value(described: list[dict], arrays: dict):
     """A stored record of one output as a cell's judge reads it (``cells.value``): ``None``, a
-    string or a float64 array (``()`` for a record of several outputs)."""
+    string or a float64 array; a record of several outputs (a list of numbers) as the float64
+    array of them all, stacked (``()`` when they cannot be)."""
+    if len(described) > 1:
+        parts = [np.asarray(arrays[e["array"]], dtype=np.float64) if "array" in e else None
+                 for e in described]
+        if all(p is not None and p.shape == parts[0].shape for p in parts):
+            return np.stack(parts)
     entry = described[0] if len(described) == 1 else {}
     if entry.get("kind") == "none":
         return None
@@ -140,6 +146,8 @@ class References:
         if grade_id not in self._cell_mistakes:
             self._cell_mistakes[grade_id] = [
                 {"code": key.split(".", 1)[1], "es": item["es"], "en": item["en"],
+                 "target": item.get("target") or self.meta.get("mistakes", {}).get(
+                     key, {}).get("target"),
                  "values": {name: record_value(described, self.arrays)
                             for name, described in item["records"].items()}}
                 for key, item in sorted(

@@ -223,9 +223,10 @@ def _judge_items(checks: LabChecks, outcomes: dict[str, dict[str, GroupOutcome]]
                  ctx: RunContext) -> tuple[list[Verdict], list[Problem]]:
     """Every item of the lab judged on its group's runs; a judge that fails is a problem."""
     verdicts, problems = [], []
+    lab = {g.key: (g, outcomes[g.key]["cpu"], refs.mistakes(g.key)) for g in checks.groups}
     for item in checks.items:
         context = _judge_context(item, checks.group(item.group), outcomes[item.group], refs,
-                                 arrays, ctx)
+                                 arrays, ctx, lab=lab)
         verdict, judged = _judged(item.judge, context, item.key, (item.title_es, item.title_en),
                                   item.points)
         verdicts.append(verdict)
@@ -234,9 +235,10 @@ def _judge_items(checks: LabChecks, outcomes: dict[str, dict[str, GroupOutcome]]
 
 
 def _judge_context(item: Item, group: Group, runs: dict[str, GroupOutcome], refs: References,
-                   arrays: dict, ctx: RunContext) -> JudgeContext:
+                   arrays: dict, ctx: RunContext, *, lab: dict | None = None) -> JudgeContext:
     """What ``item``'s judge sees. A device group always has a CUDA run (an absent, not run one
-    without a GPU) and a meta run (absent, like the CPU run, when its module did not run)."""
+    without a GPU) and a meta run (absent, like the CPU run, when its module did not run).
+    ``lab``: every group of the lab with its CPU run and mistakes (``JudgeContext.lab``)."""
     gpu = meta = None
     if group.device:
         n = len(group.cases)
@@ -246,7 +248,7 @@ def _judge_context(item: Item, group: Group, runs: dict[str, GroupOutcome], refs
                         refs=refs.group(item.group), inputs=arrays,
                         module_file=f"{group.module}.py", limits=ctx.limits.group(),
                         meta_run=meta, gpu_scores=ctx.device == "cuda",
-                        mistakes=refs.mistakes(item.group))
+                        mistakes=refs.mistakes(item.group), lab=lab or {})
 
 
 def _judged(judge: Callable, context, key: str, titles: tuple[str, str],

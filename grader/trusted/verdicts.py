@@ -193,6 +193,37 @@ def errors_of(checks: list[Check]) -> list[dict]:
     return [c.error for c in checks if c.reason == "error" and c.error]
 
 
+# --- the catalogue's mistakes ------------------------------------------------------------------
+
+def mistake_finding(item: dict) -> Finding:
+    """A catalogue mistake (``References.mistakes``' entry) as a finding: its code, and its texts
+    after the function that holds it, as the self-check heads them (``apply_rotary: ...``)."""
+    target = item.get("target")
+    where = f"{target}: " if target else ""
+    return Finding(item["code"].split(".", 1)[1], where + item["es"], where + item["en"])
+
+
+def output_matches(run: GroupOutcome, index: int, outputs: list[dict] | dict) -> bool:
+    """Whether ``run``'s outputs of case ``index`` are a mistake's (stored as every
+    ``stride``-th value, ``grader.build.references``), or raise as the mistake does."""
+    if isinstance(outputs, dict):
+        return run.output(index) is None and (run.error(index) or {}).get("type") == \
+            outputs["error"]
+    for position, wrong in enumerate(outputs):
+        got = run.output(index, position)
+        if wrong.get("kind") == "none":  # the mistake returns None there
+            if got is None or got.get("kind") != "none":
+                return False
+            continue
+        if got is None or got.get("array") is None or wrong.get("array") is None or \
+                tuple(np.shape(got["array"])) != tuple(wrong["shape"]):
+            return False
+        sample = np.asarray(got["array"]).reshape(-1)[::wrong.get("stride", 1)]
+        if not values_close(sample, wrong["array"], MISTAKE_TOLERANCE)[0]:  # or another shape
+            return False
+    return True
+
+
 # --- what a judge receives ----------------------------------------------------------------------
 
 @dataclass(kw_only=True)
@@ -211,40 +242,29 @@ class JudgeContext:
     meta_run: GroupOutcome | None = None  # device groups: the run on the meta device
     gpu_scores: bool = False  # graded with --device cuda: the CUDA run counts
     mistakes: list[dict] = field(default_factory=list)  # References.mistakes(group)
+    # every probe group of the lab: key -> (Group, its CPU run, References.mistakes(key)), so
+    # that an item can tell a mistake of another function of the student's (error carried
+    # forward, grader.hidden.carried); ``carried``: what it credited, said as notes
+    lab: dict = field(default_factory=dict)
+    carried: list[Finding] = field(default_factory=list)
 
     def named_mistakes(self, failing: list[int]) -> list[Finding]:
         """The classic mistakes (``solutions/mistakes/``) whose outputs on the hidden inputs the
         student's match on every case of ``failing``: a finding each, with the catalogue's code
-        and texts (the ones the self-check shows)."""
-        return [Finding(item["code"].split(".", 1)[1], item["es"], item["en"])
-                for item in (self.mistakes if failing else ())
-                if all(k in item["cases"] and self._matches(k, item["cases"][k]) for k in failing)]
+        and texts (the ones the self-check shows), after the function that holds it. When none
+        explains them all (two mistakes at once), those that explain some of them."""
+        shown = [(item, [k in item["cases"] and self._matches(k, item["cases"][k])
+                         for k in failing]) for item in (self.mistakes if failing else ())]
+        every = [mistake_finding(item) for item, matched in shown if all(matched)]
+        return every or [mistake_finding(item) for item, matched in shown if any(matched)]
 
     def catalogue_finding(self, key: str) -> list[Finding]:
         """The catalogue's mistake ``key`` (``<module>.<code>``) of this group as a finding,
         named without matching its values (a judge that recognises it otherwise)."""
-        return [Finding(m["code"].split(".", 1)[1], m["es"], m["en"]) for m in self.mistakes
-                if m["code"] == key]
+        return [mistake_finding(m) for m in self.mistakes if m["code"] == key]
 
     def _matches(self, index: int, outputs: list[dict] | dict) -> bool:
-        """Whether the student's outputs of case ``index`` are a mistake's (stored as every
-        ``stride``-th value, ``grader.build.references``), or raise as the mistake does."""
-        if isinstance(outputs, dict):
-            return self.out(index) is None and (self.error(index) or {}).get("type") == \
-                outputs["error"]
-        for position, wrong in enumerate(outputs):
-            got = self.out(index, position)
-            if wrong.get("kind") == "none":  # the mistake returns None there
-                if got is None or got.get("kind") != "none":
-                    return False
-                continue
-            if got is None or got.get("array") is None or wrong.get("array") is None or \
-                    tuple(np.shape(got["array"])) != tuple(wrong["shape"]):
-                return False
-            sample = np.asarray(got["array"]).reshape(-1)[::wrong.get("stride", 1)]
-            if not values_close(sample, wrong["array"], MISTAKE_TOLERANCE)[0]:  # or another shape
-                return False
-        return True
+        return output_matches(self.run, index, outputs)
 
     def out(self, index: int, position: int = 0, run: GroupOutcome | None = None) -> dict | None:
         return (run or self.run).output(index, position)
@@ -298,7 +318,7 @@ class JudgeContext:
                         findings.append(Finding(finding.code, where[0] + finding.es,
                                                 where[1] + finding.en,
                                                 finding.scoring and self.gpu_scores))
-        findings += list(notes)
+        findings += [*notes, *self.carried]
         score = round(item.points * fraction, 2)
         unique: dict[tuple[str, str], Finding] = {}
         for finding in findings:

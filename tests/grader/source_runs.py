@@ -70,6 +70,7 @@ def grade_sources(lab_id: str, sources: dict[str, str], folder: Path, checks=Non
         sys.path.remove(str(root))
     refs = refs or References(lab_id)
     verdicts = {}
+    lab = {g.key: (g, runs[g.key]["cpu"], refs.mistakes(g.key)) for g in checks.groups}
     for item in checks.items:
         group = checks.group(item.group)
         n = len(group.cases)
@@ -79,7 +80,7 @@ def grade_sources(lab_id: str, sources: dict[str, str], folder: Path, checks=Non
         context = JudgeContext(item=item, group=group, run=cpu, gpu_run=gpu,
                                refs=refs.group(item.group), inputs=arrays,
                                module_file=f"{group.module}.py", limits={"wall_s": 5},
-                               meta_run=meta, mistakes=refs.mistakes(item.group))
+                               meta_run=meta, mistakes=refs.mistakes(item.group), lab=lab)
         verdicts[item.key] = item.judge(context)
     return verdicts
 

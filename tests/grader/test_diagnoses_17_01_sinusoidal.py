@@ -156,11 +156,19 @@ def test_module_offset_mistakes():
 
 
 @pytest.mark.parametrize("mistake", sorted(MISTAKEN))
-def test_module_inherits_a_table_mistake(mistake, mistaken):
-    verdict = mistaken[mistake]["module.values"]
-    assert f"module-{mistake}" in codes(verdict)
-    assert next(f for f in verdict.findings if f.code == f"module-{mistake}").en.startswith(
-        "The rows forward adds inherit a mistake of the table.")
+def test_a_table_mistake_costs_only_in_the_table(mistake, mistaken):
+    """One mistake costs once: forward, built right on the student's sinusoidal_pe, keeps its
+    points (values, dtype, device), and its feedback says where the mistake is."""
+    for key in ("module.values", "module.dtype", "module.device"):
+        verdict = mistaken[mistake][key]
+        assert verdict.score == verdict.points, (key, verdict.findings)
+    notes = [f for f in mistaken[mistake]["module.values"].findings
+             if f.code == "built-on-mistake"]
+    assert notes and not notes[0].scoring
+    assert notes[0].en.startswith("Built on your sinusoidal_pe, which has the mistake named above")
+    assert notes[0].es.startswith("Construido sobre tu sinusoidal_pe, que tiene el error")
+    named = next(f for f in mistaken[mistake]["pe.values"].findings if f.code == mistake)
+    assert named.en.startswith("sinusoidal_pe: ") and named.es.startswith("sinusoidal_pe: ")
 
 
 def dtype_outputs(out_dtype):

@@ -17,12 +17,20 @@ the judge also recognises a shift either way where every failing case has an off
 in the catalogue's words); float64 (or a tensor)
 returned (``minimodel.selfcheck.contracts``), ``x``'s dtype not kept, rows not moved to ``x``'s
 device (caught on the ``meta`` device without a GPU).
+
+One mistake costs once: the module's items build on the student's own ``sinusoidal_pe``, and a
+table mistake of the catalogue carried into the rows forward adds costs only in ``pe.*`` (the
+module items keep their points, with a note, ``grader.hidden.carried``). The notebook's cells
+``test-table`` and ``test-module`` only run the module, which the module items grade: a record
+that holds what a catalogue mistake of the module gives passes, with a note (``GIVEN`` recreates
+the names they use). Nothing in this lab is a composition that cannot be judged apart.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from grader.hidden.carried import carry_forward
 from grader.hidden.cells import cell_judge, ref
 from grader.hidden.common import contract, device_judge, dtype_not_kept, judged_cases, student
 from grader.hidden.spec import Case, CellCheck, Group, Input, Items, LabChecks, non_default
@@ -231,7 +239,8 @@ def judge_module_values(ctx: JudgeContext):
 @ITEMS.judge("module.dtype", 1, "SinusoidalPositionalEncoding: conserva el dtype",
              "SinusoidalPositionalEncoding: keeps the dtype", group="module_dtypes")
 def judge_module_dtype(ctx: JudgeContext):
-    checks = [ctx.compare(k, tolerances=SUM_TOLERANCES) for k in range(len(DTYPE_CASES))]
+    checks = carry_forward(ctx, [ctx.compare(k, tolerances=SUM_TOLERANCES)
+                                 for k in range(len(DTYPE_CASES))])
     return ctx.verdict(checks, diagnoses=dtype_not_kept(
         ctx, "SinusoidalPositionalEncoding.forward", [dtype for dtype, _, _ in DTYPE_CASES]))
 
@@ -280,10 +289,28 @@ def _transposed(ctx, ok):
     return []
 
 
+# The notebook's given cells that the records use, recreated when the references are built so
+# that each classic mistake of sinusoidal.py is run through them: a record that holds what a
+# mistake of the module gives is the notebook run right on top of it (error carried forward,
+# grader.hidden.cells), and costs nothing here: test-table and test-module only run the module,
+# which the module items grade.
+GIVEN = """
+pe = sinusoidal_pe(64, 32)
+pe_long = sinusoidal_pe(256, 64)
+dots = pe_long.astype(np.float64) @ pe_long[0].astype(np.float64)
+closed_form = np.cos(np.arange(256)[:, None] * 10000.0 ** (-np.arange(0, 64, 2) / 64)).sum(axis=1)
+torch.manual_seed(0)
+encoder = SinusoidalPositionalEncoding(d_model=32, max_len=128)
+x = torch.randn(2, 10, 32)
+full = encoder(x)
+chunked = torch.cat([encoder(x[:, :6]), encoder(x[:, 6:9], offset=6),
+                     encoder(x[:, 9:], offset=9)], dim=1)
+"""
+
 CELLS = (
     CellCheck("test-table", "Cuaderno: la tabla", "Notebook: the table",
               {"pe": "pe", "small": "sinusoidal_pe(6, 10, base=300.0)"},
-              cell_judge(tol=TABLE_TOL)),
+              cell_judge(tol=TABLE_TOL), catalogue=MODULE, given=GIVEN),
     CellCheck("test-shift", "Cuaderno: el desplazamiento es una rotación",
               "Notebook: a shift is a rotation",
               {"M": "M", "a": "shift_matrix(9, 10, base=30.0)",
@@ -292,7 +319,7 @@ CELLS = (
               cell_judge(tol=Tolerance(1e-6, 1e-6), diagnoses=(_transposed,))),
     CellCheck("test-dots", "Cuaderno: el producto escalar", "Notebook: the dot product",
               {"dots": "dots", "closed_form": "closed_form"},
-              cell_judge(tol=Tolerance(1e-5, 2e-3))),
+              cell_judge(tol=Tolerance(1e-5, 2e-3)), catalogue=MODULE, given=GIVEN),
     CellCheck("test-module", "Cuaderno: el módulo y el offset",
               "Notebook: the module and the offset",
               {"chunked": "chunked", "full": "full",
@@ -300,7 +327,8 @@ CELLS = (
                "rows": "encoder(torch.zeros(1, 3, 32), offset=4)[0]",
                "hidden": "SinusoidalPositionalEncoding(d_model=10, max_len=30, base=60.0)"
                          "(torch.zeros(2, 4, 10, dtype=torch.float64), offset=13)"},
-              cell_judge(tolerances=SUM_TOLERANCES, diagnoses=(_offset_mishandled,))),
+              cell_judge(tolerances=SUM_TOLERANCES, diagnoses=(_offset_mishandled,)),
+              catalogue=MODULE, given=GIVEN),
 )
 
 CHECKS = LabChecks(

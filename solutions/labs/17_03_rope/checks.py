@@ -18,12 +18,21 @@ two conventions swapped, rotation in the wrong direction or a sine of the wrong 
 rotation that touches the tail, angles computed in bfloat16, the exponent ``i/r`` instead of
 ``2i/r`` or without its minus sign, the attention factor ignored, the offset ignored); a tail
 dropped, the dtype of ``x`` not kept, float64 frequencies, tables left on the CPU.
+
+One mistake costs once: ``apply_rope``, ``RotaryEmbedding`` and the device item build on the
+student's own ``rope_frequencies``, ``rope_cos_sin`` and ``apply_rotary``; a catalogue mistake of
+one of those is carried forward (the case passes, with a note naming the function,
+``grader.hidden.carried``), and so are the notebook's records that hold what it gives (``GIVEN``
+recreates the notebook's names). ``llama`` composes the whole module inside a Hugging Face Llama
+and cannot be judged apart from it (``COMPOSED``): a mistake the catalogue does not hold costs
+there too, and its feedback says why.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from grader.hidden.carried import apart
 from grader.hidden.cells import (
     Mistake,
     cell_judge,
@@ -229,8 +238,22 @@ ITEMS.add("permutation", 1, "rope_permutation", "rope_permutation", cases_judge(
 
 # Logits of two float32 passes through the same tiny Llama, one rotation done another way
 # (|logits| ~ 10): within 1e-5 of each other; the wrong convention is off by whole units.
+# The item composes the whole module inside the Llama: its logits cannot be judged apart from
+# apply_rotary, rope_cos_sin, rope_frequencies and rope_permutation. A classic mistake of one of
+# them is carried forward (grader.hidden.carried); any other shows here too, and the feedback
+# says why (COMPOSED).
+COMPOSED = {"llama": (
+    "Este apartado compone todo tu rope.py dentro de un Llama: sus logits no se pueden juzgar "
+    "aparte de apply_rotary, rope_cos_sin, rope_frequencies y rope_permutation. Un error de esas "
+    "funciones que no está en el catálogo de errores típicos también resta aquí; corrígelo en la "
+    "función (sus apartados dicen cuál).",
+    "This item composes your whole rope.py inside a Llama: its logits cannot be judged apart "
+    "from apply_rotary, rope_cos_sin, rope_frequencies and rope_permutation. A mistake of those "
+    "functions that is not in the catalogue of classic mistakes costs here too; fix it in the "
+    "function (its items say which).")}
 ITEMS.add("llama", 2, "Tu RoPE dentro de un Llama de Hugging Face",
-          "Your RoPE inside a Hugging Face Llama", cases_judge(tol=Tolerance(1e-4, 1e-4)))
+          "Your RoPE inside a Hugging Face Llama",
+          apart(COMPOSED["llama"], cases_judge(tol=Tolerance(1e-4, 1e-4))))
 
 
 # --- the notebook --------------------------------------------------------------------------------
@@ -341,6 +364,91 @@ BF16_MISTAKES = (
             Tolerance(1e-6, 1e-6)),
 )
 
+# The notebook's given cells (and its solved functions) that the cells' records use, recreated
+# when the references are built so that each classic mistake of rope.py is run through them: a
+# record that holds what a mistake of the module gives is the notebook's work done right on
+# top of it (error carried forward, grader.hidden.cells), and costs nothing here.
+GIVEN = """
+inv_freq = rope_frequencies(4)
+x = torch.tensor([1.0, 2.0, 3.0, 4.0]).reshape(1, 1, 1, 4)
+one = torch.tensor([1])
+interleaved = apply_rope(x, one, inv_freq, convention="interleaved")
+half = apply_rope(x, one, inv_freq, convention="half")
+
+
+def rope_complex(x, positions, inv_freq):
+    angles = positions.float()[:, None] * inv_freq
+    turn = torch.polar(torch.ones_like(angles), angles)
+    pairs = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2).contiguous())
+    return torch.view_as_real(pairs * turn).flatten(-2)
+
+
+def rope_rotate_half(x, positions, inv_freq):
+    angles = positions.float()[:, None] * inv_freq
+    angles = torch.cat([angles, angles], dim=-1)
+    x1, x2 = x.chunk(2, dim=-1)
+    return x * angles.cos() + torch.cat([-x2, x1], dim=-1) * angles.sin()
+
+
+torch.manual_seed(0)
+B, H, T, D = 2, 3, 16, 8
+q = torch.randn(B, H, T, D)
+positions = torch.arange(T)
+f = rope_frequencies(D)
+
+
+def relative_logit(q, k, delta, inv_freq):
+    angle = delta * inv_freq.double()
+    q, k = q.double(), k.double()
+    same = q[0::2] * k[0::2] + q[1::2] * k[1::2]
+    cross = q[1::2] * k[0::2] - q[0::2] * k[1::2]
+    return (angle.cos() * same + angle.sin() * cross).sum().item()
+
+
+torch.manual_seed(1)
+qv, kv = torch.randn(D), torch.randn(D)
+rotated = apply_rope(q, positions, f)
+
+
+def permute_heads(w, perm, n_heads):
+    return w.reshape(n_heads, perm.shape[0], -1)[:, perm].reshape(n_heads * perm.shape[0], -1)
+
+
+perm = rope_permutation(D)
+d_model, n_heads = 24, 3
+torch.manual_seed(2)
+w_q = torch.randn(n_heads * D, d_model) / d_model**0.5
+w_k = torch.randn(n_heads * D, d_model) / d_model**0.5
+hidden = torch.randn(1, T, d_model)
+
+
+def logits(w_q, w_k, convention):
+    heads_q = (hidden @ w_q.T).reshape(1, T, n_heads, D).transpose(1, 2)
+    heads_k = (hidden @ w_k.T).reshape(1, T, n_heads, D).transpose(1, 2)
+    q_rot = apply_rope(heads_q, positions, f, convention=convention)
+    k_rot = apply_rope(heads_k, positions, f, convention=convention)
+    return q_rot @ k_rot.transpose(-2, -1) / D**0.5
+
+
+trained = logits(w_q, w_k, "interleaved")
+converted = logits(permute_heads(w_q, perm, n_heads), permute_heads(w_k, perm, n_heads), "half")
+partial = apply_rope(q, positions, rope_frequencies(4), convention="half")
+rotary = RotaryEmbedding(D, max_len=64)
+whole = rotary(q)
+chunked = torch.cat([rotary(q[:, :, :10]), rotary(q[:, :, 10:15], offset=10),
+                     rotary(q[:, :, 15:], offset=15)], dim=2)
+
+
+def angles_in(dtype, positions, inv_freq):
+    return (positions.to(dtype)[:, None] * inv_freq.to(dtype)[None, :]).double()
+
+
+f_big = rope_frequencies(128)
+torch.manual_seed(3)
+x_bf16 = torch.randn(1, 2, 64, 128).to(torch.bfloat16)
+ours = apply_rope(x_bf16, torch.arange(4096, 4096 + 64), f_big)
+"""
+
 CELLS = (
     CellCheck("test-by-hand", "Cuaderno: RoPE a mano", "Notebook: RoPE by hand", {
         "inv_freq": "inv_freq", "interleaved": "interleaved", "half": "half",
@@ -348,14 +456,14 @@ CELLS = (
         "f8": "rope_frequencies(8, base=100.0)",
         "other": "apply_rope(torch.arange(6.0).reshape(1, 1, 1, 6), torch.tensor([7]), "
                  "rope_frequencies(6, base=50.0), convention='half')",
-    }, cell_judge(tol=CELL_TOL)),
+    }, cell_judge(tol=CELL_TOL), catalogue=MODULE, given=GIVEN),
     CellCheck("test-formulations", "Cuaderno: otras dos formulaciones",
               "Notebook: two other formulations", {
         "complex": f"rope_complex({FORM_X}, {FORM_P}, {FORM_F})",
         "rotate_half": f"rope_rotate_half({FORM_X}, {FORM_P}, {FORM_F})",
         "complex_q": "rope_complex(q, positions, f)",
         "rotate_half_q": "rope_rotate_half(q, positions, f)",
-    }, cell_judge(tol=CELL_TOL, mistakes=FORMULATION_MISTAKES)),
+    }, cell_judge(tol=CELL_TOL, mistakes=FORMULATION_MISTAKES), catalogue=MODULE, given=GIVEN),
     CellCheck("test-relative", "Cuaderno: solo importa la distancia",
               "Notebook: only the distance matters", {
         "logits": "[relative_logit(torch.linspace(-1, 1, 12), torch.linspace(1, -2, 12) ** 2,"
@@ -364,19 +472,20 @@ CELLS = (
         "pairs": f"[relative_logit(qv, kv, n - m, f) for m, n in {PAIRS}]",
         "kind": "type(relative_logit(qv, kv, 2, f)).__name__",
     }, cell_judge(tol=Tolerance(1e-5, 1e-4),
-                  diagnoses=(_relative_sign, not_a_float("relative_logit")))),
+                  diagnoses=(_relative_sign, not_a_float("relative_logit"))),
+              catalogue=MODULE, given=GIVEN),
     CellCheck("test-convert", "Cuaderno: de una convención a la otra",
               "Notebook: from one convention to the other", {
         "converted": "converted", "trained": "trained",
         "small": "permute_heads(torch.arange(24).reshape(8, 3), torch.tensor([0, 2, 1, 3]), 2)",
         "other": "permute_heads(torch.arange(36.0).reshape(12, 3), "
                  "torch.tensor([0, 2, 4, 1, 3, 5]), 2)",
-    }, cell_judge(tol=CELL_TOL, mistakes=PERMUTE_MISTAKES)),
+    }, cell_judge(tol=CELL_TOL, mistakes=PERMUTE_MISTAKES), catalogue=MODULE, given=GIVEN),
     CellCheck("test-partial-and-cache", "Cuaderno: rotación parcial y caché",
               "Notebook: partial rotation and cache", {
         "partial": "partial", "chunked": "chunked", "whole": "whole",
         "middle": "rotary(q[:, :, 7:9], offset=7)",
-    }, cell_judge(tol=CELL_TOL)),
+    }, cell_judge(tol=CELL_TOL), catalogue=MODULE, given=GIVEN),
     CellCheck("test-bf16", "Cuaderno: ángulos en bfloat16", "Notebook: angles in bfloat16", {
         "bf16": "angles_in(torch.bfloat16, torch.tensor([257, 3001, 4097, 100003]), "
                 "torch.tensor([1.0, 0.01, 0.3]))",
@@ -391,7 +500,8 @@ CELLS = (
                       "angles_in", "angles_dtype", "nb-angles-dtype",
                       "debe devolver float64 (.double()) para medir el error sin añadir "
                       "redondeo.", "it must return float64 (.double()) to measure the error "
-                      "without adding rounding."),))),
+                      "without adding rounding."),)),
+              catalogue=MODULE, given=GIVEN),
 )
 
 def _width_d_tables(x, positions, inv_freq) -> tuple:
@@ -407,6 +517,7 @@ def _width_d_tables(x, positions, inv_freq) -> tuple:
 FORMS = (Form("rope_rotate_half", "cos-sin-tables", ("x", "cos", "sin"), _width_d_tables),)
 
 CHECKS = LabChecks(
-    lab_id="17.03", inputs=inputs, groups=GROUPS, items=ITEMS, cells=CELLS, forms=FORMS, questions=(
+    lab_id="17.03", inputs=inputs, groups=GROUPS, items=ITEMS, cells=CELLS, forms=FORMS,
+    composed=COMPOSED, questions=(
         ("cargar un checkpoint sin permutar", "loading a checkpoint without permuting"),
         ("por qué crece el error de bfloat16", "why the bfloat16 error grows")))
