@@ -74,6 +74,7 @@ sync: install
 	$(BIN)/python -m grader.build.sync $(if $(KEEP_COPIES),--keep-copies)
 	$(BIN)/minimodel-grader references
 	$(BIN)/python -m grader.build.snapshots
+	$(BIN)/python -m grader.build.mistake_matrix
 
 lab: install
 	$(BIN)/python -m minimodel.jupyter_lab

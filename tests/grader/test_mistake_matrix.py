@@ -1,0 +1,65 @@
+"""One mistake costs once (ARCHITECTURE.md): each classic mistake of the catalogue
+(``solutions/mistakes/``) costs points only in the items of the function that holds it, except in
+items their lab declares cannot be judged apart (``LabChecks.composed``, with the reason). The
+matrix is computed from the references and the judges (``grader.build.mistake_matrix``), and
+``grader/mistake_matrix.md`` is its committed page."""
+
+from __future__ import annotations
+
+import pytest
+
+import grader.hidden.common as common
+from grader.build import mistake_matrix
+from grader.hidden import chosen
+
+
+@pytest.fixture(scope="module")
+def found():
+    return mistake_matrix.matrix()
+
+
+def costs(found, key: str) -> list[str]:
+    return [c.item for rows, _ in found.values() for r in rows if r.key == key for c in r.costs]
+
+
+def test_a_mistake_costs_only_in_its_own_functions_items(found):
+    elsewhere = [(lab, r.key, c.item, f"{c.score:g}/{c.points:g}")
+                 for lab, (rows, _) in found.items() for r in rows for c in r.elsewhere
+                 if not c.excused]
+    assert not elsewhere, f"mistakes that cost in an item of another function: {elsewhere}"
+
+
+def test_every_item_is_replayed(found):
+    assert {lab: unjudged for lab, (_, unjudged) in found.items() if unjudged} == {}
+
+
+def test_every_mistake_costs_somewhere(found):
+    """A mistake that costs nothing on the hidden inputs is one the hidden cases miss."""
+    free = [r.key for rows, _ in found.values() for r in rows if not r.costs]
+    assert not free, f"mistakes the hidden cases do not catch: {free}"
+
+
+def test_the_three_submissions_of_the_issue(found):
+    assert set(costs(found, "sinusoidal.base-ignored")) <= {"pe.values", "pe.dtype", "pe.laws"}
+    assert set(costs(found, "rope.convention-swapped")) == {"rotary"}
+    assert set(costs(found, "rope.base-ignored")) == {"frequencies"}
+
+
+def test_the_matrix_catches_a_mistake_charged_twice(monkeypatch):
+    """Without error carried forward, a table's mistake costs in the module's items too."""
+    monkeypatch.setattr(common, "carry_forward", lambda ctx, checks: list(checks))
+    rows, _ = mistake_matrix.lab_rows("17.01", chosen(["17.01"])["17.01"])
+    swapped = next(r for r in rows if r.key == "sinusoidal.swapped")
+    assert {c.item for c in swapped.elsewhere} >= {"module.values", "module.device"}
+
+
+def test_a_composed_item_exists_and_says_why():
+    for lab_id, checks in chosen().items():
+        for key, (es, en) in checks.composed.items():
+            assert key in {i.key for i in checks.items}, f"{lab_id}: no item {key}"
+            assert es and en
+
+
+def test_the_page_is_current(found):
+    assert mistake_matrix.PAGE.read_text(encoding="utf-8") == mistake_matrix.render(found), \
+        "run `python -m grader.build.mistake_matrix` (make sync)"
