@@ -25,8 +25,10 @@ formgrader; ``merge --manual COURSE/gradebook.db`` brings them back into ``OUT``
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import shutil
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -50,6 +52,18 @@ c.ClearSolutions.text_stub = {notebooks.TEXT_STUB!r}
 c.Autograde.sanitize_preprocessors = ["grader.build.nbgrader_refusal.RefuseAutograde"]
 c.Autograde.autograde_preprocessors = ["grader.build.nbgrader_refusal.RefuseAutograde"]
 '''
+@contextlib.contextmanager
+def _quiet():
+    """nbgrader's gradebook, without the warnings SQLAlchemy prints about nbgrader's own session
+    handling (``SAWarning: Object of type <SubmittedAssignment> not in session``): they say
+    nothing about this course's scores, which are written all the same."""
+    from sqlalchemy.exc import SAWarning
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=SAWarning, message="Object of type")
+        yield
+
+
 class CourseError(ValueError):
     """The course folder cannot be written or read; the message says why, in both languages."""
 
@@ -170,7 +184,7 @@ def write_scores(course: Path, out: Path, submissions: Path | None = None) -> in
     if submissions is not None:
         collect_from(course, submissions.resolve(), list(labs.values()))
     updated = 0
-    with Gradebook(f"sqlite:///{db}", COURSE_ID) as gradebook:
+    with _quiet(), Gradebook(f"sqlite:///{db}", COURSE_ID) as gradebook:
         for record in load_records(out):
             student = record["student_id"]
             for lab, slug in _notebook_labs(record, labs):
@@ -219,7 +233,7 @@ def merge_manual(out: Path, db: Path) -> int:
     notebooks.nbgrader_on_path()
     taken = 0
     slugs = _labs(None)
-    with Gradebook(f"sqlite:///{db}") as gradebook:
+    with _quiet(), Gradebook(f"sqlite:///{db}") as gradebook:
         for record in load_records(out):
             for lab, slug in _notebook_labs(record, slugs):
                 try:
