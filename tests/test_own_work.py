@@ -93,6 +93,13 @@ def computed(x):
 def switched_off():
     import sys
     sys.setprofile(None)
+
+def forks():
+    import os
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
 """
 
 
@@ -124,6 +131,16 @@ def test_the_watch_leaves_the_given_code_s_own_calls_alone(student):
 
     with own_work.Watch(student[0]) as watch:
         hf_llama.tiny_llama()(torch.zeros(1, 4, dtype=torch.long))
+    assert watch.take() == []
+
+
+def test_a_library_s_at_fork_hooks_are_not_the_student_s_calls(student):
+    """filelock (installed with transformers) runs hooks of its own in every os.fork; a module
+    that forks calls none of them itself."""
+    import filelock  # noqa: F401 - registers its at-fork hooks
+
+    with own_work.Watch(student[0]) as watch:
+        student[1].forks()
     assert watch.take() == []
 
 

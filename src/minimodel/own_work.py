@@ -307,6 +307,7 @@ class Watch:
         self._previous = None
         self._roots = _roots()
         self._hook = self._profile  # one bound method, to compare with sys.getprofile()
+        self._forking = 0  # inside os.fork: what runs there are the libraries' at-fork hooks
 
     def __enter__(self) -> Watch:
         self._previous = sys.getprofile(), threading.getprofile()
@@ -332,7 +333,11 @@ class Watch:
 
     def _profile(self, frame, event, arg) -> None:
         if event != "call":
+            if arg is _FORK and event in ("c_call", "c_return", "c_exception"):
+                self._forking += 1 if event == "c_call" else -1
             return
+        if self._forking:
+            return  # a hook a library registered with os.register_at_fork, not a call of ours
         code = frame.f_code
         zone = self._zones.get(code.co_filename) or self._zone(code.co_filename)
         if zone != "refused":
@@ -357,6 +362,9 @@ class Watch:
                 next((z for root, z in self._roots if path.startswith(root)), "allowed")
             self._zones[filename] = zone
         return zone
+
+
+_FORK = getattr(os, "fork", None)
 
 
 @cache
