@@ -244,6 +244,24 @@ SCALING = {
         "rotary_dim, base, original_max_len, beta_fast, beta_slow, truncate=truncate",
         "rotary_dim, base, original_max_len, beta_fast, beta_slow",
     ),
+    # LongRoPE
+    "switch-extended": ("if seq_len is not None and seq_len > original_max_len:",
+                        "if seq_len is not None and seq_len > factor * original_max_len:"),
+    "switch-at-original": ("if seq_len is not None and seq_len > original_max_len:",
+                           "if seq_len is not None and seq_len >= original_max_len:"),
+    "factor-multiplied": (
+        "inv_freq = theta / torch.as_tensor(long_factor, dtype=torch.float32)\n"
+        "    elif short_factor is None:\n        inv_freq = theta\n    else:\n"
+        "        inv_freq = theta / torch.as_tensor(short_factor, dtype=torch.float32)",
+        "inv_freq = theta * torch.as_tensor(long_factor, dtype=torch.float32)\n"
+        "    elif short_factor is None:\n        inv_freq = theta\n    else:\n"
+        "        inv_freq = theta * torch.as_tensor(short_factor, dtype=torch.float32)"),
+    "attention-factor-forgotten": (
+        "math.sqrt(1 + math.log(factor) / math.log(original_max_len)) if factor > 1 else 1.0",
+        "1.0"),
+    "attention-factor-yarn": (
+        "math.sqrt(1 + math.log(factor) / math.log(original_max_len)) if factor > 1 else 1.0",
+        "0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0"),
     "squared": ("attention_factor = 0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0",
                 "attention_factor = (0.1 * math.log(factor) + 1.0) ** 2 if factor > 1 else 1.0"),
     "sqrt": ("attention_factor = 0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0",
