@@ -300,10 +300,13 @@ class Watch:
     each file (the student's, the course's, an allowed library, a refused one) is worked out once.
     """
 
-    def __init__(self, folder: str | Path) -> None:
+    def __init__(self, folder: str | Path, checker: str | Path | None = None) -> None:
+        """``checker``: the file of the checks that call the student's code (a lab's self-check
+        module), whose own functions the student's code may call back (a layer handed to
+        ``permutation_equivariance_gap``), as it calls the grader's in the sandbox."""
         self.student = os.path.realpath(folder) + os.sep
         self.called: list[str] = []
-        self._zones: dict[str, str] = {}
+        self._zones: dict[str, str] = {os.path.realpath(checker): "allowed"} if checker else {}
         self._previous = None
         self._roots = _roots()
         self._hook = self._profile  # one bound method, to compare with sys.getprofile()
@@ -359,6 +362,7 @@ class Watch:
         if zone is None:
             path = os.path.realpath(filename) if os.path.isabs(filename) else ""
             zone = "through" if not path else "student" if path.startswith(self.student) else \
+                self._zones.get(path) or \
                 next((z for root, z in self._roots if path.startswith(root)), "allowed")
             self._zones[filename] = zone
         return zone

@@ -58,10 +58,15 @@ class Result:
 Progress = Callable[[Check, "Result | None"], None]
 
 
+def check_module(lab_id: str):
+    """The module of a lab's visible checks, ``minimodel.selfcheck.lab_<phase>_<lesson>``."""
+    phase, lesson = lab_id.split(".")
+    return importlib.import_module(f"minimodel.selfcheck.lab_{phase}_{lesson}")
+
+
 def lab_checks(lab: Lab) -> list[Check]:
-    """The visible checks of ``lab`` (module ``minimodel.selfcheck.lab_<phase>_<lesson>``)."""
-    phase, lesson = lab.id.split(".")
-    return list(importlib.import_module(f"minimodel.selfcheck.lab_{phase}_{lesson}").checks)
+    """The visible checks of ``lab`` (:func:`check_module`)."""
+    return list(check_module(lab.id).checks)
 
 
 def student_module(lab: Lab, check: Check) -> str:
@@ -261,7 +266,7 @@ def _child(lab_id: str, fd: int, names: list[str]) -> None:
         send(hung=_student_place(traceback.extract_stack(frame), folder))
 
     signal.signal(signal.SIGUSR1, answer_where)
-    watch = Watch(folder)
+    watch = Watch(folder, checker=check_module(lab_id).__file__)  # its callbacks are the check's
     for name in names:
         send(start=name)
         status, es, en = "pass", "", ""
