@@ -30,7 +30,7 @@ from grader.hidden.carried import functions, owns
 from grader.hidden.spec import LabChecks
 from grader.trusted import nbexec
 from grader.trusted.references import References
-from grader.trusted.status import Run
+from grader.trusted.status import Notebook, Run
 from grader.trusted.verdicts import CellContext, GroupOutcome, JudgeContext
 from minimodel.course import find_lab
 from minimodel.implementation import REPO_ROOT
@@ -141,7 +141,8 @@ def cell_scores(checks: LabChecks, refs: References, key: str,
         for name, described in wrong.get("records", {}).items():
             records[name] = _record(right[name], refs.arrays[described[0]["array"]] if
                                     "array" in described[0] else described[0].get("value"))
-        ctx = CellContext(cell, points[cell.grade_id], records, right, {"status": "finished"},
+        ctx = CellContext(cell, points[cell.grade_id], records, right,
+                          {"status": Notebook.FINISHED},
                           refs.cell_mistakes(cell.grade_id), runs.get(cell.group))
         scores[f"nb/{cell.grade_id}"] = (cell.judge(ctx).score, points[cell.grade_id])
     return scores
