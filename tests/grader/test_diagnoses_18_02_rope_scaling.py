@@ -92,8 +92,9 @@ MISTAKES = [
     ("factor-given-ignored", [("if attention_factor is None:\n        attention_factor = 0.1",
                                "if True:\n        attention_factor = 0.1")],
      {"yarn_factor": 0.88}, "given-ignored"),
-    ("factor-tensor", [("return inv_freq, float(attention_factor)",
-                        "return inv_freq, torch.tensor(attention_factor)")],
+    ("factor-tensor", [("1.0 if factor > 1 else 1.0\n    return inv_freq, float(attention_factor)",
+                        "1.0 if factor > 1 else 1.0\n"
+                        "    return inv_freq, torch.tensor(attention_factor)")],
      {"yarn_factor": 0.0}, "factor-type"),
     ("llama3-bands-swapped", [
         ("scaled = torch.where(wavelength > long, inv_freq / factor, blended)",

@@ -411,8 +411,9 @@ def judge_longrope(ctx: JudgeContext):
         if k in yarn_probe:
             return resembles(student(ctx, k), student(ctx, yarn_probe[k]), FREQ_TOL)
         thetas = student(ctx, n + k)
-        return thetas is not None and resembles(
-            student(ctx, k), thetas / _longrope_factors(k, thetas.size), FREQ_TOL)
+        if thetas is None or thetas.shape != _longrope_factors(k, thetas.size).shape:
+            return False  # not one frequency per pair: nothing to build on
+        return resembles(student(ctx, k), thetas / _longrope_factors(k, thetas.size), FREQ_TOL)
 
     # past L0 without long factors the frequencies are yarn_scaling's: a YaRN mistake costs
     # points in YaRN's items only
