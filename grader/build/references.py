@@ -255,20 +255,22 @@ def _computed(labs: list[str] | None):
 
 
 def write(lab_id: str, arrays: dict[str, np.ndarray], meta: dict,
-          root: Path = REPO_ROOT) -> tuple[Path, Path]:
-    """Store what :func:`compute` gave in the lab's folder of the repository at ``root``."""
+          root: Path = REPO_ROOT, checks: LabChecks | None = None) -> tuple[Path, Path]:
+    """Store what :func:`compute` gave (with ``checks``, the lab's by default) in the lab's
+    folder of the repository at ``root``."""
     npz, js = paths(lab_id, root)
     npz.parent.mkdir(parents=True, exist_ok=True)
     write_npz(npz, arrays)
     js.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    write_inputs(lab_id, meta["inputs"], root)
+    write_inputs(lab_id, meta["inputs"], root, checks)
     return npz, js
 
 
-def write_inputs(lab_id: str, digest: str, root: Path = REPO_ROOT) -> Path:
-    """Store the lab's hidden inputs (``inputs.npz``), checked against ``digest``, the hash of
-    the inputs its references were computed from."""
-    arrays = registry()[lab_id].inputs()
+def write_inputs(lab_id: str, digest: str, root: Path = REPO_ROOT,
+                 checks: LabChecks | None = None) -> Path:
+    """Store the lab's hidden inputs (``inputs.npz``; ``checks``' own, the lab's by default),
+    checked against ``digest``, the hash of the inputs its references were computed from."""
+    arrays = (checks or registry()[lab_id]).inputs()
     if inputs_hash(arrays) != digest:
         raise ReferenceError(f"{lab_id}: the hidden inputs changed while computing")
     path = inputs_path(lab_id, root)

@@ -36,7 +36,7 @@ def grade(tmp_path_factory):
     checks = example_checks()
     root = tmp_path_factory.mktemp("course")
     arrays, meta = references.compute(checks, root / "work", root / "log")
-    references.write(checks.lab_id, arrays, meta, root)
+    references.write(checks.lab_id, arrays, meta, root, checks)
     refs = References(checks.lab_id, root)
 
     def graded(source: str):
