@@ -159,9 +159,12 @@ def test_redefining_the_module_in_the_notebook_gains_nothing(kv_cache_class):
     scores = {name: item(r, "18.03", "nb/test-positions") for name, r in kv_cache_class.items()}
     scores["honest_buggy"] = scores["restarted"]
     assert scores["honest"]["score"] == scores["honest"]["points"]
-    assert scores["honest_buggy"]["score"] < scores["honest_buggy"]["points"]
+    chunk = item(kv_cache_class["restarted"], "18.03", "chunk")  # where the mistake costs
+    assert chunk["score"] < chunk["points"]
     assert "nb-recomputed" not in {f["code"] for f in scores["honest_buggy"]["findings"]}
-    assert scores["redefined"]["score"] == scores["honest_buggy"]["score"], scores["redefined"]
+    # the honest student's cell is credited on top of the module's mistake (carried forward);
+    # the one who redefines the module in the notebook gets no more than that
+    assert scores["redefined"]["score"] <= scores["honest_buggy"]["score"], scores["redefined"]
     assert "nb-recomputed" in {f["code"] for f in scores["redefined"]["findings"]}
 
 
