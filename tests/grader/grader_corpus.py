@@ -8,7 +8,10 @@ must score exactly like (a cheat must gain nothing over the same code without th
 from __future__ import annotations
 
 import io
+import json
 import os
+import subprocess
+import sys
 import tempfile
 import zipfile
 from contextlib import contextmanager
@@ -328,3 +331,25 @@ def temporary_files_in(folder: Path):
         else:
             os.environ["TMPDIR"] = saved
         tempfile.tempdir = None
+
+
+# Unpacks the archive named on the command line in a fresh interpreter and prints its peak memory
+# (VmHWM: this process's own; ru_maxrss keeps the parent's across exec), flags and files as JSON
+UNPACK_PEAK = """
+import json, sys
+from pathlib import Path
+from grader.trusted.unpack import unpack
+submission = unpack("s", Path(sys.argv[1]))
+status = Path("/proc/self/status").read_text().splitlines()
+kib = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+print(json.dumps({"mib": kib / 1024, "flags": [f.code for f in submission.flags],
+                  "files": sorted(submission.files)}))
+"""
+
+
+def unpack_peak(path: Path) -> dict:
+    """``UNPACK_PEAK`` run on ``path``: {"mib", "flags", "files"}."""
+    done = subprocess.run([sys.executable, "-c", UNPACK_PEAK, str(path)], capture_output=True,
+                          text=True, timeout=600, check=True, cwd=REPO_ROOT)
+    return json.loads(done.stdout)
+

@@ -10,9 +10,6 @@ with its reason, or graded as its files say, without holding a worker.
 from __future__ import annotations
 
 import io
-import json
-import subprocess
-import sys
 import tarfile
 import time
 import zipfile
@@ -27,12 +24,12 @@ from grader_corpus import (
     findings,
     module_score,
     stub_with,
+    unpack_peak,
 )
 from test_hostile_names import graded
 
 from grader.trusted.archive import MAX_INNER_BYTES, MAX_LISTED, MAX_TOTAL_BYTES
 from grader.trusted.unpack import unpack
-from minimodel.implementation import REPO_ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -166,19 +163,9 @@ def test_outputs_are_read_under_a_cap_per_case_and_per_lab(runs):
     assert module_score(record) <= module_score(records["z_honest_zeros"])
 
 
-PEAK = """
-import json, resource, sys
-from pathlib import Path
-from grader.trusted.unpack import unpack
-submission = unpack("s", Path(sys.argv[1]))
-print(json.dumps({"mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "flags": [f.code for f in submission.flags]}))
-"""
 
 
 @pytest.mark.parametrize("name", sorted(COSTLY))
 def test_listing_stays_under_its_memory_figure(runs, name):
-    done = subprocess.run([sys.executable, "-c", PEAK, str(runs["subs"] / name)],
-                          capture_output=True, text=True, cwd=REPO_ROOT, timeout=600)
-    peak = json.loads(done.stdout)
+    peak = unpack_peak(runs["subs"] / name)
     assert peak["mib"] < PEAK_MIB, peak

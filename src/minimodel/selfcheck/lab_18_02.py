@@ -198,10 +198,10 @@ def longrope_switch() -> None:
 @checks.add("longrope_scaling", "sin factores: RoPE hasta L0, YaRN después",
             "no factors: plain RoPE up to L0, YaRN past it")
 def longrope_defaults() -> None:
-    for seq_len in (64, 65):
-        inv_freq, _ = scaled("longrope_scaling", 16, 10000.0, factor=8.0, original_max_len=64,
+    for seq_len in (48, 49):
+        inv_freq, _ = scaled("longrope_scaling", 12, 500.0, factor=6.0, original_max_len=48,
                              seq_len=seq_len)
-        snap.expect(inv_freq, f"longrope_scaling(16, factor=8, original_max_len=64, "
+        snap.expect(inv_freq, f"longrope_scaling(12, base=500, factor=6, original_max_len=48, "
                               f"seq_len={seq_len})[0]", rtol=1e-5)
 
 
