@@ -424,6 +424,12 @@ def test_xpos_uses_the_letters_of_17_03():
                   r"$\zeta_i^{-n/512}$"}
     for lang, page in pages("19/01-mini-gpt.md").items():
         assert said[lang] in " ".join(page.text.split()), lang
+    # The given module's docstrings use the lesson's letters too.
+    from minimodel.encodings import xpos
+
+    docs = " ".join((xpos.__doc__ + xpos.XPos.__doc__).split())
+    assert "the query by ``zeta_i ** (m / 512)`` and the key by ``zeta_i ** (-n / 512)``" in docs
+    assert "query at position ``m`` by ``zeta_i ** (m / 512)``" in docs
     zeta = xpos_decay(32).double()
     m, n = 700, 100  # query after key
     assert torch.all(zeta ** (m / 512) * zeta ** (-n / 512) <= 1)
