@@ -130,14 +130,14 @@ def _write_json(path: str, data: dict) -> None:
 
 
 def describe_error(error: BaseException, student_dir: str | None = None) -> dict:
-    """Plain description of an exception: type, message, and where in the student's file."""
+    """Plain description of an exception: type, message, and which of the student's files it
+    came from (the grader parses that file itself for a syntax error's line)."""
     try:
         message = str(error)
     except BaseException:  # a __str__ that raises
         message = "<unprintable>"
     info = {"type": type(error).__name__, "message": message[:MAX_MESSAGE]}
     if isinstance(error, SyntaxError):
-        info["lineno"] = error.lineno
         info["file"] = os.path.basename(error.filename or "")
     try:
         frames = traceback.extract_tb(error.__traceback__)
@@ -146,7 +146,6 @@ def describe_error(error: BaseException, student_dir: str | None = None) -> dict
     for frame in reversed(frames):
         if student_dir and frame.filename.startswith(student_dir):
             info.setdefault("file", os.path.basename(frame.filename))
-            info.setdefault("lineno", frame.lineno)
             break
     return info
 

@@ -2,9 +2,11 @@
 
 A :class:`Finding` is one thing the student should know (a run that crashed or ran out of time, a
 module that does not import, an exception, values or dtypes that differ), with a code the tests
-and the gradebook use. Everything that comes from student code goes through
-``grader.trusted.redact.from_student`` first. The judges (``grader.trusted.verdicts``,
-``grader/hidden/``) choose which findings a verdict carries.
+and the gradebook use. What a run on hidden inputs raised is said in fixed words only
+(``grader.trusted.redact``): how many cases, a built-in exception's class, a stub's own message;
+never a line, a message or a literal of the student's, which :data:`SEE_CHECK` sends them to
+``make check`` for. The judges (``grader.trusted.verdicts``, ``grader/hidden/``) choose which
+findings a verdict carries.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from grader.child.probe_runner import BLOCKED, OUT_OF_TIME, forbidden
-from grader.trusted.redact import exception_words, from_student
+from grader.trusted.redact import SYNTAX_ERRORS, exception_words, stub_words
 from grader.trusted.status import Run
-from minimodel.own_work import CODE, Refusal, explain, kind_of, refused_call
+from minimodel.own_work import CODE, TAMPERED, Refusal, explain, kind_of, refused_call
 
 if TYPE_CHECKING:
     from grader.trusted.verdicts import Check, GroupOutcome
@@ -110,12 +112,35 @@ def run_findings(run: GroupOutcome, module_file: str, limits: dict | None = None
     return findings
 
 
+# where a student finds what the feedback of a hidden case leaves out: after a finding
+SEE_CHECK = (" Los casos ocultos no dicen en qué línea ni con qué mensaje: la autocomprobación de "
+             "este laboratorio (make check) prueba casos visibles y, si allí falla igual, te "
+             "enseña el traceback.",
+             " Hidden cases do not say on which line or with what message: this lab's self-check "
+             "(make check) runs visible cases and, if it fails the same way there, shows you the "
+             "traceback.")
+SEE_NOTEBOOK = (" El corrector no dice en qué línea ni con qué mensaje: ejecuta el cuaderno en "
+                "Jupyter y verás el traceback.",
+                " The grader does not say on which line or with what message: run the notebook "
+                "in Jupyter to see the traceback.")
+
+
 def borrowed_finding(name: str, module_file: str | None = None, via: str | None = None) -> Finding:
     """The finding of a submission that takes its values from ``name`` (the self-check, another
     library's implementation, a switched-off watch: ``minimodel.own_work``), used by
     ``module_file`` itself or through ``via``; in the self-check's words."""
     refusal = Refusal(kind_of(name) or "library", name, via)
     return Finding(CODE, *explain(refusal, module_file))
+
+
+def refused_in_run(name: str, module_file: str | None = None) -> Finding:
+    """:func:`borrowed_finding` for what the sandbox refused while the hidden inputs were within
+    reach (at import or in a case): named by what it is part of, the self-check, the watch or an
+    installed library's package, never the function the run reported, which the student's code
+    could pick from thousands (``make check`` names it)."""
+    kind = kind_of(name) or "library"
+    said = {"self-check": "minimodel.selfcheck", "hidden": TAMPERED}.get(kind, name.split(".")[0])
+    return borrowed_finding(said, module_file)
 
 
 def blocked_import(error: dict | None) -> str | None:
@@ -133,64 +158,67 @@ def blocked_import(error: dict | None) -> str | None:
 
 
 def import_finding(error: dict, module_file: str) -> Finding:
+    """Why ``module_file`` did not import. Importing runs the student's code in the process that
+    holds the hidden inputs, so it is said as a hidden case's exception is: the class only. A
+    syntax error, found by the grader parsing the file (``redact.Sources``), keeps its file, line
+    and message."""
     kind = error.get("type", "Error")
     if name := blocked_import(error):
-        return borrowed_finding(name, module_file)
-    es_msg, en_msg = from_student(error.get("message", ""))
-    # the file at fault: another student module this one imports (two_d.py imports rope.py)
-    module_file = from_student(error["file"], 80)[1] if error.get("file") else module_file
-    if kind in ("SyntaxError", "IndentationError", "TabError"):
+        return refused_in_run(name, module_file)
+    if kind in SYNTAX_ERRORS:
+        where = error.get("file") or module_file  # another module it imports (rope.py)
         line = error.get("lineno")
+        message = error.get("message", "")
         return Finding("syntax-error",
-                       f"{module_file} tiene un error de sintaxis"
-                       + (f" en la línea {line}" if line else "") + f": {es_msg}".rstrip(": "),
-                       f"{module_file} has a syntax error" + (f" on line {line}" if line else "")
-                       + f": {en_msg}".rstrip(": "))
+                       f"{where} tiene un error de sintaxis"
+                       + (f" en la línea {line}" if line else "") + f": {message}".rstrip(": "),
+                       f"{where} has a syntax error" + (f" on line {line}" if line else "")
+                       + f": {message}".rstrip(": "))
     if kind == "SystemExit":
         return Finding("exit-at-import",
                        f"Al importar {module_file}, tu código termina el proceso (SystemExit).",
                        f"Importing {module_file} ends the process (SystemExit).")
     kind_es, kind_en = exception_words(kind)
-    return Finding("import-error",
-                   f"Importar {module_file} lanza {kind_es}: {es_msg}".rstrip(": "),
-                   f"Importing {module_file} raises {kind_en}: {en_msg}".rstrip(": "))
+    return Finding("import-error", f"Importar {module_file} lanza {kind_es}." + SEE_CHECK[0],
+                   f"Importing {module_file} raises {kind_en}." + SEE_CHECK[1])
 
 
-def exception_findings(errors: list[dict], total: int) -> list[Finding]:
-    """Group the exceptions the cases raised, one finding per exception type; the cases that
-    ran out of time, or called a function that had (``grader.trusted.out_of_time``), in one
-    finding that names no function (the top of the feedback does, once)."""
-    by_type: dict[str, list[dict]] = {}
-    for error in errors:
-        by_type.setdefault(error.get("type", "Error"), []).append(error)
+def exception_findings(errors: list[dict], total: int,
+                       see: tuple[str, str] = SEE_CHECK) -> list[Finding]:
+    """What the cases that raised say, in fixed words: the cases that ran out of time, or called
+    a function that had (``grader.trusted.out_of_time``), in one finding that names no function
+    (the top of the feedback does, once); a refused call; the stub's own message of the first
+    ``NotImplementedError``; and how many of the ``total`` cases raised anything else, with the
+    class of the first (and whether others differ), ending with ``see``, where the student finds
+    the rest."""
     findings = []
-    stopped = sum(len(by_type.pop(kind, [])) for kind in OUT_OF_TIME)
+    stopped = sum(error.get("type") in OUT_OF_TIME for error in errors)
     if stopped:
         findings.append(out_of_time_finding(f"{stopped} de {total} casos ocultos no terminaron",
                                             f"{stopped} of {total} hidden cases did not finish"))
-    for kind, group in by_type.items():
-        first = group[0]
-        es_msg, en_msg = from_student(first.get("message", ""))
-        if kind == "KeyboardInterrupt" and not es_msg:
-            es_msg, en_msg = ("interrumpido al superar el tiempo límite",
-                              "interrupted: it went over the time limit")
-        if name := blocked_import(first):
-            findings.append(borrowed_finding(name))
-            continue
-        line = f" (línea {first['lineno']})" if first.get("lineno") else ""
-        line_en = f" (line {first['lineno']})" if first.get("lineno") else ""
-        if kind == "NotImplementedError":
-            findings.append(Finding("not-implemented",
-                                    f"Todavía sin implementar. {es_msg}".strip(),
-                                    f"Not implemented yet. {en_msg}".strip()))
-            continue
-        count_es = f"{len(group)} de {total} casos ocultos lanzan" if total > 1 else "Lanza"
-        count_en = f"{len(group)} of {total} hidden cases raise" if total > 1 else "Raises"
-        kind_es, kind_en = exception_words(kind)
+    errors = [error for error in errors if error.get("type") not in OUT_OF_TIME]
+    if refused := next(filter(None, map(blocked_import, errors)), None):
+        findings.append(refused_in_run(refused))
+    errors = [error for error in errors if not blocked_import(error)]
+    stubs = [error for error in errors if error.get("type") == "NotImplementedError"]
+    if stubs:
+        es, en = stub_words(stubs[0].get("message", "")) or ("", "")
+        findings.append(Finding("not-implemented", f"Todavía sin implementar. {es}".strip(),
+                                f"Not implemented yet. {en}".strip()))
+    raised = [error.get("type", "Error") for error in errors
+              if error.get("type") != "NotImplementedError"]
+    if raised:
+        kind_es, kind_en = exception_words(raised[0])
+        if raised[0] == "KeyboardInterrupt":
+            kind_es += " (una interrupción: superó el tiempo límite)"
+            kind_en += " (interrupted: it went over the time limit)"
+        others = len(set(raised)) > 1
         findings.append(Finding(
             "exception",
-            f"{count_es} {kind_es}{line}: {es_msg}".rstrip(": "),
-            f"{count_en} {kind_en}{line_en}: {en_msg}".rstrip(": ")))
+            (f"{len(raised)} de {total} casos ocultos lanzan" if total > 1 else "Lanza")
+            + f" {kind_es}" + (" y otras excepciones" if others else "") + "." + see[0],
+            (f"{len(raised)} of {total} hidden cases raise" if total > 1 else "Raises")
+            + f" {kind_en}" + (" and other exceptions" if others else "") + "." + see[1]))
     return findings
 
 

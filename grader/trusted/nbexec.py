@@ -15,6 +15,12 @@ formgrader for the written answers). Autograding is done here instead, under the
    Output is capped (``Limits.output_kb`` per cell); warnings and stderr cost nothing.
 3. The parent reads the recorded files safely and each cell's judge compares them with the values
    the reference notebook recorded (``solutions/labs/*/references.*``).
+
+The kernel is the student's: a cell of theirs can read the recorder cells' sources, and so the
+hidden probes' arguments (IPython's ``In``, ``_ih``, ``linecache``, a hook set up by an earlier
+cell, or just the arguments its own functions are called with). Nothing in the kernel hides them;
+what keeps them in is that a cell's error reaches the feedback as its cell and class only
+(:func:`kernel_findings`), as a hidden case's does.
 """
 
 from __future__ import annotations
@@ -36,9 +42,9 @@ import nbformat
 
 from grader.child.probe_runner import OUT_OF_TIME
 from grader.hidden.spec import NotebookChecks
-from grader.trusted.findings import UNSAFE_OUTPUT, out_of_time_finding
+from grader.trusted.findings import SEE_NOTEBOOK, UNSAFE_OUTPUT, out_of_time_finding
 from grader.trusted.forkservers import KernelServer, sandbox_config
-from grader.trusted.redact import Sources, exception_words, from_student
+from grader.trusted.redact import Sources, exception_words
 from grader.trusted.safe_io import Beneath, UnsafeData, read_entry, read_head, read_json
 from grader.trusted.sandbox import (
     Capabilities,
@@ -508,18 +514,14 @@ def kernel_findings(outcome: dict, build: dict) -> list[Finding]:
             findings.append(Finding("nb-cell-timeout",
                                     f"La celda «{where}» superó el tiempo límite.",
                                     f"Cell '{where_en}' went over the time limit."))
-        elif error.get("role") in STUDENT_ROLES:
-            es_msg, en_msg = from_student(error.get("evalue", ""), 240)
-            if not es_msg and error["ename"] == "NotImplementedError":
-                es_msg, en_msg = "todavía sin implementar.", "not implemented yet."
-            elif not es_msg and error["ename"] == "KeyboardInterrupt":
-                es_msg, en_msg = ("interrumpida al superar el tiempo límite",
-                                  "interrupted: it went over the time limit")
+        elif error.get("role") in STUDENT_ROLES:  # the class only: see exception_findings
             name_es, name_en = exception_words(error["ename"])
-            findings.append(Finding(
-                "nb-cell-error",
-                f"La celda «{where}» lanzó {name_es}: {es_msg}".rstrip(": "),
-                f"Cell '{where_en}' raised {name_en}: {en_msg}".rstrip(": ")))
+            said = {"NotImplementedError": (": todavía sin implementar.", ": not implemented yet."),
+                    "KeyboardInterrupt": (": interrumpida al superar el tiempo límite.",
+                                          ": interrupted: it went over the time limit.")
+                    }.get(error["ename"], (f".{SEE_NOTEBOOK[0]}", f".{SEE_NOTEBOOK[1]}"))
+            findings.append(Finding("nb-cell-error", f"La celda «{where}» lanzó {name_es}{said[0]}",
+                                    f"Cell '{where_en}' raised {name_en}{said[1]}"))
     if build.get("restored_locked_cells"):
         listed = ", ".join(build["restored_locked_cells"])
         findings.append(Finding("nb-locked-restored",

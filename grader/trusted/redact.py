@@ -1,31 +1,28 @@
 """What student code says, made safe for feedback: the one way text from a submission gets there.
 
 Exception messages of module probes and notebook records, notebook cell errors and import errors
-are all produced by student code while it runs on hidden inputs, and anything it says can carry
-those inputs back: in the message, but also in the exception's class name, a line number, an exit
-code, a dtype, digits written as words, or text taken from IPython's input history (where the
-recorder cells name the hidden checks). So what comes from a run reaches the feedback only from
-fixed sets, checked where the trusted side reads it (:class:`Sources`, used by
-``grader.trusted.safe_io`` and ``grader.trusted.nbexec``):
+are all produced by student code while the hidden inputs are within its reach (the module is
+imported by the process that holds them; a notebook's cells run around the recorder cells that
+name them), and anything it says can carry those inputs back: the message, a quoted literal it
+picks, the line it raises from, the class's name, an exit code, a dtype. So the feedback on a
+run says only words from fixed sets, whatever the run reported:
 
 - an exception's class name only if it is one of Python's built-in exceptions, else
   :data:`OWN_CLASS` ("an exception of a class defined in your code");
-- a file name only if it is one of the submission's own files, and a line number only if it is a
-  line of that file (a syntax error's line and message are the grader's own, found by parsing the
-  file here, never the run's);
-- a message only where it is written in the submission's own code: one string literal (an
-  f-string or a format string, whose fields stand for what they held) or a released stub's own
-  ``NotImplementedError`` message; any other message is dropped;
+- no message, no line and no quoted literal, with two exceptions that owe nothing to a hidden
+  input: the released stubs' own ``NotImplementedError`` messages (course text the student has,
+  :func:`stub_words`), and a syntax error's line and message, found by the grader parsing the
+  file itself (:meth:`Sources.syntax_error`), never taken from the run;
 - dtypes only NumPy's and PyTorch's own names (:func:`known_name`).
 
-Then :func:`from_student` splits the message into Spanish and English, blanks out every number in
-any notation (``37``, ``0.30000001192092896``, ``1e-05``, ``0x25``, digits inside words like
-``LEAK_37``), collapses what is left of lists, arrays, tensors and shapes and cuts it to a few
-hundred characters. Kept as they are: dtype names (``float32``, ``bfloat16``, ``int64``), lab ids
-(``17.01``) and the released stubs' own ``NotImplementedError`` messages (course text, with their
-hints), which the student sees anyway. Exit codes and signals are said in words by
+Where and why their code failed, students see with ``make check``, which runs the visible cases
+and shows the whole traceback. Exit codes and signals are said in words by
 ``grader.trusted.findings``, and no number measured on a hidden input (an error's size, how much
 was printed) is ever shown.
+
+The judges still read a message's words (a device mismatch, an overflow) to choose among their
+fixed findings; :class:`Sources` keeps for them only what the submission's own code or Python's
+fixed sets could have written (used by ``grader.trusted.safe_io`` and ``grader.trusted.nbexec``).
 """
 
 from __future__ import annotations
@@ -39,19 +36,13 @@ from functools import cache, lru_cache
 import numpy as np
 
 from grader.child.probe_runner import BLOCKED, OUT_OF_TIME, forbidden, refusal
-from minimodel.course import LABS
 from minimodel.implementation import STUBS_DIR
 from minimodel.messages import split_bilingual
 from minimodel.own_work import refused_call
 
-BLANK = "…"
-_KEEP = re.compile(r"\b(?:b?float|u?int|complex)(?:8|16|32|64|128)\b|\b\d\d\.\d\d\b")
-_NUMBER = re.compile(
-    r"(?:(?<![\w)\]])[-+])?"  # a sign that is not a subtraction
-    r"(?:0[xX][0-9a-fA-F]+|(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?[jJ]?)")
-_RUN = re.compile(rf"{BLANK}(?:(?:[\s,;:]|\.\.\.)*{BLANK})+")  # "…, …, …" or "…\n …"
-_LIST = re.compile(rf"\[\s*{BLANK}\s*,?\s*\]")  # "[…]" inside a longer list or array
-_LAB_IDS = frozenset(lab.id for lab in LABS)
+BLANK = "…"  # what a field of a format string held, in the words a judge reads
+_FIELD = re.compile(r"\{[^{}]*\}|%[-#0 +]*(?:\d+|\*)?(?:\.\d+)?[sdifgGeExXroc]")
+MAX_TEMPLATES = 5000
 
 
 @cache
@@ -68,58 +59,28 @@ def course_messages() -> frozenset[str]:
     return frozenset(found)
 
 
-def redact(text: str) -> str:
-    """``text`` with every number blanked out (dtype names and lab ids kept), lists collapsed."""
-    parts, last = [], 0
-    for match in _KEEP.finditer(text):
-        if match.group().count(".") and match.group() not in _LAB_IDS:
-            continue
-        parts += [_NUMBER.sub(BLANK, text[last:match.start()]), match.group()]
-        last = match.end()
-    parts.append(_NUMBER.sub(BLANK, text[last:]))
-    text = "".join(parts)
-    previous = None
-    while previous != text:
-        previous = text
-        text = _LIST.sub(BLANK, _RUN.sub(BLANK, text))
-    return text
-
-
-def _short(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + BLANK
-
-
 @cache
-def _course_text() -> re.Pattern:
-    """Either language's half of any stub message, as found inside a longer message (given code
-    that calls a stub says what needed it, then what the stub said)."""
-    halves = {half for message in course_messages()
-              for half in split_bilingual(message.replace(" [en] ", "\n[en] "))}
-    return re.compile("(" + "|".join(map(re.escape, sorted(halves, key=len, reverse=True))) + ")")
+def _stub_halves() -> tuple[tuple[str, str], ...]:
+    """Each stub message as its Spanish and English halves, whitespace normalised."""
+    return tuple(tuple(" ".join(half.split()) for half in
+                       split_bilingual(message.replace(" [en] ", "\n[en] ")))
+                 for message in sorted(course_messages()))
 
 
-def _redact_but_course_text(text: str) -> str:
-    """``redact`` everything in ``text`` but the stubs' own words."""
-    parts = _course_text().split(" ".join(text.split()))
-    return "".join(part if index % 2 else redact(part) for index, part in enumerate(parts))
+def stub_words(message: str) -> tuple[str, str] | None:
+    """The released stub's ``NotImplementedError`` message that ``message`` holds, as ``(es,
+    en)`` (given code that calls a stub says what needed it, then what the stub said: only the
+    stub's words are kept); ``None`` when it holds none."""
+    text = " ".join(str(message).split())
+    return next(((es, en) for es, en in _stub_halves() if es in text and en in text), None)
 
-
-def from_student(message: str, limit: int = 300) -> tuple[str, str]:
-    """A message from student code as ``(es, en)``: split, redacted, each cut to ``limit``.
-
-    Split first, then cut, so that a long Spanish part never leaves the English side empty.
-    """
-    es, en = split_bilingual(str(message))
-    return _short(_redact_but_course_text(es), limit), _short(_redact_but_course_text(en), limit)
 
 # --- the fixed sets ----------------------------------------------------------------------------
 
+SYNTAX_ERRORS = ("SyntaxError", "IndentationError", "TabError")
 OWN_CLASS = "<own class>"  # an exception class that is not Python's: not a name, never shown
 BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
                                if isinstance(value, type) and issubclass(value, BaseException))
-_FIELD = re.compile(r"\{[^{}]*\}|%[-#0 +]*(?:\d+|\*)?(?:\.\d+)?[sdifgGeExXroc]")
-MAX_TEMPLATES = 5000
 
 
 def exception_words(name: str) -> tuple[str, str]:
@@ -161,8 +122,9 @@ _BUILTIN_TYPES = frozenset(name for name, value in vars(builtins).items()
 
 @dataclass
 class Sources:
-    """A submission's own text (file name -> source): the only place the words and line numbers
-    a run reports may come from (see the module's docstring)."""
+    """A submission's own text (file name -> source): the only place the words a judge reads in a
+    run's messages, and the syntax errors the feedback states, may come from (see the module's
+    docstring)."""
 
     files: dict[str, str] = field(default_factory=dict)
     extra: tuple[str, ...] = ()  # more code the student sees (a notebook's given cells)
@@ -177,8 +139,9 @@ class Sources:
         return _templates(tuple(self.files.values()) + self.extra)
 
     def message(self, text: str) -> str:
-        """``text`` if a stub's own message, else as the string literal of the sources it
-        instantiates, each field a blank (the literal that keeps most of it); else ``""``."""
+        """``text`` if a stub's own message or the sandbox's refusal, else as the string literal
+        of the sources it instantiates, each field a blank (the literal that keeps most of it);
+        else ``""``. What the judges read, never what the student does."""
         if " ".join(text.split()) in course_messages() or _refused_import(text):
             return text
         best = None
@@ -188,33 +151,26 @@ class Sources:
                 best = pieces
         return BLANK.join(best) if best else ""
 
-    def line(self, file: object, lineno: object) -> bool:
-        """Whether ``lineno`` is a line of the submission's file ``file``."""
-        text = self.files.get(file) if isinstance(file, str) else None
-        return text is not None and isinstance(lineno, int) and \
-            1 <= lineno <= text.count("\n") + 1
-
     def syntax_error(self, file: str) -> tuple[int | None, str] | None:
         """The syntax error Python finds in ``file`` (its line and message), parsed here."""
         return _syntax_error(self.files.get(file))
 
     def clean_error(self, error: dict) -> dict:
-        """An exception a run reported, with only what the fixed sets allow (type, message,
-        file and line)."""
+        """An exception a run reported, with only what the fixed sets allow: its type, its
+        message as :meth:`message` keeps it, the submission's file it came from, and, for a
+        syntax error, the line and message the grader finds in that file (none when the file
+        parses: the run said so, not Python)."""
         clean = {"type": error["type"] if error["type"] in BUILTIN_EXCEPTIONS or
                  error["type"] in OUT_OF_TIME else OWN_CLASS,
                  "message": self.message(error["message"])}
         file = error.get("file")
         if file in self.files:
             clean["file"] = file
-            found = self.syntax_error(file) if clean["type"] in (
-                "SyntaxError", "IndentationError", "TabError") else None
-            if found:
-                lineno, clean["message"] = found
-                if lineno is not None:
-                    clean["lineno"] = lineno
-            elif self.line(file, error.get("lineno")):
-                clean["lineno"] = error["lineno"]
+        if clean["type"] in SYNTAX_ERRORS:
+            found = self.syntax_error(file) if file in self.files else None
+            clean["message"] = found[1] if found else ""
+            if found and found[0] is not None:
+                clean["lineno"] = found[0]
         return clean
 
 

@@ -383,8 +383,6 @@ def _clean_error(error: object, cap: int = 4000, located: bool = True,
         return {"type": "Error", "message": ""}
     clean = {"type": str(error.get("type", "Error"))[:80],
              "message": str(error.get("message", ""))[:cap]}
-    if located and isinstance(error.get("lineno"), int):
-        clean["lineno"] = error["lineno"]
     if located and isinstance(error.get("file"), str):
         clean["file"] = os.path.basename(error["file"])[:120]
     return sources.clean_error(clean) if sources is not None else clean

@@ -24,8 +24,8 @@ an accepted choice document their looser tolerance next to the item (lab 17.01: 
 for the sinusoidal table, enough for float32 angles up to the hidden lengths used).
 
 Feedback never shows hidden inputs or expected values: findings speak of "k of n hidden cases",
-shapes and dtypes the specification already fixes, and the largest error; any message that comes
-from student code goes through ``grader.trusted.redact.from_student`` (every number blanked out).
+shapes and dtypes the specification already fixes, named mistakes, and of what the student's code
+raised only a built-in exception's class or a stub's own message (``grader.trusted.redact``).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from grader.trusted.findings import (
+    SEE_NOTEBOOK,
     Finding,
     exception_findings,
     mismatch_findings,
@@ -373,7 +374,7 @@ class CellContext:
         findings: list[Finding] = []
         # A NameError here means an earlier cell failed to define the value: say it that way.
         errors = [e for e in errors_of(checks) if e.get("type") != "NameError"]
-        findings += exception_findings(errors, total)
+        findings += exception_findings(errors, total, SEE_NOTEBOOK)
         missing = sum(c.reason == "missing" or (c.reason == "error" and c.error and
                                                 c.error.get("type") == "NameError")
                       for c in checks)

@@ -1,6 +1,6 @@
-"""What a run says reaches the feedback only from fixed sets (``grader.trusted.redact.Sources``):
-each channel a submission could use to carry a hidden input out is closed where the trusted side
-reads it, while an honest mistake keeps its class, its line and its own words."""
+"""What a run says reaches the feedback only from fixed sets (``grader.trusted.redact``): each
+channel a submission could use to carry a hidden input out is closed where the trusted side reads
+it. An honest mistake keeps its class; a syntax error, found by parsing the file here, its line."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_class_names_only_from_pythons_own():
     assert "una clase definida en tu código" in finding.es
 
 
-def test_messages_only_as_the_submissions_own_literals():
+def test_judges_read_messages_only_as_the_submissions_own_literals():
     assert clean(message="d must be even, got d=7")["message"] == "d must be even, got d=…"
     assert clean(message="LEAK 64 and 32")["message"] == "LEAK … and …"
     assert clean(message="six four")["message"] == ""  # digits as words: built, not written
@@ -43,20 +43,26 @@ def test_messages_only_as_the_submissions_own_literals():
     assert clean(message=history)["message"] == ""  # IPython's input history
     hint = next(iter(course_messages()))
     assert clean(message=hint)["message"] == hint  # the stubs' own words
+    [finding] = exception_findings([clean(message="LEAK 64 and 32")], 1)
+    assert "LEAK" not in finding.en + finding.es  # judges read it; the student never does
 
 
-def test_lines_only_of_the_students_file_and_syntax_errors_parsed_here():
-    assert clean(file="sinusoidal.py", lineno=5)["lineno"] == 5
-    assert "lineno" not in clean(file="sinusoidal.py", lineno=64032)
-    assert "lineno" not in clean(file="secret_64.py", lineno=3)
+def test_no_line_but_a_syntax_error_the_grader_finds_by_parsing():
+    assert "lineno" not in clean(file="sinusoidal.py", lineno=5)
     assert "file" not in clean(file="secret_64.py", lineno=3)
-    forged = clean(type="SyntaxError", message="no", file="sinusoidal.py", lineno=64032)
-    assert "lineno" not in forged
-    assert "on line" not in import_finding(forged, "sinusoidal.py").en
+    forged = clean(type="SyntaxError", message="d must be even", file="sinusoidal.py",
+                   lineno=64032)
+    assert "lineno" not in forged and forged["message"] == ""
+    assert import_finding(forged, "sinusoidal.py").en == "sinusoidal.py has a syntax error"
     broken = Sources.of({"rope.py": b"x = 1\ny = (\n"})
     real = broken.clean_error({"type": "SyntaxError", "message": "forged 64",
                                "file": "rope.py", "lineno": 9})
     assert real["lineno"] == 2 and "forged" not in real["message"]
+    assert "rope.py has a syntax error on line 2" in import_finding(real, "two_d.py").en
+    raised = import_finding(clean(type="LookupError", message="LEAK 64 and 32",
+                                  file="sinusoidal.py"), "sinusoidal.py")
+    assert raised.en.startswith("Importing sinusoidal.py raises LookupError. Hidden cases")
+    assert "LEAK" not in raised.es + raised.en
 
 
 def test_dtypes_only_numpys_and_pytorchs(tmp_path):
