@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+import warm_selfcheck
+
 from grader.build.sync import released_text
 from minimodel.course import find_lab
 from minimodel.implementation import REFERENCE_DIR, STUBS_DIR
-from minimodel.selfcheck.runner import run_checks
+from minimodel.selfcheck import runner
 
 # seconds per check: generous, so that a loaded machine does not turn "todo" into "timeout"
 TIMEOUT = 120
@@ -41,9 +44,17 @@ def student_copy(tmp_path: Path, module: str, *edits: tuple[str, str]) -> Path:
     return folder
 
 
+def checked(lab_id: str, folder: Path, timeout: float = TIMEOUT) -> list[runner.Result]:
+    """``minimodel check LAB`` on the implementation in ``folder``, its child forked from a warm
+    process (``warm_selfcheck``)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runner, "spawn", warm_selfcheck.spawn)
+        return runner.run_checks(find_lab(lab_id), str(folder), timeout=timeout)
+
+
 def self_check(lab_id: str, folder: Path) -> dict:
     """Check name -> result of ``minimodel check LAB`` on the implementation in ``folder``."""
-    return {r.check.name: r for r in run_checks(find_lab(lab_id), str(folder), timeout=TIMEOUT)}
+    return {r.check.name: r for r in checked(lab_id, folder)}
 
 
 def diagnose(tmp_path: Path, lab_id: str, module: str, *edits: tuple[str, str]) -> dict:

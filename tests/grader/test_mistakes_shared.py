@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import torch
 from mistaken_sources import MISTAKEN
-from selfcheck_copies import student_copy
+from selfcheck_copies import checked, student_copy
 from source_runs import grade_source, mutated, reference
 
 from grader.build.mistakes import catalogue
@@ -30,10 +30,9 @@ from grader.trusted.nbexec import read_records
 from grader.trusted.references import References
 from grader.trusted.safe_io import Beneath
 from grader.trusted.verdicts import MISTAKE_TOLERANCE, CellContext, values_close
-from minimodel.course import find_lab, lab_of
+from minimodel.course import lab_of
 from minimodel.selfcheck.compare import CheckFailure, expect_array
 from minimodel.selfcheck.contracts import CONTRACTS
-from minimodel.selfcheck.runner import run_checks
 
 CASES = [(lab_of(module).id, item) for module in MISTAKEN for item in catalogue(module)]
 CELL_CASES = [(lab_id, cell, item) for lab_id, item in CASES
@@ -48,7 +47,7 @@ def test_every_mistake_of_those_modules_has_a_source():
 @pytest.mark.parametrize(("lab_id", "item"), CASES, ids=[f"{lab}-{m.key}" for lab, m in CASES])
 def test_the_self_check_and_the_grader_name_it_alike(lab_id, item, tmp_path):
     edit = MISTAKEN[item.module][item.code]
-    said = [r for r in run_checks(find_lab(lab_id), str(student_copy(tmp_path, item.module, edit)))
+    said = [r for r in checked(lab_id, student_copy(tmp_path, item.module, edit))
             if item.es in r.detail_es]
     assert said and all(item.en in r.detail_en for r in said), "the self-check does not name it"
     verdicts = grade_source(item.module, mutated(item.module, edit), tmp_path)
@@ -149,7 +148,7 @@ def test_every_contract_is_broken_here():
                          ids=[f"{c[0]}-{c[1]}" for _, _, c, _ in BROKEN_CONTRACTS])
 def test_a_broken_contract_is_said_alike(lab_id, module, contract, edit, tmp_path):
     es, en = (words(text) for text in CONTRACTS[contract])
-    said = [r for r in run_checks(find_lab(lab_id), str(student_copy(tmp_path, module, edit)))
+    said = [r for r in checked(lab_id, student_copy(tmp_path, module, edit))
             if es.search(r.detail_es)]
     assert said and all(en.search(r.detail_en) for r in said), "the self-check does not say it"
     verdicts = grade_source(module, mutated(module, edit), tmp_path)

@@ -119,19 +119,25 @@ def refused_checks(lab: Lab, checks: list[Check], folder: Path) -> dict[str, Res
     return results
 
 
+def spawn(lab_id: str, write_fd: int, names: list[str], env: dict, stderr) -> subprocess.Popen:
+    """The child that runs ``names``: a fresh interpreter in a session of its own running
+    :func:`_child`, its events on ``write_fd``, its standard error in the file ``stderr``."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "minimodel.selfcheck.runner", lab_id, str(write_fd), *names],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+        pass_fds=(write_fd,),
+        start_new_session=True,
+        preexec_fn=_die_with_parent,
+    )
+
+
 def _run_child(lab, names, checks, env, timeout, tell) -> dict[str, Result]:
     read_fd, write_fd = os.pipe()
     with tempfile.TemporaryFile() as stderr:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "minimodel.selfcheck.runner", lab.id, str(write_fd), *names],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-            pass_fds=(write_fd,),
-            start_new_session=True,
-            preexec_fn=_die_with_parent,
-        )
+        child = spawn(lab.id, write_fd, names, env, stderr)
         os.close(write_fd)
         results: dict[str, Result] = {}
         current, started = None, time.monotonic()
