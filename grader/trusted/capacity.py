@@ -16,12 +16,13 @@ submission (every lab):
 - a notebook cell item of ``n`` records: the same, with how many were not recorded, and the
   catalogue's mistakes for that cell;
 - each notebook: how the kernel ended, unsafe output, and up to three cells that raised (which
-  cells, in order, each with its class).
+  cells, in order, each with its class);
+- once per submission, the functions that ran out of time, at the top of the feedback: in order,
+  each a function of the course's specification or "a helper of yours" in one of the modules.
 
 It is an upper bound: it counts every combination as possible. Not counted: the findings a
 judge writes itself (a contract, a device mismatch, a carried-forward note: one fixed sentence
-each, at most a bit each), the dtype names a dtype finding quotes, and the names of the
-functions that ran out of time at the top of the feedback.
+each, at most a bit each) and the dtype names a dtype finding quotes.
 
 ``python -m grader.trusted.capacity`` prints the figure per lab and in all.
 """
@@ -35,8 +36,10 @@ from functools import cache
 from grader.hidden import registry
 from grader.trusted import nbexec
 from grader.trusted.findings import MISMATCH, SIGNAL_NAMES
+from grader.trusted.out_of_time import MAX_FUNCTIONS, specified_functions
 from grader.trusted.redact import BUILTIN_EXCEPTIONS, course_messages
 from grader.trusted.references import References
+from minimodel.course import encoding_modules
 from minimodel.own_work import kind_of
 
 CLASSES = len(BUILTIN_EXCEPTIONS) + 1  # and OWN_CLASS
@@ -106,9 +109,20 @@ def lab_bits(lab_id: str) -> float:
     return bits
 
 
+def out_of_time_bits() -> float:
+    """The functions that ran out of time, said at the top of the feedback: an ordered list of
+    distinct entries, each a function of a module's specification or one module's helpers
+    (``OutOfTime.findings``), at most ``MAX_FUNCTIONS`` of them."""
+    entries = sum(len(specified_functions(module)) + 1 for module in encoding_modules())
+    return math.log2(sum(math.perm(entries, k)
+                         for k in range(min(entries, MAX_FUNCTIONS) + 1)))
+
+
 def run_bits() -> dict[str, float]:
-    """Lab id -> its bits per run, and ``"all"``: the sum, a full submission's."""
+    """Lab id -> its bits per run, ``"out of time"``: the functions named at the top, and
+    ``"all"``: the sum, a full submission's."""
     labs = {lab_id: lab_bits(lab_id) for lab_id in registry()}
+    labs["out of time"] = out_of_time_bits()
     return {**labs, "all": sum(labs.values())}
 
 

@@ -8,7 +8,8 @@ of that group that call it afterwards fail at once. :class:`OutOfTime` keeps tho
 the rest of the student's grading: every later probe group (of every lab) and every notebook
 kernel replaces them before any of the student's code runs, so one loop costs one case's budget,
 not every group's CPU limit and every cell's time-out. Those cases score 0, and the feedback
-says so once, at the top, naming the function.
+says so once, at the top, naming the function where the course's specification names it (a
+helper of the student's own is said as one, without its name).
 
 What the sandbox wrote is data from the student's side: it can only hurt that student (a forged
 list makes their own functions fail), and it is read as such: a few entries, each a function or
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from grader.child.probe_runner import DEAD_FILE, MAX_DEAD
 from grader.trusted.findings import Finding
 from grader.trusted.safe_io import Beneath, UnsafeData, read_json
+from minimodel.implementation import STUBS_DIR
 
 CASE_SHARE = 0.7  # of a probe group's CPU limit, at most, for one case: the rest is for the others
 MAX_FUNCTIONS = 2 * MAX_DEAD  # over all of a student's runs
@@ -87,15 +89,33 @@ class OutOfTime:
         return new
 
     def findings(self) -> list[Finding]:
-        """What the student reads at the top of the feedback: each function once."""
+        """What the student reads at the top of the feedback: each function of the course's
+        specification once, by name; the student's own helpers once per module, without their
+        names (which one ran out of time could depend on a hidden input; ``make check`` names
+        it on the visible cases)."""
         limit_es = f" (más de {self.limit_s:g} s de CPU)" if self.limit_s else ""
         limit_en = f" (over {self.limit_s:g} s of CPU)" if self.limit_s else ""
+        said = list(dict.fromkeys(
+            (module, name if name in specified_functions(module) else None)
+            for module, name in self.functions))
         return [Finding(
             "out-of-time",
-            f"{name} ({module}.py) se quedó sin tiempo en un caso oculto{limit_es} y no se volvió "
-            "a ejecutar: cada caso que la llama después, en este laboratorio, en los siguientes y "
-            "en los cuadernos, vale 0. ¿Hay un bucle que nunca acaba?",
-            f"{name} ({module}.py) ran out of time on a hidden case{limit_en} and was not run "
-            "again: every case that calls it afterwards, in this lab, the later ones and the "
-            "notebooks, scores 0. Is there a loop that never ends?")
-            for module, name in self.functions]
+            (f"{name} ({module}.py)" if name else f"Una función auxiliar tuya de {module}.py")
+            + f" se quedó sin tiempo en un caso oculto{limit_es} y no se volvió a ejecutar: cada "
+            "caso que la llama después, en este laboratorio, en los siguientes y en los "
+            "cuadernos, vale 0. ¿Hay un bucle que nunca acaba?"
+            + ("" if name else " make check dice cuál, en sus casos visibles."),
+            (f"{name} ({module}.py)" if name else f"A helper function of yours in {module}.py")
+            + f" ran out of time on a hidden case{limit_en} and was not run again: every case "
+            "that calls it afterwards, in this lab, the later ones and the notebooks, scores 0. "
+            "Is there a loop that never ends?"
+            + ("" if name else " make check says which one, on its visible cases."))
+            for module, name in said]
+
+
+@functools.cache
+def specified_functions(module: str) -> frozenset[str]:
+    """The functions and methods the released stub of ``module`` defines: the course's names,
+    which the feedback may say."""
+    stub = STUBS_DIR / f"{module}.py"
+    return defined_functions(stub.read_bytes()) if stub.is_file() else frozenset()

@@ -128,12 +128,26 @@ def test_what_the_sandbox_says_is_checked(tmp_path):
                               ("mod", "honest")]
     assert seen.request() == [["mod", "loops"], ["mod", "Layer.run"], ["other", "uses"],
                               ["mod", "honest"]]
-    findings = seen.findings()
-    assert [f.code for f in findings] == ["out-of-time"] * 4
-    assert "loops (mod.py)" in findings[0].en and "4.9 s" in findings[0].es
+    findings = seen.findings()  # helpers of the student's own: one finding per module, unnamed
+    assert [f.code for f in findings] == ["out-of-time"] * 2
+    assert findings[0].en.startswith("A helper function of yours in mod.py ran out of time")
+    assert findings[0].es.startswith("Una función auxiliar tuya de mod.py se quedó sin tiempo")
+    assert "4.9 s" in findings[0].es and "make check" in findings[0].en
+    assert not any(name in f.en + f.es for f in findings for name in ("loops", "Layer", "honest"))
     assert MAX_FUNCTIONS >= MAX_DEAD
     assert case_cpu_s({"case_cpu_s": 5.0, "cpu_s": 21}) == 5.0
     assert case_cpu_s({"case_cpu_s": 5.0, "cpu_s": 2}) == 1.4  # the case dies before the group
+
+
+def test_only_the_specifications_functions_are_named():
+    """Which of many helpers ran out of time could spell a hidden input: the feedback names the
+    course's functions (the released stub's) and says a helper once per module."""
+    rope = b"def apply_rotary(x):\n    pass\n\n\ndef _spin_3(x):\n    pass\n\n\n" \
+        b"def _spin_7(x):\n    pass\n"
+    seen = OutOfTime({"rope": rope}, 5.0)
+    seen.functions = [("rope", "_spin_7"), ("rope", "apply_rotary"), ("rope", "_spin_3")]
+    said = [f.en.split(" ran out of time")[0] for f in seen.findings()]
+    assert said == ["A helper function of yours in rope.py", "apply_rotary (rope.py)"]
 
 
 def test_the_kernel_set_up_replaces_the_dead_functions():
