@@ -200,11 +200,13 @@ def lab_mistakes(lab_id: str) -> list[Mistake]:
 
 
 def main() -> int:
+    from grader.child.warmup import load_probe_libraries
     from grader.trusted.runs import LabRun
     from grader.trusted.sandbox import ItemFolders
 
     inputs, out_dir = Path(sys.argv[1]), Path(sys.argv[2])
     checks, cells = pickle.loads(sys.stdin.buffer.read())  # the lab's probe groups and cells
+    load_probe_libraries()  # once, as the sandbox's zygote does, not in every forked pass
     outcomes = {item.key: forked(_hidden_run, item,
                                  LabRun(checks, ItemFolders(out_dir / item.key), inputs), cells)
                 for item in lab_mistakes(checks.lab_id)}
