@@ -306,11 +306,11 @@ def test_a_flagged_submission_scores_zero_and_says_why(container):
 
 
 def test_a_correct_submission_gets_every_point_every_time_within_the_memory(full_container):
-    """The whole course's bundle, three times in a row on the same correct submission: every
-    item has its full points each time (as on one machine), the three results are the same, the
-    feedback's maximum is results.json's, and the container's process tree stays within
-    Gradescope's default memory."""
-    runs = [full_container(f"reference-{n}", _sample("reference")) for n in range(3)]
+    """The whole course's bundle, twice in a row on the same correct submission: every item has
+    its full points each time (as on one machine), the two results are the same, the feedback's
+    maximum is results.json's, and the container's process tree stays within Gradescope's
+    default memory."""
+    runs = [full_container(f"reference-{n}", _sample("reference")) for n in range(2)]
     first = runs[0][0]
     maximum = sum(test["max_score"] for test in first["tests"])
     assert {lab for test in first["tests"] for lab in [test["name"].split(" ")[0]]} == \
