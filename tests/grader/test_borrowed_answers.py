@@ -306,14 +306,17 @@ def test_a_read_refusal_is_the_same_in_make_check_and_the_grader(rope_records, t
 
 def test_a_library_call_seen_only_at_run_time_is_refused_by_both(rope_records, tmp_path):
     """The half convention is Hugging Face's: its items lose the cases that call it, with the
-    same finding as the self-check's checks of that convention."""
+    self-check's finding for its checks of that convention, in the same words; the grader names
+    the library where the self-check names its function (which function a run on hidden inputs
+    called could be picked by the student's code to spell the inputs)."""
     items = {v["key"]: v for v in rope_items(rope_records["watched"])}
     assert items["rotary"]["score"] < 3 and items["frequencies"]["score"] == 1
     findings = {(f["es"], f["en"]) for f in borrowed(items["rotary"])}
     results = self_check(tmp_path, "watched")
     refused = {(r.detail_es, r.detail_en) for r in results if r.status == "fail"}
-    assert findings == refused
     (es, en), = refused
-    assert "modeling_llama.apply_rotary_pos_emb" in en and "modeling_llama" in es
+    called = "transformers.models.llama.modeling_llama.apply_rotary_pos_emb"
+    assert called in en and called in es
+    assert findings == {(es.replace(called, "transformers"), en.replace(called, "transformers"))}
     assert {r.check.target for r in results if r.status == "fail"} <= {"apply_rotary",
                                                                          "RotaryEmbedding"}

@@ -16,13 +16,14 @@ from grader.build.mistakes import lab_mistakes
 from grader.hidden import lab_17_01 as lab
 from grader.hidden import registry
 from grader.trusted.findings import exception_findings
+from grader.trusted.redact import course_messages
 from grader.trusted.references import References
 from grader.trusted.status import Run
 from grader.trusted.verdicts import (
     GroupOutcome,
     JudgeContext,
 )
-from minimodel.messages import bilingual
+from minimodel.messages import bilingual, split_bilingual
 
 CHECKS = registry()["17.01"]
 REFS = References("17.01")
@@ -233,9 +234,15 @@ def test_run_problems_are_reported_in_both_languages():
     assert "tiempo" in finding.es and "time" in finding.en
 
 
-def test_long_bilingual_messages_are_split_before_they_are_cut():
+def test_a_stubs_bilingual_hint_is_split_and_a_students_message_is_never_said():
+    """The released stub's hint is course text: each language gets its half. What the student's
+    own code says on a hidden case could carry the case: only its class is said."""
+    hint = next(iter(course_messages()))
+    es, en = split_bilingual(hint.replace(" [en] ", "\n[en] "))
+    [finding] = exception_findings([{"type": "NotImplementedError", "message": hint}], 1)
+    assert " ".join(en.split()) in finding.en and " ".join(es.split()) not in finding.en
+    assert " ".join(es.split()) in finding.es and " ".join(en.split()) not in finding.es
     message = bilingual("falta " + "x" * 400, "missing " + "y" * 400)
     [finding] = exception_findings([{"type": "ValueError", "message": message}], 1)
-    assert "missing" in finding.en and "falta" not in finding.en
-    assert "falta" in finding.es and "missing" not in finding.es
-    assert len(finding.en) < 400
+    assert "missing" not in finding.en and "falta" not in finding.es
+    assert finding.en.startswith("Raises ValueError.") and "make check" in finding.en
