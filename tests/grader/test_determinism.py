@@ -1,7 +1,7 @@
-"""The same grade every run: a resource-heavy submission graded with 1 and 2 workers, under a
-background CPU load, and after ``kill -9`` of the grading run and a rerun, gives byte-identical
-rows of ``grades.csv``; so do a submission that loops forever and one that reaches the cap per
-student.
+"""The same grade every run: a resource-heavy submission graded with 2 workers on a quiet machine,
+and with 1 worker under a background CPU load, killed with ``kill -9`` and rerun, gives
+byte-identical rows of ``grades.csv``; so do a submission that loops forever and one that reaches
+the cap per student (2 workers quiet, 1 worker under load).
 
 The heavy submission's ``SinusoidalPositionalEncoding.forward`` prints a lot, allocates and
 touches hundreds of megabytes and burns CPU on every call, and ``sinusoidal_pe`` asks for 2 GiB
@@ -120,11 +120,8 @@ def test_heavy_submission_same_rows_every_run(tmp_path, request):
     assert heavy[0] == "heavy" and float(heavy[1]) < float(reference[1])  # 2 GiB: too much
     assert float(heavy[7]) > 0  # its notebook ran, heavy as it is
 
-    request.getfixturevalue("busy_cores")
-    finish(grader(subs, tmp_path / "loaded", 2))
-    assert rows(tmp_path / "loaded") == expected
-
-    killed = grader(subs, tmp_path / "killed", 1)  # 1 worker: then the same after a rerun
+    request.getfixturevalue("busy_cores")  # under load, at 1 worker, killed then rerun
+    killed = grader(subs, tmp_path / "killed", 1)
     records = tmp_path / "killed" / "records"
     deadline = time.monotonic() + 600
     while not list(records.glob("*.json")) and time.monotonic() < deadline:
@@ -155,10 +152,8 @@ def test_loops_and_the_cap_per_student_same_rows_every_run(tmp_path, request):
     assert record["messages"][0]["en"].startswith("SinusoidalPositionalEncoding.forward ")
     runs = record["instructor"]["groups"]
     assert runs["17.01/module/cpu"]["cpu_s"] < 2 and runs["17.01/module_device/meta"]["cpu_s"] < 1
-    finish(grader(subs, tmp_path / "one", 1, *cap))
-    assert rows(tmp_path / "one", tuple(LOOPS)) == expected
     request.getfixturevalue("busy_cores")
-    finish(grader(subs, tmp_path / "loaded", 2, *cap))
+    finish(grader(subs, tmp_path / "loaded", 1, *cap))  # under load, at 1 worker
     assert rows(tmp_path / "loaded", tuple(LOOPS)) == expected
 
 
