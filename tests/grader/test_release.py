@@ -326,7 +326,10 @@ def test_release_refuses_a_file_that_copies_a_notebook_solution(tmp_path):
     assert not [p for p in leaks(repo / "src", repo) if "solution" in p]  # a shorter run is not
 
 
-def test_release_ships_the_commit_not_the_working_tree(tmp_path):
+def test_a_release_ships_the_commit_and_keeps_the_previous_one(released, tmp_path):
+    """From a checkout whose working tree holds notes and uncommitted edits, into the folder of
+    an earlier release a student wrote in: refused without --force; with it, the earlier folder
+    is kept aside (and the release says where) and the new one holds the commit's files only."""
     repo = clone(tmp_path)
     (repo / "notes-for-me.md").write_text("answers: ...")
     stub = repo / "src/minimodel/positional/sinusoidal.py"
@@ -335,24 +338,19 @@ def test_release_ships_the_commit_not_the_working_tree(tmp_path):
     ran = json.loads(lab.read_text(encoding="utf-8"))
     ran["cells"][0]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "42"}]
     lab.write_text(json.dumps(ran), encoding="utf-8")
-    out = tmp_path / "out"
-    release(out, root=repo)
-    assert not (out / "notes-for-me.md").exists()
-    for name in ("src/minimodel/positional/sinusoidal.py", "labs/17_01_sinusoidal.ipynb"):
-        assert (out / name).read_text(encoding="utf-8") == committed_text(repo / name, repo)
-
-
-def test_a_second_release_keeps_the_first_and_says_where(released, tmp_path):
     out = tmp_path / "student"
     shutil.copytree(released, out)
     (out / "labs" / "my-notes.md").write_text("mine")
     with pytest.raises(LeakError, match="not empty"):
-        release(out)
+        release(out, root=repo)
     said = []
-    release(out, force=True, say=said.append)
+    release(out, root=repo, force=True, say=said.append)
     saved = [p for p in tmp_path.iterdir() if p.name.startswith("student-saved-")]
     assert len(saved) == 1 and (saved[0] / "labs" / "my-notes.md").read_text() == "mine"
     assert str(saved[0]) in said[0] and not (out / "labs" / "my-notes.md").exists()
+    assert not (out / "notes-for-me.md").exists()
+    for name in ("src/minimodel/positional/sinusoidal.py", "labs/17_01_sinusoidal.ipynb"):
+        assert (out / name).read_text(encoding="utf-8") == committed_text(repo / name, repo)
 
 
 def test_a_release_inside_the_course_repository_goes_in_build_only(tmp_path):
