@@ -73,7 +73,7 @@ class OutOfTime:
         new. What is not a function of the student's modules, or over the caps, is ignored."""
         try:
             data = read_json(folder / DEAD_FILE)
-        except (UnsafeData, RecursionError):  # RecursionError: JSON nested too deep
+        except UnsafeData:
             return False
         entries = data.get("dead") if isinstance(data, dict) else None
         new = False

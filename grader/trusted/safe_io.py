@@ -200,7 +200,8 @@ def read_head(where: Beneath, limit: int) -> bytes | None:
 
 
 def read_json(where: Beneath):
-    """Parsed JSON from a child's file (at most ``MAX_JSON_BYTES``), or ``None`` when absent."""
+    """Parsed JSON from a child's file (at most ``MAX_JSON_BYTES``), or ``None`` when absent;
+    ``UnsafeData`` for anything that does not parse."""
     data = read_bytes(where, MAX_JSON_BYTES)
     if data is None:
         return None
@@ -208,6 +209,8 @@ def read_json(where: Beneath):
         return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
         raise UnsafeData(f"{where.name}: not valid JSON ({error})") from None
+    except RecursionError:  # "[[[[…": a few KB nested deeper than the parser goes
+        raise UnsafeData(f"{where.name}: JSON nested too deep") from None
 
 
 def load_array(where: Beneath, charge: Charge | None = None) -> np.ndarray | None:

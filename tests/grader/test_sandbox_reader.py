@@ -15,7 +15,7 @@ import threading
 import pytest
 
 from grader.trusted import safe_io
-from grader.trusted.safe_io import Beneath, UnsafeData, read_bytes, read_head
+from grader.trusted.safe_io import Beneath, UnsafeData, read_bytes, read_head, read_json
 
 SECRET = b"a classmate's record"
 
@@ -115,3 +115,10 @@ def test_names_stay_beneath_their_root(tmp_path):
     for name in ("..", "../x", "a/../b", "/etc/shadow", "."):
         with pytest.raises(ValueError):
             Beneath(tmp_path) / name
+
+
+def test_json_nested_too_deep_is_refused_not_raised(tmp_path):
+    """A few KB of ``[`` would stop the parser with a RecursionError in the grading process."""
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(UnsafeData, match="nested too deep"):
+        read_json(Beneath(tmp_path) / "deep.json")
