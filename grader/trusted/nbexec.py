@@ -45,7 +45,14 @@ from grader.hidden.spec import NotebookChecks
 from grader.trusted.findings import SEE_NOTEBOOK, UNSAFE_OUTPUT, out_of_time_finding
 from grader.trusted.forkservers import KernelServer, sandbox_config
 from grader.trusted.redact import Sources, exception_words
-from grader.trusted.safe_io import Beneath, UnsafeData, read_entry, read_head, read_json
+from grader.trusted.safe_io import (
+    Beneath,
+    OutputCap,
+    UnsafeData,
+    read_entry,
+    read_head,
+    read_json,
+)
 from grader.trusted.sandbox import (
     Capabilities,
     Limits,
@@ -459,8 +466,10 @@ def read_records(folder: Beneath, checks: NotebookChecks, unsafe: list[str],
                  sources: Sources | None = None) -> dict[str, dict[str, dict | None]]:
     """grade_id -> name -> recorded value (validated; its exception with only what ``sources``
     allows, when given), or ``None`` when never recorded; what could not be read safely is added
-    to ``unsafe``."""
+    to ``unsafe``. The arrays are read under an ``OutputCap``, each record a case of it and the
+    notebook its lab: a record over it is invalid, and named in ``unsafe``."""
     records: dict[str, dict[str, dict | None]] = {}
+    cap = OutputCap()
     for cell in checks.cells:
         values: dict[str, dict | None] = {name: None for name in cell.records}
         base = folder / "records" / cell.grade_id
@@ -471,9 +480,11 @@ def read_records(folder: Beneath, checks: NotebookChecks, unsafe: list[str],
             data = None
         for name in cell.records if isinstance(data, dict) else ():
             if isinstance(data.get(name), dict):
+                cap.next_case()
                 values[name] = read_entry(base, name, data[name], 2000, located=False,
-                                          sources=sources)
+                                          sources=sources, outputs=cap)
         records[cell.grade_id] = values
+    unsafe += cap.refused
     return records
 
 

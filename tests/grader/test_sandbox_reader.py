@@ -8,13 +8,18 @@ outside the folder.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import threading
 
+import numpy as np
 import pytest
 
+from grader.hidden import registry
+from grader.hidden.spec import NotebookChecks
 from grader.trusted import safe_io
+from grader.trusted.nbexec import read_records
 from grader.trusted.safe_io import Beneath, UnsafeData, read_bytes, read_head, read_json
 
 SECRET = b"a classmate's record"
@@ -122,3 +127,26 @@ def test_json_nested_too_deep_is_refused_not_raised(tmp_path):
     (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(UnsafeData, match="nested too deep"):
         read_json(Beneath(tmp_path) / "deep.json")
+
+
+def test_a_notebooks_records_are_read_under_the_output_cap(tmp_path):
+    """A record whose array file is sparse (a header, then a hole of 48 MiB) is not read: it is
+    invalid and named as unsafe, as a probe case over the cap is; a small record still is."""
+    cell = registry()["17.01"].notebook.cells[0]
+    big, small = list(cell.records)[:2]
+    base = tmp_path / "records" / cell.grade_id
+    base.mkdir(parents=True)
+    with open(base / f"{big}_0.npy", "wb") as handle:
+        np.lib.format.write_array_header_1_0(handle, {
+            "descr": "<f4", "fortran_order": False, "shape": (12 << 20,)})
+        handle.truncate(handle.tell() + (48 << 20))
+    np.save(base / f"{small}_0.npy", np.ones(3, dtype=np.float32))
+    output = {"kind": "ndarray", "dtype": "float32", "device": "cpu", "file": True}
+    (base / "record.json").write_text(json.dumps({
+        big: {"ok": True, "outputs": [{**output, "shape": [12 << 20]}]},
+        small: {"ok": True, "outputs": [{**output, "shape": [3]}]}}))
+    unsafe = []
+    records = read_records(Beneath(tmp_path), NotebookChecks("17.01", (cell,)), unsafe)
+    assert records[cell.grade_id][big]["outputs"][0]["kind"] == "invalid"
+    assert records[cell.grade_id][small]["outputs"][0]["array"].tolist() == [1.0, 1.0, 1.0]
+    assert unsafe == [f"{big}_0.npy"]
