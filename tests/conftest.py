@@ -4,7 +4,7 @@ In the course repository the tests run against the reference solutions; in a stu
 (without them) they run against the student's own files. ``MINIMODEL_IMPL`` overrides both.
 
 The course's quick loop runs ``pytest -m "not slow and not browser"``: the course's slow tests,
-which ``slow_tests.py`` lists in the course repository, are marked ``slow`` here.
+which ``slow_tests.py`` lists in the course repository, are marked ``slow`` here, and run first.
 """
 
 import os
@@ -25,7 +25,10 @@ except ImportError:
 
 
 def pytest_collection_modifyitems(items):
+    """Mark the slow tests, and run them and the browser's first: the workers take files in order
+    (``--dist loadfile``), so the long files start early and the quick ones fill the end."""
     for item in items:
         path = item.path.relative_to(TESTS)
         if path.as_posix() in SLOW or SLOW_NAMES and path.match(SLOW_NAMES):
             item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: not any(map(item.get_closest_marker, ("slow", "browser"))))
