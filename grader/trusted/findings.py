@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING
 from grader.child.probe_runner import BLOCKED, OUT_OF_TIME, forbidden
 from grader.trusted.redact import SYNTAX_ERRORS, exception_words, stub_words
 from grader.trusted.status import Run
-from minimodel.own_work import CODE, TAMPERED, Refusal, explain, kind_of, refused_call
+from minimodel.own_work import (
+    CODE,
+    REFUSED_INSIDE,
+    TAMPERED,
+    Refusal,
+    explain,
+    kind_of,
+    refused_call,
+)
 
 if TYPE_CHECKING:
     from grader.trusted.verdicts import Check, GroupOutcome
@@ -139,7 +147,10 @@ def refused_in_run(name: str, module_file: str | None = None) -> Finding:
     installed library's package, never the function the run reported, which the student's code
     could pick from thousands (``make check`` names it)."""
     kind = kind_of(name) or "library"
-    said = {"self-check": "minimodel.selfcheck", "hidden": TAMPERED}.get(kind, name.split(".")[0])
+    inside = next((part for part in REFUSED_INSIDE
+                   if name == part or name.startswith(f"{part}.")), None)  # torch.onnx, not torch
+    said = {"self-check": "minimodel.selfcheck", "hidden": TAMPERED}.get(
+        kind, inside or name.split(".")[0])
     return borrowed_finding(said, module_file)
 
 
@@ -165,7 +176,7 @@ def import_finding(error: dict, module_file: str) -> Finding:
     kind = error.get("type", "Error")
     if name := blocked_import(error):
         return refused_in_run(name, module_file)
-    if kind in SYNTAX_ERRORS:
+    if kind in SYNTAX_ERRORS and error.get("lineno"):  # the grader's parse found it there
         where = error.get("file") or module_file  # another module it imports (rope.py)
         line = error.get("lineno")
         message = error.get("message", "")
@@ -210,8 +221,8 @@ def exception_findings(errors: list[dict], total: int,
     if raised:
         kind_es, kind_en = exception_words(raised[0])
         if raised[0] == "KeyboardInterrupt":
-            kind_es += " (una interrupción: superó el tiempo límite)"
-            kind_en += " (interrupted: it went over the time limit)"
+            kind_es += " (una interrupción por superar el tiempo límite)"
+            kind_en += " (an interruption for going over the time limit)"
         others = len(set(raised)) > 1
         findings.append(Finding(
             "exception",

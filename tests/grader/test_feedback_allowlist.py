@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.trusted.findings import exception_findings, import_finding, mismatch_findings
+from grader.trusted.findings import (
+    exception_findings,
+    import_finding,
+    mismatch_findings,
+    refused_in_run,
+)
 from grader.trusted.redact import OWN_CLASS, Sources, course_messages, known_name
 from grader.trusted.safe_io import Beneath, read_outputs
 from grader.trusted.verdicts import Check, GroupOutcome
@@ -53,7 +58,9 @@ def test_no_line_but_a_syntax_error_the_grader_finds_by_parsing():
     forged = clean(type="SyntaxError", message="d must be even", file="sinusoidal.py",
                    lineno=64032)
     assert "lineno" not in forged and forged["message"] == ""
-    assert import_finding(forged, "sinusoidal.py").en == "sinusoidal.py has a syntax error"
+    said = import_finding(forged, "sinusoidal.py")  # the file parses: no syntax error in it
+    assert said.code == "import-error" and "syntax error" not in said.en
+    assert said.en.startswith("Importing sinusoidal.py raises SyntaxError. Hidden cases")
     broken = Sources.of({"rope.py": b"x = 1\ny = (\n"})
     real = broken.clean_error({"type": "SyntaxError", "message": "forged 64",
                                "file": "rope.py", "lineno": 9})
@@ -86,3 +93,11 @@ def test_no_number_measured_on_a_hidden_input():
         for finding in run_findings(run, "sinusoidal.py"):
             assert "64" not in finding.en + finding.es and "37" not in finding.en + finding.es
     assert "with an error code" in run_findings(exited, "sinusoidal.py")[0].en
+
+
+def test_a_refused_part_of_an_allowed_library_is_named_as_that_part():
+    """PyTorch is allowed, its ONNX exporter is not: the finding says torch.onnx, never 'torch,
+    from another library' (which the same sentence says is fine)."""
+    said = refused_in_run("torch.onnx.export", "rope.py")
+    assert "uses torch.onnx," in said.en and "usa torch.onnx," in said.es
+    assert "export" not in said.en  # which function: make check says it
