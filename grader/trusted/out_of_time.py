@@ -104,12 +104,14 @@ class OutOfTime:
             + f" se quedó sin tiempo en un caso oculto{limit_es} y no se volvió a ejecutar: cada "
             "caso que la llama después, en este laboratorio, en los siguientes y en los "
             "cuadernos, vale 0. ¿Hay un bucle que nunca acaba?"
-            + ("" if name else " make check dice cuál, en sus casos visibles."),
+            + ("" if name else " Con make check verás cuál, si también se queda sin tiempo en "
+               "sus casos visibles."),
             (f"{name} ({module}.py)" if name else f"A helper function of yours in {module}.py")
             + f" ran out of time on a hidden case{limit_en} and was not run again: every case "
             "that calls it afterwards, in this lab, the later ones and the notebooks, scores 0. "
             "Is there a loop that never ends?"
-            + ("" if name else " make check says which one, on its visible cases."))
+            + ("" if name else " make check shows which one, if it also runs out of time on "
+               "its visible cases."))
             for module, name in said]
 
 

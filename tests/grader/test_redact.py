@@ -79,8 +79,10 @@ def test_a_stub_message_inside_a_longer_one_is_kept(monkeypatch):
 
 def test_an_interrupt_says_what_happened_and_other_classes_are_counted():
     [finding] = exception_findings([{"type": "KeyboardInterrupt", "message": ""}], 1)
-    assert finding.en.startswith("Raises KeyboardInterrupt (interrupted: it went over the time "
-                                 "limit).")
+    assert finding.en.startswith("Raises KeyboardInterrupt (an interruption for going over the "
+                                 "time limit).")
+    assert finding.es.startswith("Lanza KeyboardInterrupt (una interrupción por superar el "
+                                 "tiempo límite).")
     [mixed] = exception_findings([{"type": "ValueError", "message": "a"},
                                   {"type": "KeyError", "message": "b"}], 3)
     assert mixed.en.startswith("2 of 3 hidden cases raise ValueError and other exceptions.")
