@@ -84,7 +84,8 @@ def cell_bits(n: int, mistakes: int) -> float:
 
 
 def kernel_bits(cells: int) -> float:
-    """One notebook of ``cells`` code cells the student writes or reads (and cells they add)."""
+    """One notebook of ``cells`` code cells (the student's, the given ones, the test cells, and
+    one more for the cells the student adds)."""
     said = CLASSES + 2  # a class, a cell time-out, or a function out of time
     errors = sum(math.comb(cells + 1, k) * said ** k for k in range(CELL_ERRORS + 1))
     return math.log2((1 + len(nbexec.RUN_FINDINGS)) * 2 * errors)
@@ -101,11 +102,8 @@ def lab_bits(lab_id: str) -> float:
     bits += sum(cell_bits(len(cell.records), len(refs.cell_mistakes(cell.grade_id)))
                 for cell in checks.cells)
     if checks.notebook:
-        source = nbexec.source_notebook(checks.notebook.slug)
-        cells = sum(cell.cell_type == "code" and not (
-            cell.metadata.get("nbgrader", {}).get("grade") and
-            not cell.metadata["nbgrader"].get("solution")) for cell in source.cells)
-        bits += kernel_bits(cells)
+        source = nbexec.source_notebook(checks.notebook.slug)  # test cells too: a cell error
+        bits += kernel_bits(sum(cell.cell_type == "code" for cell in source.cells))  # names them
     return bits
 
 
