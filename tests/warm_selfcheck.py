@@ -7,8 +7,9 @@ about one copy of the reference per classic mistake (hundreds of copies) start t
 NumPy once and nothing of the course (``minimodel.positional`` is imported in the child, after
 ``MINIMODEL_IMPL`` is set, as in a fresh interpreter). The child gets what ``spawn`` gives it: a
 session of its own, no standard input or output, the caller's standard error file, environment
-and event pipe; the parent reads it through the same code. ``tests/test_selfcheck.py`` keeps the
-real ``spawn``: time-outs, exits and crashes are tested there.
+and event pipe; the parent reads it through the same code. What is read only at start-up
+(PyTorch's thread settings) is the server's. ``tests/test_selfcheck.py`` keeps the real
+``spawn``: time-outs, exits and crashes are tested there.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import subprocess
+import sys
 from multiprocessing.connection import Connection
 
 from minimodel.selfcheck import runner
@@ -35,6 +37,7 @@ def _child(lab_id: str, events: Connection, names: list[str], env: dict,
     os.dup2(stderr.fileno(), 2)
     os.environ.clear()
     os.environ.update(env)
+    sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))  # read at start-up
     runner._child(lab_id, os.dup(events.fileno()), names)
 
 
