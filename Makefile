@@ -62,10 +62,10 @@ demo-full: install
 
 test: install
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile tests
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder tests
 
 test-quick: install
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile -m "not slow and not browser" tests
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder -m "not slow and not browser" tests
 
 lint: install
 	$(BIN)/ruff check .

@@ -25,10 +25,13 @@ except ImportError:
 
 
 def pytest_collection_modifyitems(items):
-    """Mark the slow tests, and run them and the browser's first: the workers take files in order
-    (``--dist loadfile``), so the long files start early and the quick ones fill the end."""
+    """Mark the slow tests, and put the files that hold slow or browser tests first, each file
+    whole: the workers take files in this order (``make test``: ``--dist loadfile
+    --no-loadscope-reorder``), so the long ones start early and the quick ones fill the end."""
     for item in items:
         path = item.path.relative_to(TESTS)
         if path.as_posix() in SLOW or SLOW_NAMES and path.match(SLOW_NAMES):
             item.add_marker(pytest.mark.slow)
-    items.sort(key=lambda item: not any(map(item.get_closest_marker, ("slow", "browser"))))
+    long = {item.path for item in items
+            if any(map(item.get_closest_marker, ("slow", "browser")))}
+    items.sort(key=lambda item: item.path not in long)
