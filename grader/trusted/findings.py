@@ -176,7 +176,8 @@ def import_finding(error: dict, module_file: str) -> Finding:
     kind = error.get("type", "Error")
     if name := blocked_import(error):
         return refused_in_run(name, module_file)
-    if kind in SYNTAX_ERRORS and error.get("lineno"):  # the grader's parse found it there
+    if kind in SYNTAX_ERRORS and (error.get("lineno") or error.get("message")):  # found by the
+        # grader's parse (redact.Sources leaves neither when the file parses)
         where = error.get("file") or module_file  # another module it imports (rope.py)
         line = error.get("lineno")
         message = error.get("message", "")
