@@ -353,3 +353,20 @@ def unpack_peak(path: Path) -> dict:
                           text=True, timeout=600, check=True, cwd=REPO_ROOT)
     return json.loads(done.stdout)
 
+
+def graded_class(root: Path, entries: list[Entry], limits) -> dict:
+    """``entries`` built in ``root/subs`` and graded on lab 17.01 at one worker under
+    ``limits``: the run's summary, its output folder, grades.csv's rows and the records by
+    student."""
+    from grader.trusted.grading import Options, grade
+
+    subs = root / "subs"
+    subs.mkdir(parents=True)
+    for entry in entries:
+        entry.build(subs)
+    summary = grade(subs, root / "out", Options(workers=1, limits=limits, progress=False,
+                                                labs=["17.01"]), stream=io.StringIO())
+    rows = (root / "out" / "grades.csv").read_text(encoding="utf-8").splitlines()
+    return {**summary, "out": root / "out", "rows": {row.split(",")[0]: row for row in rows[2:]},
+            "records": {r["student_id"]: r for r in summary["records"]}}
+

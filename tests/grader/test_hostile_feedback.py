@@ -10,16 +10,12 @@ classmate, whose row must be byte-identical to the row it gets alone.
 
 from __future__ import annotations
 
-import io
-from pathlib import Path
-
 import nbformat
 import pytest
-from grader_corpus import REFERENCE, SLUG, Entry, module_score, solved_cells
+from grader_corpus import REFERENCE, SLUG, Entry, graded_class, module_score, solved_cells
 
 from grader.build.demo import fill_notebook
 from grader.build.sync import released_text
-from grader.trusted.grading import Options, grade
 from grader.trusted.sandbox import Limits
 from minimodel.implementation import REPO_ROOT
 
@@ -120,18 +116,6 @@ ATTACKERS = [
 PAIRS = (("a_runs", "b_runs"), ("c_imports", "d_imports"))
 
 
-def _graded(root: Path, entries: list[Entry]) -> dict:
-    subs = root / "subs"
-    subs.mkdir(parents=True)
-    for entry in entries:
-        entry.build(subs)
-    summary = grade(subs, root / "out", Options(workers=1, limits=LIMITS, progress=False,
-                                                labs=["17.01"]), stream=io.StringIO())
-    rows = (root / "out" / "grades.csv").read_text(encoding="utf-8").splitlines()
-    return {**summary, "out": root / "out", "rows": {row.split(",")[0]: row for row in rows[2:]},
-            "records": {r["student_id"]: r for r in summary["records"]}}
-
-
 def feedback(run: dict, name: str) -> dict[str, str]:
     """The four feedback files of ``name``, its id written as ``<student>``."""
     folder = run["out"] / "feedback" / name
@@ -144,8 +128,8 @@ def class_run(tmp_path_factory, capabilities):
     if not capabilities.namespaces:
         pytest.skip("this platform cannot isolate the sandbox (needs root and namespaces)")
     root = tmp_path_factory.mktemp("hostile-feedback")
-    return {"class": _graded(root / "class", [*ATTACKERS, HONEST]),
-            "alone": _graded(root / "alone", [HONEST])}
+    return {"class": graded_class(root / "class", [*ATTACKERS, HONEST], LIMITS),
+            "alone": graded_class(root / "alone", [HONEST], LIMITS)}
 
 
 def test_the_honest_row_is_what_it_is_alone(class_run):

@@ -7,7 +7,6 @@ or is stopped with a reason, and nothing it did outlives the run.
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 from pathlib import Path
@@ -22,6 +21,7 @@ from grader_corpus import (
     ZEROS_PE,
     Entry,
     findings,
+    graded_class,
     module_score,
     output_heads,
     solved_cells,
@@ -30,7 +30,6 @@ from grader_corpus import (
 
 from grader.build.demo import fill_notebook
 from grader.build.sync import released_text
-from grader.trusted.grading import Options, grade
 from grader.trusted.sandbox import Limits
 from minimodel.implementation import REPO_ROOT
 
@@ -151,18 +150,6 @@ ATTACKERS = [
 ]
 
 
-def _graded(root: Path, entries: list[Entry]) -> dict:
-    subs = root / "subs"
-    subs.mkdir(parents=True)
-    for entry in entries:
-        entry.build(subs)
-    summary = grade(subs, root / "out", Options(workers=1, limits=LIMITS, progress=False,
-                                                labs=["17.01"]), stream=io.StringIO())
-    rows = (root / "out" / "grades.csv").read_text(encoding="utf-8").splitlines()
-    return {**summary, "rows": {row.split(",")[0]: row for row in rows[2:]},
-            "records": {r["student_id"]: r for r in summary["records"]}}
-
-
 def _ipc_keys() -> set[int]:
     keys = set()
     for table in ("shm", "msg", "sem"):
@@ -179,8 +166,8 @@ def class_run(tmp_path_factory, capabilities):
     if _ipc_keys():
         pytest.skip("SysV objects with the test's keys exist already")
     root = tmp_path_factory.mktemp("hostile-kernel")
-    together = _graded(root / "class", [*ATTACKERS, HONEST])
-    alone = _graded(root / "alone", [HONEST])
+    together = graded_class(root / "class", [*ATTACKERS, HONEST], LIMITS)
+    alone = graded_class(root / "alone", [HONEST], LIMITS)
     return {"class": together, "alone": alone, "root": root}
 
 
