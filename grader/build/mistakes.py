@@ -133,10 +133,8 @@ def forked(function, *args) -> dict:
 def _hidden_run(item: Mistake | None, run, cells: list[tuple]) -> dict:
     """In the forked child: the lab's probe groups with ``item`` made (none: the reference),
     through the driver that grades (``run``, a ``grader.trusted.runs.LabRun`` on its plain path),
-    and the notebook records of ``cells`` (:func:`cell_records`)."""
-    import torch
-
-    torch.set_num_threads(1)  # as in the sandbox
+    and the notebook records of ``cells`` (:func:`cell_records`); one thread, as :func:`main`
+    set before forking."""
     with made(item) if item else contextlib.nullcontext():
         return {"groups": run.groups() if item else {}, "cells": cell_records(cells)}
 
