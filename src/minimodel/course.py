@@ -133,7 +133,7 @@ LABS: tuple[Lab, ...] = (
         title_en="Extrapolation: train short, test long",
         page="18/01-extrapolation.md",
         modules=("extrapolation",),
-        full_run_s=443.6,
+        full_run_s=190.2,
         needs=("17.01", "17.02", "17.03", "17.04", "17.05"),
     ),
     Lab(
@@ -173,7 +173,7 @@ LABS: tuple[Lab, ...] = (
         title_en="Experiments: the literature at laptop scale",
         page="19/02-experiments.md",
         modules=(),  # trains and compares the encodings of 17.01-17.05
-        full_run_s=366.2,
+        full_run_s=217.3,
         needs=("17.01", "17.02", "17.03", "17.04", "17.05"),
     ),
 )
