@@ -85,6 +85,15 @@ def _read_line(conn: socket.socket) -> dict | None:
     return json.loads(data.split(b"\n", 1)[0])
 
 
+def _exit_fd(pid: int) -> int | None:
+    """A descriptor that turns readable when process ``pid`` exits (Linux 5.3's pidfd), or
+    ``None`` where the platform has none (the jail then polls)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
 def _jail(conn: socket.socket) -> int:
     """Forked by the server for one proxy: enter the sandbox, fork the kernel, watch it."""
     import cgroup
@@ -120,10 +129,13 @@ def _jail(conn: socket.socket) -> int:
     keep = int(config.get("output_kb", 64)) * 1024
     log = open(os.path.join(config["workdir"], "kernel-output.log"), "wb")  # noqa: SIM115
     os.set_blocking(out_r, False)
-    watched = [out_r, conn]
+    ended = _exit_fd(pid)
+    watched = [out_r, conn, *([ended] if ended is not None else [])]
     pending = b""
     while True:
-        ready, _, _ = select.select(watched, [], [], 0.2)  # retried after a signal (PEP 475)
+        # woken by the kernel's output, the proxy, or the kernel's exit (at once where a pidfd
+        # says it); retried after a signal (PEP 475)
+        ready, _, _ = select.select(watched, [], [], 1.0 if ended is not None else 0.05)
         if out_r in ready:
             try:
                 chunk = os.read(out_r, 1 << 16)
@@ -151,9 +163,14 @@ def _jail(conn: socket.socket) -> int:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done == pid:
             break
+        if ended in ready:  # exited, not yet reaped: it is, now
+            done, status = os.waitpid(pid, 0)
+            break
         if os.getppid() != parent:  # the server is gone: take the kernel with us
             os.kill(pid, signal.SIGKILL)
     log.close()
+    if ended is not None:
+        os.close(ended)
     if not config["pid_namespace"] and config.get("drop_privileges"):
         isolation.kill_user(config["uid"])  # what the kernel left behind, as its user
     seen = cgroup.close(group)

@@ -209,7 +209,7 @@ def sandbox_env(workdir: Path, *, cuda: bool) -> dict:
            "HOME": str(workdir), "TMPDIR": str(workdir),
            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTHONIOENCODING": "utf-8",
            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-           "MINIMODEL_IMPL": "src", "MINIMODEL_LAB_SIZE": "test",
+           "MINIMODEL_IMPL": "src", "MINIMODEL_LAB_SIZE": "test", "MINIMODEL_AUTORELOAD": "0",
            "MPLBACKEND": "agg", "MPLCONFIGDIR": str(workdir)}
     if not cuda:
         env["CUDA_VISIBLE_DEVICES"] = ""

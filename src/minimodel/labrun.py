@@ -100,7 +100,7 @@ def run_lab(
 
     notebook = jupytext.read(lab_notebook(lab))
     env = {**os.environ, ENV_VAR: impl, "MINIMODEL_LAB_SIZE": size_of(lab, size),
-           "MPLBACKEND": "agg"}
+           "MINIMODEL_AUTORELOAD": "0", "MPLBACKEND": "agg"}
     if figures is not None:
         env["MINIMODEL_FIGURES"] = str(figures.resolve())
     progress = CellProgress(lab, len(notebook.cells), stream) if stream is not None else None

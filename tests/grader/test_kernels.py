@@ -52,6 +52,21 @@ def test_a_kernel_starts_with_pytorch_already_loaded(kernels):
     assert written(folder) == {"loaded": True, "value": 3.0}
 
 
+def test_what_the_server_loaded_is_out_of_the_collectors_sight(kernels):
+    """The server froze its objects before forking (``gc.freeze``): a full collection in the
+    kernel walks only the kernel's own. And a notebook run once from top to bottom checks no
+    module for edits before each cell (``MINIMODEL_AUTORELOAD=0``)."""
+    folder, outcome = run(kernels, "frozen",
+                          "import gc, torch; frozen = gc.get_freeze_count()",
+                          "from minimodel.labkit import reload_edited_modules\n"
+                          "reload_edited_modules()\n"
+                          "reloading = 'autoreload' in get_ipython().extension_manager.loaded",
+                          SAVE.format("{'frozen': frozen, 'reloading': reloading}"))
+    assert outcome["status"] == "finished", outcome
+    seen = written(folder)
+    assert seen["frozen"] > 100_000 and not seen["reloading"], seen
+
+
 def test_an_interrupted_cell_lets_the_next_cells_run(kernels):
     """A cell over its time limit is interrupted (SIGINT through the proxy), not the kernel."""
     folder, outcome = run(kernels, "interrupt", "while True:\n    pass",
