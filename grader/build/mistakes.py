@@ -95,16 +95,24 @@ def catalogue(module: str) -> list[Mistake]:
 
 @contextlib.contextmanager
 def made(item: Mistake) -> Iterator[None]:
-    """Within the block, the student module (``minimodel.positional.<module>``) has the mistake."""
+    """Within the block, the student module (``minimodel.positional.<module>``) has the mistake,
+    as a student's module would: the function is replaced, and so is every entry of the module's
+    own tables that holds it (``scaling.SCALINGS``, through which given code calls a method)."""
     loaded = importlib.import_module(f"minimodel.positional.{item.module}")
     owner_name, _, attribute = item.target.rpartition(".")
     owner = getattr(loaded, owner_name) if owner_name else loaded
     original = getattr(owner, attribute)
+    entries = [(table, key) for table in vars(loaded).values() if isinstance(table, dict)
+               for key, value in table.items() if value is original]
     setattr(owner, attribute, item.wrong)
+    for table, key in entries:
+        table[key] = item.wrong
     try:
         yield
     finally:
         setattr(owner, attribute, original)
+        for table, key in entries:
+            table[key] = original
 
 
 def forked(function, *args) -> dict:

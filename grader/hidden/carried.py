@@ -64,22 +64,44 @@ def built_on(target: str, cases: int, total: int,
         "nothing here (it is marked where it is).", scoring=False)
 
 
-def carry_forward(ctx: JudgeContext, checks: list[Check]) -> list[Check]:
+def marked_elsewhere(target: str, cases: int, total: int) -> Finding:
+    """The note of a case credited in an item that judges one side of ``target``'s job (the
+    device or the dtype it keeps) when its values carry ``target``'s own classic mistake."""
+    return Finding(
+        "built-on-mistake",
+        f"Tu {target} tiene el error indicado arriba: en {cases} de {total} casos ocultos tu "
+        "resultado es justo el que da ese error, que se corrige en el apartado de sus valores; "
+        "aquí no resta.",
+        f"Your {target} has the mistake named above: in {cases} of {total} hidden cases your "
+        "result is exactly what that mistake gives, which is marked in the item of its values; "
+        "it costs nothing here.", scoring=False)
+
+
+def carry_forward(ctx: JudgeContext, checks: list[Check], *, own: bool = False) -> list[Check]:
     """``checks`` (case ``k`` of the item's group against its reference) with the failing cases
     that a classic mistake of another of the student's functions explains credited; the notes
-    go to ``ctx.carried`` (said by ``ctx.verdict``)."""
+    go to ``ctx.carried`` (said by ``ctx.verdict``).
+
+    With ``own`` (an item that judges one side of its functions' job, such as the device or the
+    dtype they keep, on cases whose values other items grade), a mistake of the item's own
+    functions is credited too, where another group shows it; only cases that failed on their
+    values or their shape (what the mistake gives) are: a wrong kind or dtype is this item's to
+    judge."""
     checks = list(checks)
-    own = functions(ctx.group)
+    mine = functions(ctx.group)
     for mistake in ctx.mistakes:
         failing = [k for k, c in enumerate(checks) if not c.ok]
-        if not failing or not ctx.lab or owns(own, mistake["target"]):
+        inside = owns(mine, mistake["target"])
+        if not failing or not ctx.lab or (inside and not own):
             continue
         explained = [k for k in failing if k in mistake["cases"] and
+                     (not inside or checks[k].reason in ("values", "shape")) and
                      output_matches(ctx.run, k, mistake["cases"][k])]
         if explained and shown_by_its_function(ctx, mistake):
             for k in explained:
                 checks[k] = Check(True, max_err=checks[k].max_err)
-            note = built_on(mistake["target"], len(explained), len(checks))
+            note = (marked_elsewhere if inside else built_on)(
+                mistake["target"], len(explained), len(checks))
             if note not in ctx.carried:
                 ctx.carried.append(note)
     return checks

@@ -15,6 +15,7 @@ from grader.trusted.verdicts import (
     all_of,
     values_close,
 )
+from grader.trusted.verdicts import compare as compare_outputs
 from minimodel.selfcheck.contracts import CONTRACTS, not_kept
 
 
@@ -75,10 +76,12 @@ def contract(subject: str, code: str) -> Finding:
 
 def dtype_not_kept(ctx: JudgeContext, subject: str, asked: list[str]) -> list[Finding]:
     """``subject``'s ``dtype-not-kept`` finding, in the self-check's words, when the output of a
-    case ``k`` (asked for in dtype ``asked[k]``) came back in another dtype; none otherwise."""
+    case ``k`` (asked for in dtype ``asked[k]``) came back in another dtype; none otherwise.
+    It names the dtypes asked for, never the one that came back (``not_kept(returned=False)``):
+    that one the student's code picks, maybe from the hidden input."""
     pairs = [(dtype, got) for k, dtype in enumerate(asked) if (out := ctx.out(k)) is not None
              and (got := out.get("dtype")) not in (None, dtype)]
-    return [Finding("dtype-not-kept", *not_kept(subject, pairs))] if pairs else []
+    return [Finding("dtype-not-kept", *not_kept(subject, pairs, returned=False))] if pairs else []
 
 
 def student(ctx, index, position: int = 0) -> np.ndarray | None:
@@ -138,15 +141,23 @@ def off_device(ctx: JudgeContext, n: int) -> bool:
 def device_judge(es: str, en: str, tolerances: dict[str, Tolerance] | None = None):
     """A judge for an item that must keep the device: each case must give the right values on
     the CPU (within ``tolerances`` by dtype) and answer on the ``meta`` device (a stand-in for a
-    GPU that needs none), and on CUDA when the grader has a GPU. ``es``/``en``: the ``device``
-    diagnosis, given when a run on another device fails on a mismatch or answers elsewhere."""
+    GPU that needs none), and on CUDA when the grader has a GPU. CPU values that are exactly a
+    classic mistake of the functions judged, shown in their own items, count as right here
+    (``carry_forward(own=True)``), and the ``meta`` run must give what the CPU run gave (kind,
+    shape, dtype): a wrong value is not a wrong device. ``es``/``en``: the
+    ``device`` diagnosis, given when a run on another device fails on a mismatch or answers
+    elsewhere."""
 
     def judge_device(ctx: JudgeContext):
         n = len(ctx.group.cases)
         checks = []
-        values = carry_forward(ctx, [whole_case(ctx, k, tolerances=tolerances) for k in range(n)])
-        for k in range(n):
-            placed = ctx.compare(k, run=ctx.meta_run, device="meta", values=False)
+        values = carry_forward(ctx, [whole_case(ctx, k, tolerances=tolerances) for k in range(n)],
+                               own=True)
+        for k in range(n):  # on meta: the kind, shape and dtype the CPU run gave, placed there
+            on_cpu = ctx.out(k)
+            placed = compare_outputs(ctx.out(k, 0, ctx.meta_run), on_cpu if on_cpu is not None
+                                     else ctx.ref(k), device="meta", values=False,
+                                     error=ctx.error(k, ctx.meta_run))
             checks.append(values[k] if not values[k].ok else placed)
         gpu_checks = [whole_case(ctx, k, run=ctx.gpu_run, device="cuda", tolerances=tolerances)
                       for k in range(n)]

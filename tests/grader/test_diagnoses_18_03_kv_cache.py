@@ -67,27 +67,27 @@ ROWS = "return table[..., cache_len:k_len, :k_len]"
 # item, diagnosis, replacements, hidden cases it changes, other items it reaches (and names)
 MISTAKES = [
     ("chunk", "restart", [(CHUNK, "torch.arange(q_len, dtype=torch.long, device=device)")],
-     chunk_changed("restart"), {"relative": "restart", "mask": "top-left", "device": None}),
+     chunk_changed("restart"), {"relative": "restart", "mask": "top-left", "device": "restart"}),
     ("chunk", "off-by-one", [(CHUNK, CHUNK.replace("cache_len,", "cache_len + 1,")
                               .replace("cache_len + q_len,", "cache_len + 1 + q_len,"))],
      chunk_changed("off-by-one"), {"relative": "off-by-one", "mask": "off-by-one",
-                                   "device": None}),
+                                   "device": "off-by-one"}),
     ("chunk", "not-int64", [(CHUNK, CHUNK.replace("torch.long", "torch.int32"))],
      [True] * len(lab.CHUNK_CASES), {"device": None}),
     ("relative", "sign", [("    return key - query\n", "    return query - key\n")],
-     relative_changed("sign"), {"mask": None, "device": None}),
+     relative_changed("sign"), {"mask": None, "device": "sign"}),
     ("relative", "chunk-restart", [
         ("query = chunk_positions(cache_len, q_len,", "query = chunk_positions(0, q_len,"),
         (KEYS, "torch.cat([torch.arange(cache_len), torch.arange(q_len)]).to(device)[None, :]")],
-     relative_changed("chunk-restart"), {"mask": None, "device": None}),
+     relative_changed("chunk-restart"), {"mask": None, "device": "chunk-restart"}),
     ("relative", "new-keys-only", [(KEYS, KEYS.replace("arange(cache_len + q_len,",
                                                        "arange(cache_len, cache_len + q_len,"))],
-     relative_changed("new-keys-only"), {"mask": None, "device": None}),
+     relative_changed("new-keys-only"), {"mask": None, "device": "new-keys-only"}),
     ("mask", "top-left", [(FUTURE, "future = torch.ones(q_len, cache_len + q_len, "
                                    "dtype=torch.bool, device=device).triu(1)")],
-     mask_changed("top-left"), {"device": None}),
+     mask_changed("top-left"), {"device": "top-left"}),
     ("mask", "strict", [(FUTURE, FUTURE.replace("> 0", ">= 0"))], mask_changed("strict"),
-     {"device": None}),
+     {"device": "strict"}),
     ("mask", "finite-mask", [('mask.masked_fill(future, float("-inf"))',
                               "mask.masked_fill(future, -1e9)")],
      [mask(c, q).min() < 0 for c, q, _ in lab.MASK_CASES],  # float16: -1e9 overflows
@@ -97,16 +97,16 @@ MISTAKES = [
     ("mask", "dtype-ignored", [(ZEROS, ZEROS.replace("dtype=dtype", "dtype=torch.float32"))],
      [dtype is not None for _, _, dtype in lab.MASK_CASES], {}),
     ("rows", "first-rows", [(ROWS, "return table[..., :q_len, :k_len]")],
-     rows_changed("first-rows"), {"device": None}),
+     rows_changed("first-rows"), {"device": "first-rows"}),
     ("rows", "last-rows", [(ROWS, "return table[..., -q_len:, :k_len]")],
-     rows_changed("last-rows"), {"device": None}),
+     rows_changed("last-rows"), {"device": "last-rows"}),
     ("rows", "rows-off-by-one", [(ROWS, "return table[..., cache_len + 1 : k_len + 1, :k_len]")],
-     rows_changed("off-by-one"), {"device": None}),
+     rows_changed("off-by-one"), {"device": "rows-off-by-one"}),
     ("rows", "all-columns", [(ROWS, "return table[..., cache_len:k_len, :]")],
-     rows_changed("all-columns"), {"device": None}),
+     rows_changed("all-columns"), {"device": "all-columns"}),
     ("rows", "rows-new-keys-only", [(ROWS,
                                      "return table[..., cache_len:k_len, cache_len:k_len]")],
-     rows_changed("new-keys-only"), {"device": None}),
+     rows_changed("new-keys-only"), {"device": "rows-new-keys-only"}),
     ("rows", "dtype-not-kept", [(ROWS, ROWS + ".float()")],
      [dtype != "float32" for _, dtype, _, _ in lab.ROWS_CASES], {}),
     ("device", "device", [(CHUNK, CHUNK.replace(", device=device", ""))],
@@ -125,11 +125,12 @@ def test_mistake_is_named_and_costs_its_cases(item, mistake, replacements, chang
         if other == item:
             continue
         if other in reaches and reaches[other]:
-            # built on the broken function, and its own work right on top of it: it keeps its
-            # points and says where the mistake is (one mistake costs once)
+            # built on the broken function, and its own work right on top of it, or its device
+            # kept with the values the mistake gives: it keeps its points and says where the
+            # mistake is (one mistake costs once)
             assert verdicts[other].score == score, (other, verdicts[other].findings)
             assert "built-on-mistake" in codes(verdicts[other]), (other, verdicts[other].findings)
-        elif other in reaches:  # the device item runs the broken function on another device
+        elif other in reaches:  # a mistake outside the catalogue, run on another device
             assert verdicts[other].score <= score, other
         else:
             assert verdicts[other].score == score, (other, verdicts[other].findings)

@@ -47,10 +47,33 @@ def test_the_three_submissions_of_the_issue(found):
 
 def test_the_matrix_catches_a_mistake_charged_twice(monkeypatch):
     """Without error carried forward, a table's mistake costs in the module's items too."""
-    monkeypatch.setattr(common, "carry_forward", lambda ctx, checks: list(checks))
+    monkeypatch.setattr(common, "carry_forward", lambda ctx, checks, **_: list(checks))
     rows, _ = mistake_matrix.lab_rows("17.01", chosen(["17.01"])["17.01"])
     swapped = next(r for r in rows if r.key == "sinusoidal.swapped")
     assert {c.item for c in swapped.elsewhere} >= {"module.values", "module.device"}
+
+
+SIDES = ("device", "dtype")  # items that judge one side of a function's job, not its values
+
+
+def test_a_wrong_value_costs_nothing_where_the_device_or_the_dtype_is_judged(found):
+    """RoPE's "keeps the device" and the encoder's "keeps the dtype" grade where the output
+    lives and what it is made of; a value mistake is charged in the values' item only."""
+    sides = [(lab, r.key, c.item) for lab, (rows, _) in found.items() for r in rows
+             for c in r.costs if c.item.rsplit(".", 1)[-1] in SIDES]
+    assert not sides, sides
+    assert set(costs(found, "sinusoidal.offset-off-by-one")) == {"module.values"}
+    assert set(costs(found, "scaling.swapped")) == {"yarn_range"}  # not hf_config, built on it
+
+
+def test_the_matrix_catches_a_device_item_charging_a_value_mistake(monkeypatch):
+    """Without crediting an item's own functions' mistakes, 17.04's device item pays again."""
+    original = common.carry_forward
+    monkeypatch.setattr(common, "carry_forward",
+                        lambda ctx, checks, own=False: original(ctx, checks))
+    rows, _ = mistake_matrix.lab_rows("17.04", chosen(["17.04"])["17.04"])
+    off_by_one = next(r for r in rows if r.key == "alibi.off-by-one")
+    assert "device" in {c.item for c in off_by_one.costs}
 
 
 def test_a_composed_item_exists_and_says_why():

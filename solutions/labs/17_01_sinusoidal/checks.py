@@ -240,7 +240,7 @@ def judge_module_values(ctx: JudgeContext):
              "SinusoidalPositionalEncoding: keeps the dtype", group="module_dtypes")
 def judge_module_dtype(ctx: JudgeContext):
     checks = carry_forward(ctx, [ctx.compare(k, tolerances=SUM_TOLERANCES)
-                                 for k in range(len(DTYPE_CASES))])
+                                 for k in range(len(DTYPE_CASES))], own=True)
     return ctx.verdict(checks, diagnoses=dtype_not_kept(
         ctx, "SinusoidalPositionalEncoding.forward", [dtype for dtype, _, _ in DTYPE_CASES]))
 

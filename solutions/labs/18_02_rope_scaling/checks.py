@@ -49,6 +49,7 @@ import math
 import numpy as np
 
 from grader.hidden import depends
+from grader.hidden.carried import carry_forward
 from grader.hidden.cells import EXACT, Mistake, Property, cell_judge, value
 from grader.hidden.common import contract, judged_cases, resembles, scalar, student, whole_case
 from grader.hidden.spec import Case, CellCheck, Group, Items, LabChecks, non_default
@@ -250,10 +251,13 @@ def _split(ctx: JudgeContext, checks: list[Check], function: str, composed):
         probes=lambda k: [n + k], composed=composed)
 
 
-def rope_judge(cases: list, function: str, compose=lambda k, thetas: thetas, extra=None):
+def rope_judge(cases: list, function: str, compose=lambda k, thetas: thetas, extra=None, *,
+               carried: bool = False):
     """The usual judge of a method: both outputs of each case; failures rope.py explains
     (``compose(k, thetas)``: the table the method gives on rope.py's ``thetas``) are split off,
-    the rest are matched against the catalogue's mistakes (and ``extra(ctx, failing, named)``)."""
+    the rest are matched against the catalogue's mistakes (and ``extra(ctx, failing, named)``).
+    ``carried``: the cases that are exactly a catalogue mistake of a function the group also
+    calls directly, shown in that function's own item, pass (``carry_forward(own=True)``)."""
     n = len(cases)
 
     def judge(ctx: JudgeContext):
@@ -261,6 +265,9 @@ def rope_judge(cases: list, function: str, compose=lambda k, thetas: thetas, ext
             ctx, [_pair_check(ctx, k) for k in range(n)], function,
             lambda k: _factor_check(ctx, k).ok and (thetas := student(ctx, n + k)) is not None
             and resembles(student(ctx, k), compose(k, thetas), FREQ_TOL))
+        if carried:
+            checks = carry_forward(ctx, checks, own=True)
+            failing = [k for k in failing if not checks[k].ok]
         diagnoses = ctx.named_mistakes(failing)
         if extra is not None:
             diagnoses += extra(ctx, failing, diagnoses)
@@ -387,7 +394,7 @@ def judge_hf_config(ctx: JudgeContext):
         ramp = np.clip((np.arange(r // 2) - ends[0]) / (ends[1] - ends[0]), 0, 1)
         return thetas * (1 - ramp) + thetas / p["factor"] * ramp
 
-    return rope_judge(HF_CASES, "yarn_scaling / llama3_scaling", on_own_parts)(ctx)
+    return rope_judge(HF_CASES, "yarn_scaling / llama3_scaling", on_own_parts, carried=True)(ctx)
 
 
 def _longrope_factors(k: int, pairs: int) -> np.ndarray:
