@@ -22,7 +22,8 @@ submission (every lab):
 
 It is an upper bound: it counts every combination as possible. Not counted: the findings a
 judge writes itself (a contract, a device mismatch, a carried-forward note: one fixed sentence
-each, at most a bit each) and the dtype names a dtype finding quotes.
+each, at most a bit each) and which of an item's asked dtypes a ``dtype-not-kept`` finding names
+(never the dtype that came back).
 
 ``python -m grader.trusted.capacity`` prints the figure per lab and in all.
 """

@@ -132,11 +132,17 @@ def seen(name: str, *signs: str) -> tuple[str, str] | None:
                  if (function, sign) in SEEN_AS), None)
 
 
-def not_kept(subject: str, pairs) -> tuple[str, str]:
+def not_kept(subject: str, pairs, *, returned: bool = True) -> tuple[str, str]:
     """The words of ``subject``'s ``dtype-not-kept`` contract for the ``(asked, returned)``
     dtypes ``pairs``: each pair once, as ``"bfloat16 → float32"`` (the input's dtype, then the
-    output's), in order."""
+    output's), in order. With ``returned=False`` (the grader, on hidden cases) the dtype that
+    came back is not named, since the student's code chose it and could have chosen it from the
+    hidden input: ``"bfloat16 → otro dtype"``, each asked dtype once."""
     es, en = CONTRACTS[subject, "dtype-not-kept"]
+    if not returned:
+        asked = sorted({dtype for dtype, _ in pairs})
+        return (es.format(dtypes=", ".join(f"{dtype} → otro dtype" for dtype in asked)),
+                en.format(dtypes=", ".join(f"{dtype} → another dtype" for dtype in asked)))
     listed = ", ".join(f"{asked} → {got}" for asked, got in sorted(set(pairs)))
     return es.format(dtypes=listed), en.format(dtypes=listed)
 
