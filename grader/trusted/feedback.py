@@ -123,12 +123,15 @@ def item_texts(record: dict, verdict: dict, lang: str) -> list[str]:
 def model(record: dict, lang: str) -> dict:
     """The language-specific content both renderers share."""
     words = WORDS[lang]
+    flagged = is_flagged(record.get("status"))  # nothing of it is left to grade by hand
     labs = []
     for lab_id, lab in record.get("labs", {}).items():
         rows, details = [], []
         for verdict in lab.get("items", []):
             status = verdict.get("status", Item.FAILED)
             if verdict.get("kind") == "manual":
+                if flagged and verdict.get("score") is None:
+                    continue
                 status = Item.GRADED if verdict.get("score") is not None else Item.MANUAL
             title = verdict.get(f"title_{lang}") or verdict.get("key")
             rows.append((title, f"{_fmt(verdict.get('score'))} / {_fmt(verdict['points'])}",

@@ -37,6 +37,17 @@ def test_the_total_counts_every_point_and_says_what_is_pending():
     assert "Sinusoidal — 5.50 / 7" in text and "Total automático" not in text
 
 
+def test_a_flagged_submission_lists_no_written_answer_to_grade():
+    """A flagged submission (an archive that could not be read) is reviewed by the instructor as
+    a whole: its feedback lists no written answer as waiting for a grade, nor counts them."""
+    flagged = {**record(), "status": "flagged: zip bomb"}
+    for lang, waiting in (("en", "awaiting manual grading"), ("es", "pendiente de corrección")):
+        text = feedback.markdown(flagged, lang)
+        assert "q1-answer" not in text and waiting not in text, lang
+        assert "q1-answer" in feedback.markdown(record(), lang)
+    assert "still to be graded" not in feedback.markdown(flagged, "en")
+
+
 def test_a_syntax_error_states_the_policy_in_both_languages():
     data = record()
     data["messages"] = [{"code": "syntax-error", "es": "rope.py tiene un error de sintaxis",

@@ -98,7 +98,9 @@ def test_stale_incomplete_and_duplicated_folders_are_refused(tmp_path):
         [a, stale], tmp_path / "out")
     unfinished = folder(tmp_path, "unfinished", ["dora", "eva"])
     gradebook.record_path(unfinished, "eva").unlink()
-    assert "1 of 2 students are not graded (eva)" in refused([a, unfinished], tmp_path / "out")
+    said = refused([a, unfinished], tmp_path / "out")
+    assert "1 of 2 students are not graded (eva)" in said
+    assert "quedan 1 de 2 estudiantes sin corregir (eva)" in said
     twice = folder(tmp_path, "twice", ["bea"])
     assert "bea is in both" in refused([a, twice], tmp_path / "out")
     assert "is not a grading folder" in refused([a, tmp_path / "nowhere"], tmp_path / "out")

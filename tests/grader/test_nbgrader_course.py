@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from contextlib import redirect_stderr
 from pathlib import Path
 
@@ -181,6 +182,24 @@ def test_repository_submissions_give_formgrader_their_notebooks(term, tmp_path):
     assert nbformat.read(placed / f"{SLUG}.ipynb", as_version=4).cells == notebook.cells
     assert (placed / "timestamp.txt").read_text().strip().endswith("UTC")
     assert (course / "submitted" / "ana" / SLUG / f"{SLUG}.ipynb").read_bytes() == ana_before
+
+
+def test_the_gradebooks_own_session_warnings_are_not_printed():
+    """nbgrader's gradebook makes SQLAlchemy warn about nbgrader's own session handling on every
+    notebook of a class with several labs per student (``SAWarning: Object of type
+    <SubmittedAssignment> not in session``): writing the scores prints none of it, and nothing
+    else is silenced."""
+    from sqlalchemy.exc import SAWarning
+
+    from grader.build.nbgrader_course import _quiet
+
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        with _quiet():
+            warnings.warn("Object of type <SubmittedAssignment> not in session, add operation "
+                          "along 'Student.submissions' will not proceed", SAWarning, stacklevel=1)
+            warnings.warn("a warning of the course's own", UserWarning, stacklevel=1)
+    assert [w.category for w in warned] == [UserWarning]
 
 
 def test_scores_from_a_folder_that_was_not_graded_are_refused(term, tmp_path):
