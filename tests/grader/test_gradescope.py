@@ -308,23 +308,27 @@ def test_a_flagged_submission_scores_zero_and_says_why(container):
 
 
 def test_a_correct_submission_gets_every_point_within_the_memory(full_container):
-    """The whole course's bundle on a correct submission: every item has its full points (as on
-    one machine; before the kernels were ended in order, every run of this bundle lost some, on
-    the probe groups that followed a notebook), the feedback's maximum is results.json's, and
-    the container's process tree stays within Gradescope's default memory. That the same
-    submission gets the same results every run: the 17.01 bundle's mistaken submission and the
-    17.03 bundle's endless loop, each graded twice."""
-    data, _, peak = full_container("reference", _sample("reference"))
-    maximum = sum(test["max_score"] for test in data["tests"])
-    assert {test["name"].split(" ")[0] for test in data["tests"]} == set(registry())
-    lost = [(t["name"], t["score"], t["output"][-300:]) for t in data["tests"]
-            if t["score"] != t["max_score"]]
-    assert lost == [] and data["score"] == maximum
-    assert f"Total: {number(maximum)} / {number(maximum)} (" in data["output"]
-    assert "· by hand" not in data["output"]  # written answers: Gradescope's own questions
-    assert peak <= MEMORY_MB, f"the process tree peaked at {peak:.0f} MiB"
-    assert 0.8 * peak <= PEAK_PSS_MB, \
-        f"the figure instructors read ({PEAK_PSS_MB} MiB) is far from the measured {peak:.0f}"
+    """The whole course's bundle on a correct submission, graded twice in a row: every item has
+    its full points each time (as on one machine; before the kernels were ended in order, every
+    run of this bundle lost some, on the probe groups that followed a notebook), the two
+    results.json agree item by item, the feedback's maximum is results.json's, and the
+    container's process tree stays within Gradescope's default memory. The 17.01 bundle's
+    mistaken submission and the 17.03 bundle's endless loop are graded twice too."""
+    runs = [full_container(f"reference-{n}", _sample("reference")) for n in range(2)]
+    for data, _, peak in runs:
+        maximum = sum(test["max_score"] for test in data["tests"])
+        assert {test["name"].split(" ")[0] for test in data["tests"]} == set(registry())
+        lost = [(t["name"], t["score"], t["output"][-300:]) for t in data["tests"]
+                if t["score"] != t["max_score"]]
+        assert lost == [] and data["score"] == maximum
+        assert f"Total: {number(maximum)} / {number(maximum)} (" in data["output"]
+        assert "· by hand" not in data["output"]  # written answers: Gradescope's own questions
+        assert peak <= MEMORY_MB, f"the process tree peaked at {peak:.0f} MiB"
+        assert 0.8 * peak <= PEAK_PSS_MB, \
+            f"the figure instructors read ({PEAK_PSS_MB} MiB) is far from the measured {peak:.0f}"
+    first, second = ([(t["name"], t["score"], t["output"]) for t in data["tests"]]
+                     for data, _, _ in runs)
+    assert first == second
 
 
 @pytest.fixture(scope="module")
