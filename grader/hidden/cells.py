@@ -288,7 +288,9 @@ def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | Non
     findings (which stay, before them, next to unmet requirements). After a failed earlier cell,
     a record that raises ``KeyError`` reads as not computed (a dictionary that cell left
     unfilled), not as an exception. ``recomputed`` (from :func:`recomputed`): records whose
-    check also needs the cell's probe group to give the same value."""
+    check also needs the cell's probe group to give the same value. In a cell that names a
+    catalogue, a record, or a property's values, that holds what a classic mistake of the module
+    gives passes with a note (:func:`carried_records`, :func:`carried_property`)."""
     tols = tols or {}
     recomputed = recomputed or {}
 
@@ -304,6 +306,9 @@ def cell_judge(*, tol: Tolerance | None = None, tols: dict[str, Tolerance] | Non
                 named[name] = _agrees_with_probe(ctx, name, indices)
         for k, prop in enumerate(properties):
             named[f"property:{k}"] = prop.check(ctx)
+            if not named[f"property:{k}"].ok and (notes := carried_property(ctx, prop)):
+                named[f"property:{k}"] = Check(True)
+                carried += [f for f in notes if f not in carried]
         if ctx.kernel.get("cell_errors"):
             named = {k: Check(False, "missing") if c.reason == "error" and (
                 c.error or {}).get("type") == "KeyError" else c for k, c in named.items()}
@@ -372,6 +377,22 @@ def carried_records(ctx: CellContext, named: dict[str, Check]) -> list[Finding]:
                   built_on(target, len(credited), len(named),
                            ("valores de esta celda", "values of this cell"))]
     return [f for i, f in enumerate(notes) if f not in notes[:i]]
+
+
+def carried_property(ctx: CellContext, prop: Property) -> list[Finding]:
+    """Error carried forward for a property of the student's own values (a requirement the lab
+    states, computed by the notebook's given cells from the module's output): when every value
+    it reads holds what one classic mistake of the module gives, it is the notebook's work done
+    right on top of that mistake, and the notes that say so (as :func:`carried_records`');
+    otherwise none."""
+    for mistake in ctx.mistakes:
+        if prop.names and all(n in mistake["values"] and not ctx.error(n) and
+                              _holds(ctx, n, mistake["values"][n]) for n in prop.names):
+            target = mistake.get("target") or "módulo / module"
+            return [Finding(mistake["code"], *_after_target(mistake), scoring=False),
+                    built_on(target, len(prop.names), len(ctx.cell.records),
+                             ("valores de esta celda", "values of this cell"))]
+    return []
 
 
 def formula_mistakes(record: str, formula: Callable[..., np.ndarray], table: dict,

@@ -201,7 +201,11 @@ def _differs(a: dict, b: dict) -> bool:
 def test_a_notebook_cell_names_it_alike(lab_id, cell, item, tmp_path):
     right = recorded(cell, reference(item.module), tmp_path / "right")
     edit = MISTAKEN[item.module][item.code]
-    wrong = recorded(cell, mutated(item.module, edit), tmp_path / "wrong")
+    try:
+        wrong = recorded(cell, mutated(item.module, edit), tmp_path / "wrong")
+    except Exception as error:  # noqa: BLE001 - as the notebook's given cells would raise
+        pytest.skip(f"{item.code} breaks the given cells of {cell.grade_id} ({error!r}): "
+                    "nothing is recorded to carry forward")
     refs = References(lab_id)
 
     def judged(records):
@@ -218,6 +222,9 @@ def test_a_notebook_cell_names_it_alike(lab_id, cell, item, tmp_path):
     assert named, f"the cell does not name {item.code}: {verdict}"
     assert all(f.es == f"{item.target}: {item.es}" and f.en == f"{item.target}: {item.en}"
                for f in named)
+    if raising := [n for n in cell.records if not wrong[n].get("ok") and right[n].get("ok")]:
+        pytest.skip(f"{item.code} raises in {cell.grade_id}'s {raising}: what raises is not "
+                    "carried forward")
     # one mistake costs once: in the module's items; the cell, built on it, keeps its points
     # (what the module itself gives outside the kernel is another matter: no probe here)
     assert verdict.score == judged(right).score, verdict.findings

@@ -18,6 +18,12 @@ Known mistakes diagnosed: the gap's, from the catalogue ``solutions/mistakes/equ
 (the output not permuted, the inverse permutation, the batch axis permuted instead of the
 positions, the signed maximum (no absolute value), the mean or the norm instead of the maximum);
 a tensor returned instead of a float (``.item()`` missing), gradients left on.
+
+One mistake costs once: the notebook's cells that measure a gap with
+``permutation_equivariance_gap`` (all but ``test-self-attention``) name the catalogue: a record
+that holds what a catalogue mistake of the module gives (the notebook's own work done right on
+top of it) passes, with a note (``GIVEN`` recreates the names the records use); the module's
+items grade the mistake.
 """
 
 from __future__ import annotations
@@ -229,6 +235,106 @@ def _diagnose_offsets(ctx, ok):
                  if resembles(several, ref(ctx, record), Tolerance(1e-6, 1e-6))), [])
 
 
+# The notebook's given cells (and its solved functions) that the cells' records use, recreated
+# when the references are built so that each classic mistake of equivariance.py is run through
+# them (the random draws in the notebook's order: the test cells between them draw nothing when
+# graded): a record that holds what a mistake of the module gives is the notebook's work done
+# right on top of it (error carried forward, grader.hidden.cells), and costs nothing here: the
+# module's items grade it. The grader runs the notebook at its test size (T_long = 32).
+GIVEN = """
+def self_attention(x, w_q, w_k, w_v, causal=False):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    logits = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+    if causal:
+        T = x.shape[-2]
+        future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
+        logits = logits.masked_fill(future, float("-inf"))
+    return logits.softmax(dim=-1) @ v
+
+
+torch.manual_seed(0)
+B, T, d = 4, 8, 16
+w_q, w_k, w_v = (torch.randn(d, d) / d**0.5 for _ in range(3))
+x = torch.randn(B, T, d)
+out = self_attention(x, w_q, w_k, w_v)
+perm = torch.randperm(T)
+
+
+def attention(z):
+    return self_attention(z, w_q, w_k, w_v)
+
+
+gap = permutation_equivariance_gap(attention, x, perm)
+not_invariant = (attention(x[:, perm]) - attention(x)).abs().max().item()
+mean_pooled = (attention(x[:, perm]).mean(dim=1) - attention(x).mean(dim=1)).abs().max().item()
+block = torch.nn.TransformerEncoderLayer(d, nhead=4, dim_feedforward=32, dropout=0.0,
+                                         batch_first=True)
+block.eval()
+block_gap = permutation_equivariance_gap(block, x, perm)
+table = torch.randn(64, d)
+
+
+def attention_with_positions(z):
+    return self_attention(z + table[: z.shape[1]], w_q, w_k, w_v)
+
+
+gap_positions = permutation_equivariance_gap(attention_with_positions, x, perm)
+
+
+def causal_attention(z):
+    return self_attention(z, w_q, w_k, w_v, causal=True)
+
+
+gap_causal = permutation_equivariance_gap(causal_attention, x, perm)
+T_long = 32
+marker = torch.zeros(1, T_long, 1)
+marker[0, 0, 0] = 1.0
+zero, one = torch.zeros(1, 1), torch.ones(1, 1)
+counted = self_attention(marker, zero, zero, one, causal=True)[0, :, 0]
+flat = self_attention(marker, zero, zero, one)[0, :, 0]
+inv_freq = 100.0 ** (-torch.arange(0, d, 2) / d)
+
+
+def rotate_pairs(z, positions):
+    angles = positions[:, None].float() * inv_freq
+    pairs = torch.view_as_complex(z.reshape(*z.shape[:-1], -1, 2).contiguous())
+    return torch.view_as_real(pairs * torch.polar(torch.ones_like(angles), angles)).flatten(-2)
+
+
+def distance_bias(positions):
+    return -0.5 * (positions[None, :] - positions[:, None]).abs().float()
+
+
+def attention_logits(z, hook=None, offset=0):
+    positions = offset + torch.arange(z.shape[1])
+    if hook == "input":
+        z = z + table[positions]
+    q, k = z @ w_q, z @ w_k
+    if hook == "qk":
+        q, k = rotate_pairs(q, positions), rotate_pairs(k, positions)
+    logits = q @ k.transpose(-2, -1) / d**0.5
+    if hook == "logits":
+        logits = logits + distance_bias(positions)
+    return logits
+
+
+def attend(z, hook=None):
+    values = (z + table[: z.shape[1]] if hook == "input" else z) @ w_v
+    return attention_logits(z, hook).softmax(dim=-1) @ values
+
+
+def offset_spread(hook, z, offsets):
+    start = attention_logits(z, hook, 0)
+    return max((attention_logits(z, hook, o) - start).abs().max().item() for o in offsets)
+
+
+offsets = [1, 5, 20, 50]
+rows = {}
+for hook in (None, "input", "qk", "logits"):
+    rows[hook] = (permutation_equivariance_gap(lambda z, h=hook: attend(z, h), x, perm),
+                  offset_spread(hook, x, offsets))
+"""
+
 CELLS = (
     CellCheck("test-self-attention", "Cuaderno: autoatención a mano",
               "Notebook: self-attention by hand", {
@@ -246,18 +352,19 @@ CELLS = (
                           "dtype=torch.float32)[:, None], x, perm)",
                   "kind": "type(gap).__name__",
               }, cell_judge(tol=CLOSE, mistakes=(NOT_PERMUTED_BACK,), diagnoses=(
-                  not_a_float("permutation_equivariance_gap", *FINISH),))),
+                  not_a_float("permutation_equivariance_gap", *FINISH),)),
+              catalogue=MODULE, given=GIVEN),
     CellCheck("test-positions", "Cuaderno: las posiciones rompen la simetría",
               "Notebook: positions break the symmetry", {
                   "gap_positions": "gap_positions",
                   "identity": "permutation_equivariance_gap(attention_with_positions, x, "
                               "torch.arange(T))",
-              }, cell_judge(tol=CLOSE)),
+              }, cell_judge(tol=CLOSE), catalogue=MODULE, given=GIVEN),
     CellCheck("test-causal", "Cuaderno: la máscara causal", "Notebook: the causal mask", {
                   "gap_causal": "gap_causal", "counted": "counted", "flat": "flat",
                   "prefix": f"causal_attention(x[:, {PREFIX}])[:, -1]",
                   "last": "causal_attention(x)[:, -1]",
-              }, cell_judge(tol=CLOSE)),
+              }, cell_judge(tol=CLOSE), catalogue=MODULE, given=GIVEN),
     CellCheck("test-hooks", "Cuaderno: absoluta o relativa según dónde entra",
               "Notebook: absolute or relative by where it enters", {
                   "rows": "[v for h in (None, 'input', 'qk', 'logits') for v in rows[h]]",
@@ -268,7 +375,8 @@ CELLS = (
                   "rotated": "offset_spread('qk', x, [2, 9])",
                   "kind": "type(offset_spread('input', x, [3])).__name__",
               }, cell_judge(tol=LOOSE, diagnoses=(not_a_float("offset_spread", *FINISH),
-                                                  _diagnose_offsets))),
+                                                  _diagnose_offsets)),
+              catalogue=MODULE, given=GIVEN),
 )
 
 CHECKS = LabChecks(

@@ -20,7 +20,14 @@ instead of ``.permute(2, 0, 1)``, the axes ``(H, k_len, q_len)``, ``bidirectiona
 the default bucket count and distance used instead of the module's (a bucket past the table is
 named only when every such case has fewer than 32 rows); Swin's index with T5's sign (key minus
 query) or with the row stride ``window_w`` or ``2 window_h - 1`` instead of the table's
-(``2 window_w - 1``). The notebook's cells leave those to the module's items.
+(``2 window_w - 1``).
+
+One mistake costs once: ``test-buckets``, ``test-module`` and ``test-swin`` run the module, which
+the module items grade, and name its catalogue: a record that holds what a catalogue mistake of
+the module gives passes, with a note (``GIVEN_*`` recreate the names the records use). Not
+``test-shaw`` (``shaw_logits`` uses none of the module) nor ``test-bucket-starts``: its
+``bucket_starts`` with the key at ``+n`` gives exactly what ``relative_position_bucket`` with the
+wrong sign gives, so there a record cannot tell the module's mistake from the notebook's.
 """
 
 from __future__ import annotations
@@ -171,6 +178,29 @@ HEADS_LAST = Mistake(
     "be moved first with .permute(2, 0, 1).", EXACT)
 SMALL_MODULE = "RelativePositionBias(3, num_buckets=8, max_distance=20, bidirectional=False)"
 
+# The notebook's given cells that the cells' records use, recreated when the references are built
+# so that each classic mistake of relative_bias.py is run through them: a record that holds what a
+# mistake of the module gives is the notebook's work done right on top of it (error carried
+# forward, grader.hidden.cells), and costs nothing here: the module's items grade it. The grader
+# runs the notebook at its test size (T = 24). test-bucket-starts names no catalogue: its
+# bucket_starts with +n for the key gives exactly what relative_position_bucket with the wrong
+# sign gives, so a record that holds it does not tell the module's mistake from the notebook's
+# (nb-starts-sign), and the cell charges it.
+# One source per cell: a mistake that breaks a later given cell (a bucket past the table makes
+# the module raise) still leaves the earlier cells' records to carry forward.
+GIVEN_BUCKETS = """
+rel = torch.tensor([-1000, -128, -64, -32, -16, -9, -8, -7, -1, 0, 1, 7, 8, 16, 32, 64, 127])
+"""
+GIVEN_MODULE = """
+H = 4
+module = RelativePositionBias(H, bidirectional=True)
+with torch.no_grad():
+    module.bias.weight.copy_(torch.arange(32.0)[:, None].expand(32, H))
+T = 24
+bias = module(T, T)
+"""
+GIVEN_SWIN = "index7 = swin_relative_index(7, 7)"
+
 CELLS = (
     CellCheck("test-buckets", "Cuaderno: las cubetas de T5", "Notebook: T5's buckets", {
                   "bi": "relative_position_bucket(rel, bidirectional=True)",
@@ -184,7 +214,8 @@ CELLS = (
               }, cell_judge(tol=EXACT, diagnoses=(wrong_dtype(
                   "relative_position_bucket", "dtype", "nb-bucket-dtype",
                   "debe ser torch.int64 (LongTensor), para indexar la tabla.",
-                  "it must be torch.int64 (a LongTensor), to index the table."),))),
+                  "it must be torch.int64 (a LongTensor), to index the table."),)),
+              catalogue=MODULE, given=GIVEN_BUCKETS),
     CellCheck("test-bucket-starts", "Cuaderno: dónde empieza cada cubeta",
               "Notebook: where each bucket starts", {
                   "bi": "(lambda s: torch.tensor([s.get(b, -1) for b in range(16)]))"
@@ -210,7 +241,8 @@ CELLS = (
                   "grad": f"(lambda m: (m(2, 6).sum().backward(), m.bias.weight.grad is not "
                           f"None and bool(m.bias.weight.grad.abs().sum() > 0))[1])"
                           f"({SMALL_MODULE})",
-              }, cell_judge(tol=EXACT, mistakes=(HEADS_LAST,))),
+              }, cell_judge(tol=EXACT, mistakes=(HEADS_LAST,)), catalogue=MODULE,
+              given=GIVEN_MODULE),
     CellCheck("test-shaw", "Cuaderno: Shaw frente al sesgo escalar",
               "Notebook: Shaw versus the scalar bias", {
                   "logits": "shaw_logits(q, k, table, K)",
@@ -223,7 +255,7 @@ CELLS = (
                   "i22": "swin_relative_index(2, 2)", "i7": "index7",
                   "i23": "swin_relative_index(2, 3)", "i11": "swin_relative_index(1, 1)",
                   "i34": "swin_relative_index(3, 4)", "dtype": "str(index7.dtype)",
-              }, cell_judge(tol=EXACT)),
+              }, cell_judge(tol=EXACT), catalogue=MODULE, given=GIVEN_SWIN),
 )
 
 CHECKS = LabChecks(

@@ -21,7 +21,14 @@ first (MAE's order) or each half written as ``[sin … | cos …]``, frequencies
 ``d/2``; ``align_corners=True`` in the resize, the grid read as ``(w, h)`` or permuted with
 ``permute(2, 1, 0)``; the row and column blocks of the 2-D rotation swapped, or both blocks turned
 by the row. In the judge: prefix rows resized with the grid (or lost), the table's dtype not kept.
-The notebook's cells leave the module's mistakes to the module's items.
+
+One mistake costs once: the notebook's cells run ``sinusoidal_2d``, ``interpolate_grid`` or
+``apply_rope_2d``, which the module items grade, and name the catalogue: a record that holds what
+a catalogue mistake of the module gives (the notebook's own work done right on top of it) passes,
+with a note (``GIVEN`` recreates the names the records use). Not ``test-mae``: its
+``to_mae_layout`` with the halves left in place gives a ``mae_row`` that is exactly what
+``sinusoidal_2d`` with the column half first gives, so there the record cannot tell the module's
+mistake from the notebook's.
 """
 
 from __future__ import annotations
@@ -270,13 +277,91 @@ VIDEO_MISTAKES = (
 
 ZERO_POS = "torch.zeros(1, dtype=torch.long)"
 
+# The notebook's given cells (and its solved functions) that the cells' records use, recreated
+# when the references are built so that each classic mistake of two_d.py is run through them: a
+# record that holds what a mistake of the module gives is the notebook's work done right on top
+# of it (error carried forward, grader.hidden.cells), and costs nothing here: the module's items
+# grade it. The grader runs the notebook at its test size (new = 20). test-mae names no
+# catalogue: to_mae_layout with the halves left in place (nb-mae-halves) gives a mae_row that is
+# exactly what sinusoidal_2d with the column half first gives, so that record does not tell the
+# module's mistake from the notebook's, and the cell charges it.
+GIVEN = """
+def sinusoidal_at(positions, d, base=10000.0):
+    inv_freq = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    angles = positions.double()[:, None] * inv_freq
+    return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)
+
+
+H, W, d = 8, 8, 64
+pe2 = sinusoidal_2d(H, W, d)
+
+
+def sampled_positions(old, new):
+    return (torch.arange(new, dtype=torch.float64) + 0.5) * old / new - 0.5
+
+
+old, new, D = 14, 20, 64
+torch.manual_seed(0)
+cls = torch.randn(1, D)
+learned = torch.cat((cls, sinusoidal_2d(old, old, D)), dim=0)
+resized = interpolate_grid(learned, (new, new), num_prefix_tokens=1)
+s = sampled_positions(old, new)
+inside = (s >= 0) & (s <= old - 1)
+exact_rows = sinusoidal_at(s, D // 2)
+got_rows = resized[1:].reshape(new, new, D)[:, new // 2, : D // 2].double()
+error = (got_rows - exact_rows)[inside].abs().amax(dim=0)
+
+G, D_head = 6, 32
+inv_freq = 100.0 ** (-torch.arange(0, D_head // 2, 2, dtype=torch.float32) / (D_head // 2))
+rows, cols = grid_positions(G, G)
+torch.manual_seed(1)
+q_vec = torch.randn(D_head)
+k_vec = q_vec + 0.5 * torch.randn(D_head)
+q = apply_rope_2d(q_vec.expand(1, 1, G * G, D_head), rows, cols, inv_freq)
+k = apply_rope_2d(k_vec.expand(1, 1, G * G, D_head), rows, cols, inv_freq)
+logits = (q @ k.transpose(-2, -1))[0, 0]
+n = rows * G + cols
+q1 = apply_rope_2d(q_vec.expand(1, 1, G * G, D_head), n, n, inv_freq)
+k1 = apply_rope_2d(k_vec.expand(1, 1, G * G, D_head), n, n, inv_freq)
+logits_1d = (q1 @ k1.transpose(-2, -1))[0, 0]
+a, b = 2 * G + 5, 3 * G + 0
+c_, e_ = 2 * G + 3, 2 * G + 4
+
+
+def largest_spread(matrix, key):
+    spread = 0.0
+    for value in key.unique():
+        group = matrix[key == value]
+        spread = max(spread, (group.max() - group.min()).item())
+    return spread
+
+
+d_row = rows[None, :] - rows[:, None]
+d_col = cols[None, :] - cols[:, None]
+offset_2d = (d_row + G) * (2 * G + 1) + (d_col + G)
+offset_n = n[None, :] - n[:, None]
+spread_2d = largest_spread(logits.detach(), offset_2d)
+spread_2d_by_n = largest_spread(logits.detach(), offset_n)
+spread_1d_by_n = largest_spread(logits_1d.detach(), offset_n)
+
+
+def video_positions(frames, height, width, d_time, d_space):
+    time = sinusoidal_at(torch.arange(frames), d_time).float()
+    space = sinusoidal_2d(height, width, d_space)
+    n = height * width
+    return torch.cat((time.repeat_interleave(n, dim=0), space.repeat(frames, 1)), dim=1)
+
+
+video = video_positions(4, 3, 3, 16, 32)
+"""
+
 CELLS = (
     CellCheck("test-two-d", "Cuaderno: la codificación sinusoidal 2-D",
               "Notebook: the 2-D sinusoidal encoding", {
                   "pe2": "pe2", "dtype": "str(pe2.dtype)",
                   "rect": "sinusoidal_2d(3, 5, 12, base=100.0)",
                   "small": "sinusoidal_2d(2, 2, 8)",
-              }, cell_judge(tol=CELL_TOL)),
+              }, cell_judge(tol=CELL_TOL), catalogue=MODULE, given=GIVEN),
     CellCheck("test-mae", "Cuaderno: la disposición de MAE", "Notebook: MAE's layout", {
                   "perm8": "to_mae_layout(8)", "perm16": "to_mae_layout(16)",
                   "perm4": "to_mae_layout(4)", "mae_row": "mae_row",
@@ -300,7 +385,8 @@ CELLS = (
                   "after interpolating, high frequencies lose much more than slow ones "
                   "(error[0] > 10·error[−2], error[−2] < 1e-3)."),), diagnoses=(wrong_dtype(
                   "sampled_positions", "sp_dtype", "nb-sampled-dtype",
-                  "debe ser torch.float64.", "it must be torch.float64."),))),
+                  "debe ser torch.float64.", "it must be torch.float64."),)),
+              catalogue=MODULE, given=GIVEN),
     CellCheck("test-rope-2d", "Cuaderno: RoPE 2-D axial", "Notebook: axial 2-D RoPE", {
                   "q_shape": "list(q.shape)", "q_dtype": "str(q.dtype)",
                   "origin": f"apply_rope_2d(q_vec.expand(1, 1, 1, D_head), {ZERO_POS}, "
@@ -318,7 +404,8 @@ CELLS = (
                           "20), torch.tensor([0, 1, 2, 3]), torch.tensor([3, 2, 1, 0]), "
                           "inv_freq[:4])",
               }, cell_judge(tol=Tolerance(1e-4, 1e-4),
-                            diagnoses=(not_a_float("largest_spread"), _spread_whole))),
+                            diagnoses=(not_a_float("largest_spread"), _spread_whole)),
+              catalogue=MODULE, given=GIVEN),
     CellCheck("test-video", "Cuaderno: el tiempo como eje", "Notebook: time as an axis", {
                   "video": "video", "dtype": "str(video.dtype)",
                   "v": "video_positions(2, 1, 2, 4, 8)",
@@ -327,7 +414,7 @@ CELLS = (
                   "video_positions", "dtype", "nb-video-dtype",
                   "debe ser float32 (sinusoidal_at da float64: conviértelo con .float()).",
                   "it must be float32 (sinusoidal_at gives float64: convert it with "
-                  ".float())."),))),
+                  ".float())."),)), catalogue=MODULE, given=GIVEN),
 )
 
 CHECKS = LabChecks(
