@@ -14,6 +14,7 @@ their stored values, and are left out.
 from __future__ import annotations
 
 import ast
+import importlib
 from dataclasses import replace
 
 import pytest
@@ -33,11 +34,15 @@ from minimodel.course import find_lab
 
 def graded(checks: LabChecks, module: str) -> set[str]:
     """The functions of ``module`` (a class by its name) that the lab's items grade and that
-    have classic mistakes in its catalogue."""
+    have classic mistakes in its catalogue, and the module's tables that hold one
+    (``scaling.SCALINGS``, through which the notebook calls each method)."""
     groups = {item.group for item in checks.items}
     mistaken = {m.target.split(".", 1)[0] for m in catalogue(module)}
-    return {name for g in checks.groups if g.key in groups and g.module == module
-            for name in functions(g) if name in mistaken}
+    names = {name for g in checks.groups if g.key in groups and g.module == module
+             for name in functions(g) if name in mistaken}
+    loaded = importlib.import_module(f"minimodel.positional.{module}")
+    return names | {name for name, table in vars(loaded).items() if isinstance(table, dict) and
+                    any(getattr(f, "__name__", None) in names for f in table.values())}
 
 
 def _walk(node: ast.AST):
@@ -103,7 +108,9 @@ def scored_names(cell) -> set[str]:
 # Cells that run a graded function and name no catalogue, and why. Where a mistake of the
 # notebook's own function gives exactly what a classic mistake of the module gives, a record that
 # holds it cannot be credited to the module (the student's module may be right); where the
-# records that run the module are training results, no value of a mistake can be stored.
+# records that run the module are training results, no value of a mistake can be stored; where
+# the course's own model calls the module, the copies of the module these tests write do not
+# reach it.
 APART = {
     ("17.04", "test-profile"): "attention_profile without its flip: alibi_bias's wrong sign",
     ("17.05", "test-bucket-starts"): "bucket_starts with the key at +n: the bucket's wrong sign",
@@ -111,6 +118,7 @@ APART = {
     ("18.03", "test-chunk-bias"): "chunk_bias with ALiBi's sign wrong: relative_positions' sign",
     ("18.01", "test-averages"): "bucket_means of trained losses, judged by properties only",
     ("18.03", "test-kv-bytes"): "the bytes of a model's KV cache, which no mistake changes",
+    ("18.02", "test-with-scaling"): "the course's GPT calls the method, not the notebook",
 }
 
 

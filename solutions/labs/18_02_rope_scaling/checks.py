@@ -530,6 +530,40 @@ def _with_scaling_findings(ctx, ok: dict) -> list[Finding]:
     return found
 
 
+# The notebook's given cells (and its solved frequency_ratios and unseen_pairs) that
+# test-ratios's records use, recreated when the references are built so that each classic
+# mistake of scaling.py is run through them (through SCALINGS, as the notebook calls each
+# method): a record that holds what a mistake of the module gives is the notebook's work done
+# right on top of it (error carried forward, grader.hidden.cells), and costs nothing here: the
+# module's items grade it.
+GIVEN = """
+ROTARY_DIM, BASE, L0 = 32, 10000.0, 128
+SCALE = 4.0
+METHODS = {"linear": {"factor": SCALE}, "ntk": {"factor": SCALE},
+           "dynamic_ntk": {"factor": 1.0}, "yarn": {"factor": SCALE},
+           "llama3": {"factor": SCALE}}
+PLAIN = rope_frequencies(ROTARY_DIM, BASE).double()
+TURNS = (L0 * PLAIN / (2 * np.pi)).numpy()
+
+
+def frequency_ratios(length):
+    ratios = {}
+    for name, options in METHODS.items():
+        inv_freq, _ = SCALINGS[name](ROTARY_DIM, BASE, original_max_len=L0, seq_len=length,
+                                     **options)
+        ratios[name] = (inv_freq.double() / PLAIN).numpy()
+    return ratios
+
+
+def unseen_pairs(ratio, length):
+    return (TURNS < 1) & (length / L0 * ratio > 1 + 1e-6)
+
+
+ratios = frequency_ratios(int(SCALE * L0))
+unseen = {"none": unseen_pairs(np.ones(ROTARY_DIM // 2), int(SCALE * L0))}
+unseen |= {name: unseen_pairs(ratio, int(SCALE * L0)) for name, ratio in ratios.items()}
+"""
+
 _PROBE = "torch.randint(1, data.vocab_size, (2, L0), generator=torch.Generator().manual_seed(0))"
 GAP_PROPERTIES = (
     Property("nb-plain-differs", ("gaps",), lambda g: g.shape == (3,) and 0 <= g[0] <= 1e-5,
@@ -559,7 +593,8 @@ CELLS = (
                                 "r, n in ((np.ones(16), L0), (np.full(16, 0.5), 4 * L0), "
                                 "(np.full(16, 0.25), 4 * L0))])"},
               cell_judge(tol=RATIO_TOL, mistakes=RATIO_MISTAKES,
-                         tols={"unseen": EXACT, "unseen_hidden": EXACT})),
+                         tols={"unseen": EXACT, "unseen_hidden": EXACT}),
+              catalogue=MODULE, given=GIVEN),
     CellCheck("test-with-scaling", "Cuaderno: una copia del modelo con otro escalado",
               "Notebook: a copy of the model with another scaling",
               {"pi_freq": "with_scaling(base_model, 'linear', SCALE).hooks.rotary.inv_freq",
