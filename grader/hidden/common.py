@@ -138,28 +138,39 @@ def off_device(ctx: JudgeContext, n: int) -> bool:
     return False
 
 
+def _same_as_cpu(ctx: JudgeContext, index: int, tolerances: dict[str, Tolerance] | None):
+    """Case ``index`` on CUDA against the student's own CPU outputs (every position), placed on
+    the GPU."""
+    return all_of([compare_outputs(ctx.out(index, position, ctx.gpu_run), cpu, device="cuda",
+                                   tolerances=tolerances, error=ctx.error(index, ctx.gpu_run))
+                   for position, cpu in enumerate(ctx.run.outputs(index) or [])])
+
+
 def device_judge(es: str, en: str, tolerances: dict[str, Tolerance] | None = None):
     """A judge for an item that must keep the device: each case must give the right values on
     the CPU (within ``tolerances`` by dtype) and answer on the ``meta`` device (a stand-in for a
     GPU that needs none), and on CUDA when the grader has a GPU. CPU values that are exactly a
     classic mistake of the functions judged, shown in their own items, count as right here
     (``carry_forward(own=True)``), and the ``meta`` run must give what the CPU run gave (kind,
-    shape, dtype): a wrong value is not a wrong device. ``es``/``en``: the
+    shape, dtype), and the CUDA run, for those cases, the CPU's values: a wrong value is not a
+    wrong device. ``es``/``en``: the
     ``device`` diagnosis, given when a run on another device fails on a mismatch or answers
     elsewhere."""
 
     def judge_device(ctx: JudgeContext):
         n = len(ctx.group.cases)
         checks = []
-        values = carry_forward(ctx, [whole_case(ctx, k, tolerances=tolerances) for k in range(n)],
-                               own=True)
+        raw = [whole_case(ctx, k, tolerances=tolerances) for k in range(n)]
+        values = carry_forward(ctx, raw, own=True)
         for k in range(n):  # on meta: the kind, shape and dtype the CPU run gave, placed there
             on_cpu = ctx.out(k)
             placed = compare_outputs(ctx.out(k, 0, ctx.meta_run), on_cpu if on_cpu is not None
                                      else ctx.ref(k), device="meta", values=False,
                                      error=ctx.error(k, ctx.meta_run))
             checks.append(values[k] if not values[k].ok else placed)
+        # on CUDA: the reference's values, or, where the CPU's were credited, the CPU's own
         gpu_checks = [whole_case(ctx, k, run=ctx.gpu_run, device="cuda", tolerances=tolerances)
+                      if raw[k].ok or not values[k].ok else _same_as_cpu(ctx, k, tolerances)
                       for k in range(n)]
         diagnoses = [Finding("device", es, en)] if off_device(ctx, n) else []
         return ctx.verdict(checks, diagnoses=diagnoses, gpu_checks=gpu_checks,

@@ -76,6 +76,34 @@ def test_the_matrix_catches_a_device_item_charging_a_value_mistake(monkeypatch):
     assert "device" in {c.item for c in off_by_one.costs}
 
 
+def test_on_a_gpu_the_device_item_asks_for_the_cpus_own_values():
+    """Graded with ``--device cuda``, 17.01's offset off by one still costs nothing in
+    ``module.device`` when the GPU gives what the CPU gave; a GPU that gives other values than
+    the CPU does cost there."""
+    from grader.trusted.references import References
+    from grader.trusted.status import Run
+    from grader.trusted.verdicts import GroupOutcome, JudgeContext
+
+    checks, refs = chosen(["17.01"])["17.01"], References("17.01")
+    key = "sinusoidal.offset-off-by-one"
+    runs = {g.key: mistake_matrix.replayed(refs, g, key) for g in checks.groups}
+    item = next(i for i in checks.items if i.key == "module.device")
+    group = checks.group(item.group)
+
+    def score(mistake: str) -> float:
+        on_gpu = mistake_matrix.replayed(refs, group, mistake, "cuda")
+        ctx = JudgeContext(
+            item=item, group=group, run=runs[group.key], refs=refs.group(group.key),
+            gpu_run=GroupOutcome("cuda", Run.FINISHED, on_gpu.cases),
+            meta_run=mistake_matrix.replayed(refs, group, key, "meta"), inputs=refs.inputs(),
+            module_file="sinusoidal.py", mistakes=refs.mistakes(group.key), gpu_scores=True,
+            lab={g.key: (g, runs[g.key], refs.mistakes(g.key)) for g in checks.groups})
+        return item.judge(ctx).score
+
+    assert score(key) == item.points
+    assert score("") < item.points
+
+
 def test_a_composed_item_exists_and_says_why():
     for lab_id, checks in chosen().items():
         for key, (es, en) in checks.composed.items():
