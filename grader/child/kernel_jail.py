@@ -135,7 +135,7 @@ def _jail(conn: socket.socket) -> int:
     while True:
         # woken by the kernel's output, the proxy, or the kernel's exit (at once where a pidfd
         # says it); retried after a signal (PEP 475)
-        ready, _, _ = select.select(watched, [], [], 1.0 if ended is not None else 0.05)
+        ready, _, _ = select.select(watched, [], [], 0.25 if ended is not None else 0.05)
         if out_r in ready:
             try:
                 chunk = os.read(out_r, 1 << 16)

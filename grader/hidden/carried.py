@@ -69,12 +69,20 @@ def marked_elsewhere(target: str, cases: int, total: int) -> Finding:
     device or the dtype it keeps) when its values carry ``target``'s own classic mistake."""
     return Finding(
         "built-on-mistake",
-        f"Tu {target} tiene el error indicado arriba: en {cases} de {total} casos ocultos tu "
-        "resultado es justo el que da ese error, que se corrige en el apartado de sus valores; "
-        "aquí no resta.",
-        f"Your {target} has the mistake named above: in {cases} of {total} hidden cases your "
-        "result is exactly what that mistake gives, which is marked in the item of its values; "
-        "it costs nothing here.", scoring=False)
+        f"En {cases} de {total} casos ocultos tu {target} da justo lo que da uno de sus "
+        "errores clásicos, que se nombra y se corrige en el apartado de sus valores; aquí no "
+        "resta.",
+        f"In {cases} of {total} hidden cases your {target} gives exactly what one of its classic "
+        "mistakes gives, which is named and marked in the item of its values; it costs nothing "
+        "here.", scoring=False)
+
+
+def _reference_dtypes(ctx: JudgeContext, index: int) -> bool:
+    """Whether every output of case ``index`` has its reference's dtype (a case that failed on
+    its shape never had its dtype compared)."""
+    outputs = ctx.run.outputs(index) or []
+    return bool(outputs) and all(out.get("dtype") == ctx.ref(index, position).get("dtype")
+                                 for position, out in enumerate(outputs))
 
 
 def carry_forward(ctx: JudgeContext, checks: list[Check], *, own: bool = False) -> list[Check]:
@@ -85,8 +93,8 @@ def carry_forward(ctx: JudgeContext, checks: list[Check], *, own: bool = False) 
     With ``own`` (an item that judges one side of its functions' job, such as the device or the
     dtype they keep, on cases whose values other items grade), a mistake of the item's own
     functions is credited too, where another group shows it; only cases that failed on their
-    values or their shape (what the mistake gives) are: a wrong kind or dtype is this item's to
-    judge."""
+    values or their shape (what the mistake gives) with the reference's dtypes are: a wrong kind
+    or dtype is this item's to judge."""
     checks = list(checks)
     mine = functions(ctx.group)
     for mistake in ctx.mistakes:
@@ -95,7 +103,8 @@ def carry_forward(ctx: JudgeContext, checks: list[Check], *, own: bool = False) 
         if not failing or not ctx.lab or (inside and not own):
             continue
         explained = [k for k in failing if k in mistake["cases"] and
-                     (not inside or checks[k].reason in ("values", "shape")) and
+                     (not inside or (checks[k].reason in ("values", "shape") and
+                                     _reference_dtypes(ctx, k))) and
                      output_matches(ctx.run, k, mistake["cases"][k])]
         if explained and shown_by_its_function(ctx, mistake):
             for k in explained:

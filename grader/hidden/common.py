@@ -140,10 +140,13 @@ def off_device(ctx: JudgeContext, n: int) -> bool:
 
 def _same_as_cpu(ctx: JudgeContext, index: int, tolerances: dict[str, Tolerance] | None):
     """Case ``index`` on CUDA against the student's own CPU outputs (every position), placed on
-    the GPU."""
+    the GPU; against the reference where the CPU run gave none."""
+    on_cpu = ctx.run.outputs(index) or []
+    if not on_cpu:
+        return whole_case(ctx, index, run=ctx.gpu_run, device="cuda", tolerances=tolerances)
     return all_of([compare_outputs(ctx.out(index, position, ctx.gpu_run), cpu, device="cuda",
                                    tolerances=tolerances, error=ctx.error(index, ctx.gpu_run))
-                   for position, cpu in enumerate(ctx.run.outputs(index) or [])])
+                   for position, cpu in enumerate(on_cpu)])
 
 
 def device_judge(es: str, en: str, tolerances: dict[str, Tolerance] | None = None):

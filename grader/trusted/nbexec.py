@@ -357,9 +357,13 @@ def _ready_client_class():
                 elif msg["parent_header"].get("msg_id") == asked and \
                         msg["msg_type"] == "status" and \
                         msg["content"].get("execution_state") == "idle":
-                    while (reply := await self.shell_channel.get_msg(timeout=5))[
-                            "parent_header"].get("msg_id") != asked:
-                        pass  # the replies to the earlier requests
+                    try:
+                        while (reply := await self.shell_channel.get_msg(timeout=5))[
+                                "parent_header"].get("msg_id") != asked:
+                            pass  # the replies to the earlier requests
+                    except Empty:
+                        raise RuntimeError("the kernel said it was idle but sent no "
+                                           "kernel_info_reply") from None
                     self._handle_kernel_info_reply(reply)
                     return
             raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")

@@ -256,8 +256,9 @@ def rope_judge(cases: list, function: str, compose=lambda k, thetas: thetas, ext
     """The usual judge of a method: both outputs of each case; failures rope.py explains
     (``compose(k, thetas)``: the table the method gives on rope.py's ``thetas``) are split off,
     the rest are matched against the catalogue's mistakes (and ``extra(ctx, failing, named)``).
-    ``carried``: the cases that are exactly a catalogue mistake of a function the group also
-    calls directly, shown in that function's own item, pass (``carry_forward(own=True)``)."""
+    ``carried``: the cases that are exactly a catalogue mistake of a function the method runs
+    (one the group calls directly, or one reached through the given code, such as yarn_scaling
+    through ``SCALINGS``), shown in that function's own item, pass (``carry_forward(own=True)``)."""
     n = len(cases)
 
     def judge(ctx: JudgeContext):
